@@ -1,0 +1,342 @@
+# frozen_string_literal: true
+
+# Rperf::ContentionLog writes contention summaries as log lines: one line per
+# finished unit of work (a request, a job, a block; #measure) and/or one line
+# per label set per interval (#start_interval: Rperf.snapshot(clear: true)
+# every N seconds on a background thread). Lines go to a Ruby Logger, an IO
+# or a block, as logfmt (default) or JSON lines; keys are listed in
+# docs/logging.md and use report.json's state names. Label sets pass through
+# a cardinality cap, and logging never raises into the program.
+#
+# It does NOT start or stop the profiler: the program calls Rperf.start
+# (defer: true is fine: the GVL counters run regardless of sampling).
+#
+#   require "rperf/contention_log"
+#   log = Rperf::ContentionLog.new(output: Logger.new($stdout))
+#   log.measure(kind: "job", labels: { job: "Resize" }) { resize }
+#   Rperf.log_contention(task: "import") { import }   # uses ContentionLog.default
+require_relative "log/format"
+require_relative "log/label_cap"
+require_relative "log/sink"
+require_relative "log/measurement"
+require_relative "log/interval"
+require_relative "log/path_normalizer"
+
+module Rperf
+  class ContentionLog
+    TAG = "rperf.contention"
+    UNITS = %i[ms ns].freeze
+
+    # One unit of work being measured. The application sees it as
+    # env["rperf.contention"] (Rack) or as the block argument of #measure.
+    class Unit
+      attr_reader :kind, :labels, :thread, :started_ns
+      # The final numbers (a Rperf::Log::Measurement), set when the unit ends.
+      attr_accessor :result, :error, :capped
+
+      def initialize(log, kind, labels, before)
+        @log = log
+        @kind = kind
+        @labels = labels
+        @before = before
+        @thread = Thread.current
+        @started_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+        @result = nil
+        @error = nil
+        @capped = false
+        @extra = nil
+      end
+
+      # Numbers from the start of the unit until now. Only the unit's own
+      # thread can read its counters; other threads get nil.
+      def so_far
+        return @result if @result
+        return nil unless Thread.current == @thread
+
+        @log.__send__(:measure_since, @before, @started_ns)
+      end
+
+      # Adds application fields (e.g. status: 200) to the unit's log line.
+      def add_fields(**fields)
+        (@extra ||= {}).merge!(fields)
+        self
+      end
+
+      def extra_fields
+        @extra || {}
+      end
+
+      def to_h
+        (so_far&.to_h || {}).merge(kind: @kind, labels: @labels)
+      end
+
+      def finish(after)
+        @result = @log.__send__(:measure_since, @before, @started_ns, after)
+      end
+    end
+
+    class << self
+      # The log used by Rperf.log_contention; logfmt on $stderr unless set.
+      def default
+        @default_mutex.synchronize { @default ||= new(output: $stderr) }
+      end
+
+      def default=(log)
+        unless log.nil? || log.is_a?(ContentionLog)
+          raise ArgumentError, "ContentionLog.default must be a Rperf::ContentionLog, got #{log.class}"
+        end
+
+        @default_mutex.synchronize { @default = log }
+      end
+    end
+    @default_mutex = Mutex.new
+    @default = nil
+
+    attr_reader :format, :units, :label_cap, :sink
+
+    # output:        a Logger, an IO, or nil when a block is given
+    # format:        :logfmt (default) or :json
+    # units:         :ms (default; floats) or :ns (integers named as in report.json)
+    # level:         Logger severity (:info)
+    # max_label_sets: label sets admitted before new ones fold into "other" (1000)
+    # label:         also set the labels on the profiler (Rperf.label) during the unit (true)
+    # profile:       wrap units in Rperf.profile instead, to arm a defer: true sampler (false)
+    # counters:      a callable returning the current thread's cumulative counters
+    #                (default: Rperf.thread_contention)
+    # max_interval_lines: label-set lines per interval before the rest fold into one (100)
+    # unlabelled:    include work without labels in interval lines (true)
+    def initialize(output: nil, format: :logfmt, units: :ms, level: :info, max_label_sets: 1000,
+                   label: true, profile: false, counters: nil, max_interval_lines: 100,
+                   unlabelled: true, &block)
+      @format = Log::Format.validate(format)
+      @units = units.to_sym
+      raise ArgumentError, "units must be :ms or :ns, got #{units.inspect}" unless UNITS.include?(@units)
+      unless max_interval_lines.is_a?(Integer) && max_interval_lines >= 1
+        raise ArgumentError, "max_interval_lines must be an Integer >= 1, got #{max_interval_lines.inspect}"
+      end
+      if counters && !counters.respond_to?(:call)
+        raise ArgumentError, "counters must respond to #call, got #{counters.class}"
+      end
+
+      @sink = Log::Sink.new(output, level: level, &block)
+      @label_cap = Log::LabelCap.new(max_label_sets: max_label_sets)
+      @label = label ? true : false
+      @profile = profile ? true : false
+      @counters = counters
+      @max_interval_lines = max_interval_lines
+      @unlabelled = unlabelled ? true : false
+      @timer = nil
+      @timer_mutex = Mutex.new
+      @lines = 0
+      @counter_failures = 0
+      @stats_mutex = Mutex.new
+    end
+
+    # Runs the block as one unit of work and writes its line when it ends,
+    # also when it raises (then with error=ExceptionClass). Returns the
+    # block's value; the block's exceptions propagate unchanged, the log's
+    # own never do. The block receives the Unit.
+    # Labels come as a Hash or as keywords (a label named kind or fields
+    # must go in the Hash).
+    def measure(labels = nil, kind: "block", fields: nil, **label_kw, &block)
+      unit = start_unit(labels, kind: kind, **label_kw)
+      unit&.add_fields(**fields) if fields
+      measure_unit(unit, &block)
+    end
+
+    # Runs the block for a unit from #start_unit (nil is allowed: the block
+    # then runs unmeasured) and finishes it as #measure does.
+    def measure_unit(unit)
+      entered = false
+      begin
+        with_labels(unit) do
+          entered = true
+          yield unit
+        end
+      rescue Exception => e # rubocop:disable Lint/RescueException -- re-raised
+        raise if entered
+
+        # Setting the labels failed before the block ran: run it unlabelled.
+        @sink.failed(e, what: "setting profiler labels")
+        yield unit
+      end
+    rescue Exception => e # rubocop:disable Lint/RescueException -- recorded, then re-raised
+      unit.error ||= e.class.name if unit
+      raise
+    ensure
+      finish_unit(unit) if unit
+    end
+
+    # Starts a unit without a block (for callers that cannot wrap the work
+    # in one, like hooks before/after a request). Never raises; nil when
+    # the unit could not be started. Pair with #finish_unit on the same thread.
+    def start_unit(labels = nil, kind: "block", **label_kw)
+      labels = labels ? labels.merge(label_kw) : label_kw
+      admitted, folded = @label_cap.admit_with_status(labels)
+      unit = Unit.new(self, kind.to_s, admitted, read_counters)
+      unit.capped = folded
+      unit
+    rescue StandardError => e
+      @sink.failed(e)
+      nil
+    end
+
+    # Ends a unit and writes its line. Never raises. Returns the Measurement.
+    def finish_unit(unit)
+      return nil unless unit
+
+      unit.finish(Thread.current == unit.thread ? read_counters : nil)
+      write(unit_fields(unit))
+      unit.result
+    rescue StandardError => e
+      @sink.failed(e)
+      nil
+    end
+
+    # Writes one line per label set for a report hash (report.json v1 shape).
+    # Returns the number of lines written.
+    def log_report(report, kind: "interval")
+      interval_fields(report, kind: kind).count { |f| write(f) }
+    rescue StandardError => e
+      @sink.failed(e)
+      0
+    end
+
+    # The field hashes #log_report would write, in order (for tests and for
+    # callers with their own output).
+    def interval_fields(report, kind: "interval")
+      meta = Log::IntervalSummary.fetch(report, :meta) || {}
+      duration = Log::IntervalSummary.fetch(meta, :duration_ns)
+      drops = Log::IntervalSummary.drops(report)
+      rows = Log::IntervalSummary.rows(report, max_rows: @max_interval_lines, unlabelled: @unlabelled)
+      rows.map do |row|
+        f = { kind: kind, seq: Log::IntervalSummary.fetch(meta, :sequence) }
+        f[@units == :ns ? :interval_ns : :interval_ms] = @units == :ns ? duration : duration && duration / 1e6
+        row.labels.each { |k, v| f[:"label.#{k}"] = v }
+        f[:label_sets] = row.folded if row.folded.positive?
+        f.merge!(row.measurement.fields(@units, wall: false))
+        f.merge!(drops)
+        f
+      end
+    end
+
+    # Starts writing interval lines every `every` seconds from a background
+    # thread (Rperf.snapshot(clear: true) by default; `snapshot:` takes any
+    # callable returning a report hash). Returns self.
+    def start_interval(every: 10, snapshot: nil)
+      snap = snapshot || -> { Rperf.snapshot(clear: true) }
+      raise ArgumentError, "snapshot must respond to #call" unless snap.respond_to?(:call)
+
+      @timer_mutex.synchronize do
+        raise ArgumentError, "interval logging already started" if @timer
+
+        @snapshot = snap
+        @timer = Log::IntervalTimer.new(every) { flush_interval }
+      end
+      self
+    end
+
+    # Takes one snapshot now and writes its lines. Never raises; returns the
+    # number of lines written.
+    def flush_interval
+      snap = @snapshot || -> { Rperf.snapshot(clear: true) }
+      report = snap.call
+      report ? log_report(report) : 0
+    rescue StandardError => e
+      @sink.failed(e)
+      0
+    end
+
+    # Stops the interval thread; with flush: true (default) the time since
+    # the last tick is written too, so the series covers the whole run.
+    # Call it before Rperf.stop. Returns the number of lines of the last flush.
+    def stop_interval(flush: true)
+      timer = @timer_mutex.synchronize do
+        t = @timer
+        @timer = nil
+        t
+      end
+      return 0 unless timer
+
+      timer.stop
+      flush ? flush_interval : 0
+    end
+
+    def interval_running?
+      @timer_mutex.synchronize { @timer&.running? || false }
+    end
+
+    # Counters of the log itself.
+    def stats
+      @stats_mutex.synchronize do
+        { lines: @lines, errors: @sink.errors, label_sets: @label_cap.size,
+          label_overflow: @label_cap.overflowed, counter_failures: @counter_failures }
+      end
+    end
+
+    # Formats one field hash as a line of this log's format.
+    def format_line(fields)
+      if @format == :json
+        Log::Format.json({ msg: TAG }.merge(fields))
+      else
+        "#{TAG} #{Log::Format.logfmt(fields)}"
+      end
+    end
+
+    private
+
+    def with_labels(unit, &block)
+      labels = unit&.labels
+      return block.call if labels.nil? || labels.empty? || !(@label || @profile) || !defined?(Rperf.label)
+
+      if @profile && Rperf.respond_to?(:profile)
+        Rperf.profile(**labels, &block)
+      elsif @label
+        Rperf.label(**labels, &block)
+      else
+        block.call
+      end
+    end
+
+    def read_counters
+      src = @counters
+      c = src ? src.call : Rperf.thread_contention
+      raise TypeError, "thread counters must be a Hash, got #{c.class}" unless c.is_a?(Hash)
+
+      c
+    rescue StandardError, NotImplementedError => e
+      @stats_mutex.synchronize { @counter_failures += 1 }
+      @sink.failed(e, what: "reading thread counters (is the profiler started? Rperf.start)")
+      nil
+    end
+
+    def measure_since(before, started_ns, after = read_counters)
+      wall = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - started_ns
+      Log::Measurement.between(before, after, wall)
+    end
+
+    def unit_fields(unit)
+      f = { kind: unit.kind }
+      unit.labels.each { |k, v| f[:"label.#{k}"] = v }
+      f[:label_capped] = true if unit.capped
+      f.merge!(unit.extra_fields)
+      f[:error] = unit.error if unit.error
+      f.merge!(unit.result.fields(@units, wall: true))
+      f
+    end
+
+    def write(fields)
+      ok = @sink.deliver(format_line(fields))
+      @stats_mutex.synchronize { @lines += 1 } if ok
+      ok
+    end
+  end
+
+  # Runs the block as one unit of work labelled with `labels` and writes its
+  # contention line to Rperf::ContentionLog.default. Returns the block's value.
+  def self.log_contention(kind: "block", **labels, &block)
+    raise ArgumentError, "Rperf.log_contention needs a block" unless block
+
+    ContentionLog.default.measure(labels, kind: kind, &block)
+  end
+end

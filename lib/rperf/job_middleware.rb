@@ -1,0 +1,91 @@
+# frozen_string_literal: true
+
+# Rperf::JobMiddleware: a Sidekiq-style server middleware (it needs no
+# sidekiq gem: any runner that calls `call(worker, job, queue) { perform }`
+# fits) that writes one contention line per job, labelled by job class and
+# queue. ActiveJob (or any job object with a class, #queue_name and
+# #job_id) uses Rperf::JobMiddleware.around_perform from an around_perform
+# callback. The job id goes into the line as a field, never into a label,
+# so it cannot grow the label tables. It does NOT start the profiler.
+#
+#   Sidekiq.configure_server do |config|
+#     config.server_middleware { |chain| chain.add Rperf::JobMiddleware, output: Logger.new($stdout) }
+#   end
+#
+#   class ApplicationJob < ActiveJob::Base
+#     around_perform { |job, block| Rperf::JobMiddleware.around_perform(job, &block) }
+#   end
+require_relative "contention_log"
+
+module Rperf
+  class JobMiddleware
+    attr_reader :log
+
+    # log:      a Rperf::ContentionLog, or the options to build one
+    #           (output:, format:, units:, ...; default output $stderr)
+    # labeller: ->(worker, job, queue) { Hash } to replace the default
+    #           { job: "ClassName", queue: "default" }
+    # Sidekiq passes the arguments of `chain.add` positionally, so a Hash
+    # given as the only positional argument is taken as the options.
+    def initialize(options = nil, **kw)
+      opts = (options || {}).transform_keys(&:to_sym).merge(kw)
+      log = opts.delete(:log)
+      @labeller = opts.delete(:labeller)
+      raise ArgumentError, "labeller must respond to #call" if @labeller && !@labeller.respond_to?(:call)
+      raise ArgumentError, "give either log: or options to build one, not both" if log && !opts.empty?
+
+      @log = log || ContentionLog.new(**{ output: $stderr }.merge(opts))
+    end
+
+    def call(worker, job, queue, &block)
+      labels, fields = describe(worker, job, queue)
+      @log.measure(labels, kind: "job", fields: fields, &block)
+    end
+
+    # The log used by .around_perform; ContentionLog.default unless set.
+    class << self
+      attr_writer :log
+
+      def log
+        @log || ContentionLog.default
+      end
+
+      # For ActiveJob's around_perform: measures one job object.
+      def around_perform(job, &block)
+        labels = { job: job.class.name.to_s }
+        labels[:queue] = job.queue_name.to_s if job.respond_to?(:queue_name) && job.queue_name
+        fields = {}
+        fields[:job_id] = job.job_id.to_s if job.respond_to?(:job_id) && job.job_id
+        log.measure(labels, kind: "job", fields: fields, &block)
+      end
+    end
+
+    private
+
+    def describe(worker, job, queue)
+      fields = {}
+      jid = job.is_a?(Hash) ? (job["jid"] || job[:jid]) : nil
+      fields[:job_id] = jid.to_s if jid
+      labels =
+        begin
+          @labeller ? @labeller.call(worker, job, queue) : default_labels(worker, job, queue)
+        rescue StandardError => e
+          @log.sink.failed(e, what: "the job labeller")
+          { job: "unlabelled" }
+        end
+      [labels.is_a?(Hash) ? labels : { job: labels.to_s }, fields]
+    end
+
+    # ActiveJob jobs run through Sidekiq carry their real class in "wrapped".
+    def default_labels(worker, job, queue)
+      name = nil
+      if job.is_a?(Hash)
+        name = job["wrapped"] || job[:wrapped] || job["class"] || job[:class]
+      end
+      name ||= worker.is_a?(Class) ? worker.name : worker.class.name
+      labels = { job: name.to_s }
+      labels[:queue] = queue.to_s if queue
+      labels
+    end
+  end
+end

@@ -1,0 +1,79 @@
+# frozen_string_literal: true
+
+# Rperf::Rack::Middleware: a Rack-compatible middleware (it needs no rack
+# gem) that measures each request with Rperf::ContentionLog: it labels the
+# request `endpoint` = "METHOD /normalised/path" (/users/123 -> /users/:id,
+# UUIDs -> :uuid), sets that label on the profiler while the app runs,
+# writes one log line when the app returns, and exposes the numbers to the
+# app as env["rperf.contention"] (a Rperf::ContentionLog::Unit: #so_far
+# while the request runs, #result and #to_h after).
+#
+# It measures the app's #call only: a streaming body that does its work in
+# #each after the middleware returned is not included. It does NOT start
+# the profiler (call Rperf.start(..., defer: true) at boot).
+#
+#   use Rperf::Rack::Middleware, output: Logger.new($stdout)
+#   use Rperf::Rack::Middleware, log: my_contention_log,
+#       labeller: ->(env) { { endpoint: env["app.route"] || "unknown" } }
+require_relative "contention_log"
+
+module Rperf
+  module Rack
+    ENV_KEY = "rperf.contention"
+
+    # The default labeller: { endpoint: "GET /users/:id" }.
+    def self.endpoint_label(env)
+      method = env["REQUEST_METHOD"].to_s
+      method = "OTHER" unless method.match?(/\A[A-Z]{1,16}\z/)
+      path = env["PATH_INFO"].to_s
+      path = "/" if path.empty?
+      { endpoint: "#{method} #{Log::PathNormalizer.normalize("#{env['SCRIPT_NAME']}#{path}")}" }
+    end
+
+    class Middleware
+      attr_reader :log
+
+      # app:      the Rack app
+      # log:      a Rperf::ContentionLog (or build one from the other options:
+      #           output:, format:, units:, level:, max_label_sets:, profile: ...)
+      # labeller: ->(env) { Hash } (default Rperf::Rack.endpoint_label)
+      # env_key:  where the unit is exposed ("rperf.contention"; nil: not exposed)
+      # status:   add status=NNN to the line (true)
+      def initialize(app, log: nil, labeller: nil, env_key: ENV_KEY, status: true, **log_options, &block)
+        raise ArgumentError, "labeller must respond to #call" if labeller && !labeller.respond_to?(:call)
+        if log && (!log_options.empty? || block)
+          raise ArgumentError, "give either log: or options to build one, not both"
+        end
+
+        @app = app
+        @log = log || ContentionLog.new(**{ output: block ? nil : $stderr }.merge(log_options), &block)
+        @labeller = labeller
+        @env_key = env_key
+        @status = status
+      end
+
+      def call(env)
+        unit = @log.start_unit(labels_for(env), kind: "request")
+        env[@env_key] = unit if @env_key && unit
+        @log.measure_unit(unit) do
+          response = @app.call(env)
+          unit&.add_fields(status: response[0].to_i) if @status && response.is_a?(Array)
+          response
+        end
+      end
+
+      private
+
+      # A labeller that raises or returns junk must not fail the request.
+      def labels_for(env)
+        return Rack.endpoint_label(env) unless @labeller
+
+        labels = @labeller.call(env)
+        labels.is_a?(Hash) ? labels : { endpoint: labels.to_s }
+      rescue StandardError => e
+        @log.sink.failed(e, what: "the request labeller")
+        { endpoint: "unlabelled" }
+      end
+    end
+  end
+end

@@ -1,0 +1,236 @@
+# frozen_string_literal: true
+
+# The contention log's plumbing without the extension: outputs (Logger, IO,
+# block), broken outputs, the Rack and job middlewares, exceptions and the
+# cardinality cap as seen in the log. The counter source here is the
+# thread's CPU clock (a real per-thread counter), passed as `counters:`;
+# test_log_http.rb and test_log_interval.rb use the profiler's own.
+require "test/unit"
+require "logger"
+require "json"
+require "stringio"
+require "rperf/contention_log"
+require "rperf/rack"
+require "rperf/job_middleware"
+
+class TestLogPlumbing < Test::Unit::TestCase
+  CPU_COUNTERS = lambda do
+    { running_ns: Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond),
+      gvl_wait_ns: 0, blocked_ns: 0, gc_mark_ns: 0, gc_sweep_ns: 0 }
+  end
+
+  def burn(seconds)
+    t = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+    x = 0
+    x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t < seconds
+    x
+  end
+
+  def json_log(io = StringIO.new, **opts)
+    [io, Rperf::ContentionLog.new(output: io, format: :json, counters: CPU_COUNTERS, label: false, **opts)]
+  end
+
+  def lines(io)
+    io.string.lines.map { |l| JSON.parse(l) }
+  end
+
+  # Captures what the code under test writes to $stderr.
+  def capture_stderr
+    old = $stderr
+    $stderr = StringIO.new
+    yield
+    $stderr.string
+  ensure
+    $stderr = old
+  end
+
+  def test_measure_writes_one_line_with_labels_and_returns_the_value
+    io, log = json_log
+    value = log.measure({ task: "import" }, kind: "job") { burn(0.02) && :done }
+    assert_equal(:done, value)
+    (line,) = lines(io)
+    assert_equal("rperf.contention", line["msg"])
+    assert_equal("job", line["kind"])
+    assert_equal("import", line["label.task"])
+    # the counter source measured CPU burned by this thread only
+    assert_operator(line["running_ms"], :>=, 15.0)
+    assert_operator(line["wall_ms"], :>=, line["running_ms"] * 0.9)
+    assert_equal(1, line["threads"])
+    assert_in_delta(0.0, line["gvl_wait_share"], 1e-9)
+  end
+
+  def test_logfmt_line_and_ns_units_use_report_json_names
+    io = StringIO.new
+    log = Rperf::ContentionLog.new(output: io, units: :ns, counters: CPU_COUNTERS, label: false)
+    log.measure(endpoint: "GET /a b") { burn(0.005) }
+    line = io.string.chomp
+    assert(line.start_with?("rperf.contention kind=block label.endpoint=\"GET /a b\" wall_ns="), line)
+    %w[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].each { |k| assert_match(/ #{k}=\d+ /, line) }
+  end
+
+  def test_logger_and_block_outputs
+    io = StringIO.new
+    logger = Logger.new(io)
+    log = Rperf::ContentionLog.new(output: logger, counters: CPU_COUNTERS, label: false, level: :warn)
+    log.measure(k: "v") { nil }
+    assert_match(/\AW, .* rperf\.contention kind=block label\.k=v /, io.string)
+
+    got = []
+    log = Rperf::ContentionLog.new(counters: CPU_COUNTERS, label: false) { |line| got << line }
+    log.measure(k: "v") { nil }
+    assert_equal(1, got.size)
+    assert_equal(1, log.stats[:lines])
+  end
+
+  def test_exceptions_of_the_work_propagate_and_are_logged
+    io, log = json_log
+    assert_raise(ZeroDivisionError) { log.measure(k: "boom") { 1 / 0 } }
+    assert_equal("ZeroDivisionError", lines(io).first["error"])
+  end
+
+  def test_a_broken_io_is_reported_once_and_the_program_continues
+    r, w = IO.pipe
+    r.close # writes now raise Errno::EPIPE
+    log = Rperf::ContentionLog.new(output: w, counters: CPU_COUNTERS, label: false)
+    results = nil
+    err = capture_stderr { results = 5.times.map { |i| log.measure(i: i.to_s) { i * 2 } } }
+    assert_equal([0, 2, 4, 6, 8], results)
+    assert_equal(1, err.lines.size, err)
+    assert_match(/rperf: contention log: writing to the log output failed: Errno::EPIPE/, err)
+    assert_equal(5, log.stats[:errors])
+    assert_equal(0, log.stats[:lines])
+  ensure
+    w&.close rescue nil # rubocop:disable Style/RescueModifier
+  end
+
+  def test_a_raising_logger_or_block_never_reaches_the_app
+    closed = StringIO.new
+    closed.close
+    logger = Logger.new(StringIO.new)
+    def logger.add(*) = raise(IOError, "disk full")
+    [Rperf::ContentionLog.new(output: closed, counters: CPU_COUNTERS),
+     Rperf::ContentionLog.new(output: logger, counters: CPU_COUNTERS),
+     Rperf::ContentionLog.new(counters: CPU_COUNTERS) { raise "sink down" }].each do |log|
+      err = capture_stderr { assert_equal(42, log.measure(a: "1") { 42 }) }
+      assert_match(/contention log: writing to the log output failed/, err)
+      assert_equal(1, log.stats[:errors])
+    end
+  end
+
+  def test_a_failing_counter_source_still_logs_wall_time
+    io = StringIO.new
+    log = Rperf::ContentionLog.new(output: io, format: :json, counters: -> { raise "no profiler" })
+    err = capture_stderr { 3.times { log.measure(a: "1") { nil } } }
+    assert_equal(1, err.lines.size)
+    assert_match(/reading thread counters/, err)
+    rows = lines(io)
+    assert_equal(3, rows.size)
+    assert(rows.all? { |r| r.key?("wall_ms") && !r.key?("running_ms") })
+    assert_equal(6, log.stats[:counter_failures]) # two reads per unit
+  end
+
+  def test_cardinality_cap_folds_label_sets_into_other_in_the_log
+    io, log = json_log(max_label_sets: 5)
+    30.times { |i| log.measure(endpoint: "GET /raw/#{i}") { nil } }
+    rows = lines(io)
+    assert_equal(30, rows.size)
+    assert_equal(5, rows.map { |r| r["label.endpoint"] }.uniq.size - 1)
+    assert_equal(25, rows.count { |r| r["label.endpoint"] == "other" && r["label_capped"] })
+    assert_equal(25, log.stats[:label_overflow])
+  end
+
+  def rack_env(method, path)
+    { "REQUEST_METHOD" => method, "PATH_INFO" => path, "SCRIPT_NAME" => "", "QUERY_STRING" => "" }
+  end
+
+  def test_rack_middleware_labels_logs_and_exposes_the_numbers
+    io, log = json_log
+    seen = nil
+    app = lambda do |env|
+      burn(0.01)
+      seen = env["rperf.contention"].so_far
+      [201, { "content-type" => "text/plain" }, ["ok"]]
+    end
+    mw = Rperf::Rack::Middleware.new(app, log: log)
+    env = rack_env("GET", "/users/123")
+    status, _headers, body = mw.call(env)
+    assert_equal([201, ["ok"]], [status, body])
+    (line,) = lines(io)
+    assert_equal("GET /users/:id", line["label.endpoint"])
+    assert_equal("request", line["kind"])
+    assert_equal(201, line["status"])
+    # the app saw its numbers so far, and the final ones are there after the call
+    assert_operator(seen.running_ns, :>=, 5_000_000)
+    final = env["rperf.contention"].result
+    assert_operator(final.running_ns, :>=, seen.running_ns)
+    assert_equal(final.running_ns / 1e6, line["running_ms"].to_f.round(3)) if final.running_ns % 1000 == 0
+    assert_in_delta(final.running_ns / 1e6, line["running_ms"], 0.001)
+  end
+
+  def test_rack_middleware_survives_a_bad_labeller_and_passes_app_errors
+    io, log = json_log
+    mw = Rperf::Rack::Middleware.new(->(_env) { raise ArgumentError, "app bug" }, log: log,
+                                     labeller: ->(_env) { raise "labeller bug" })
+    err = capture_stderr { assert_raise_message("app bug") { mw.call(rack_env("POST", "/x")) } }
+    assert_match(/the request labeller failed/, err)
+    (line,) = lines(io)
+    assert_equal("unlabelled", line["label.endpoint"])
+    assert_equal("ArgumentError", line["error"])
+  end
+
+  def test_overlapping_requests_on_threads_are_counted_by_their_own_thread
+    io, log = json_log
+    app = lambda do |env|
+      burn(env["PATH_INFO"] == "/slow" ? 0.06 : 0.01)
+      [200, {}, []]
+    end
+    mw = Rperf::Rack::Middleware.new(app, log: log)
+    threads = %w[/slow /fast /fast /fast].map { |p| Thread.new { mw.call(rack_env("GET", p)) } }
+    threads.each(&:join)
+    rows = lines(io)
+    slow = rows.find { |r| r["label.endpoint"] == "GET /slow" }
+    fast = rows.select { |r| r["label.endpoint"] == "GET /fast" }
+    assert_equal(3, fast.size)
+    assert_operator(slow["running_ms"], :>=, 50.0)
+    # each fast request saw only its own CPU time, not the slow one's
+    fast.each { |r| assert_operator(r["running_ms"], :<, 40.0, r.inspect) }
+  end
+
+  class ResizeImage; end
+
+  def test_job_middleware_labels_by_job_class_and_queue
+    io, log = json_log
+    mw = Rperf::JobMiddleware.new(log: log)
+    out = mw.call(ResizeImage.new, { "class" => "ResizeImage", "jid" => "abc123" }, "media") { :performed }
+    assert_equal(:performed, out)
+    wrapped = { "class" => "Sidekiq::ActiveJob::Wrapper", "wrapped" => "SendEmail", "jid" => "j2" }
+    mw.call(Object.new, wrapped, "mail") { nil }
+    a, b = lines(io)
+    assert_equal(%w[job ResizeImage media abc123], a.values_at("kind", "label.job", "label.queue", "job_id"))
+    assert_equal(%w[SendEmail mail j2], b.values_at("label.job", "label.queue", "job_id"))
+    # Sidekiq passes chain.add's arguments positionally
+    assert_same(log, Rperf::JobMiddleware.new({ log: log }).log)
+  end
+
+  Job = Struct.new(:queue_name, :job_id)
+
+  def test_around_perform_and_log_contention_use_the_default_log
+    io = StringIO.new
+    old = Rperf::ContentionLog.default
+    Rperf::ContentionLog.default = Rperf::ContentionLog.new(output: io, format: :json, counters: CPU_COUNTERS,
+                                                            label: false)
+    Rperf::JobMiddleware.around_perform(Job.new("low", "id-1")) { nil }
+    assert_equal(7, Rperf.log_contention(step: "sum") { 3 + 4 })
+    a, b = lines(io)
+    assert_equal(["TestLogPlumbing::Job", "low", "id-1"], a.values_at("label.job", "label.queue", "job_id"))
+    assert_equal(%w[block sum], b.values_at("kind", "label.step"))
+  ensure
+    Rperf::ContentionLog.default = old
+  end
+
+  def test_bad_options_are_refused_with_a_clear_message
+    assert_raise_message(/Logger, an IO .* or a block/) { Rperf::ContentionLog.new(output: 42) }
+    assert_raise_message(/units must be/) { Rperf::ContentionLog.new(output: $stderr, units: :s) }
+    assert_raise_message(/unknown log level/) { Rperf::ContentionLog.new(output: Logger.new(nil), level: :loud) }
+  end
+end
