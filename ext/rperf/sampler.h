@@ -10,16 +10,33 @@
  *
  * Contract
  * - One sampler per process (owned by the profiler in rperf.c).
- * - rperf_sampler_start/stop/pause/resume/snapshot are called with the GVL held
- *   (main Ractor), never from hooks.
- * - rperf_sampler_record_* may be called from hooks and from the postponed job
- *   while the caller holds its Ractor's GVL; they never allocate, never call
- *   Ruby and never block: when a buffer is full the sample is dropped and
- *   counted (stats.dropped_samples). They are safe when hooks of different
- *   Ractors call them in parallel.
+ * - rperf_sampler_start/stop/pause/resume/flush/clear/fill_report are called
+ *   with the GVL held (main Ractor), never from hooks.
+ * - rperf_sampler_record_* may be called from hooks
+ *   and from the postponed job while the caller holds its Ractor's GVL, on the
+ *   slot's own native thread; they never allocate, never call Ruby and never
+ *   block: when a buffer is full the sample is dropped and counted
+ *   (stats.dropped_samples). They are safe when hooks of different Ractors
+ *   call them in parallel (one spinlock, held only for a copy).
  * - Frame ids 0..3 are the synthetic frames listed in docs/report-format.md.
- * - Return values: 0 on success, -1 on failure with errno-style reason in
- *   *err (a static string); nothing is leaked on failure.
+ * - Return values: 0 on success, -1 on failure with the reason in *err (a
+ *   static string); nothing is leaked or left running on failure.
+ *
+ * Thread slots (thread_slot.h): the sampler reads seq, label_set_id, thread,
+ * state, native_id and ractor, and alone writes sample_prev_ns, cpu_clock and
+ * has_cpu_clock (sample_prev_ns is the slot's sample clock: thread CPU ns in
+ * cpu mode, CLOCK_MONOTONIC ns in wall mode). Its other per-thread state
+ * lives in its own array indexed by seq (opts.max_threads entries), so the
+ * slot layout needs nothing else. The slot pool must exist from before
+ * rperf_sampler_start until after rperf_sampler_stop: the worker thread
+ * reads published slots (relaxed) to find GVL holders.
+ *
+ * Ractors: the timer tick triggers the job for the main Ractor; with a timer
+ * signal (signal: nil or Integer) the worker also sends that signal (tgkill)
+ * to the native thread of every slot that is RUNNING outside the main Ractor
+ * (or in a Ractor not yet identified); its handler calls
+ * rb_postponed_job_trigger, which targets that thread's own execution
+ * context, so the job samples that Ractor's GVL holder.
  */
 #ifndef RPERF_SAMPLER_H
 #define RPERF_SAMPLER_H
@@ -40,64 +57,84 @@ enum rperf_sampler_mode { RPERF_MODE_CPU = 0, RPERF_MODE_WALL = 1 };
 typedef struct rperf_sampler_opts {
     int frequency;          /* 1..10000 Hz */
     int mode;               /* enum rperf_sampler_mode */
-    int aggregate;          /* 1: aggregate; 0: keep raw samples */
-    int signal;             /* >0 RT signal number, 0 = nanosleep worker, -1 = default */
+    int aggregate;          /* 1: aggregate; 0: also keep raw samples */
+    int signal;             /* >0 RT signal number, 0 = condvar worker (no signals), -1 = default */
     int deferred;           /* 1: start paused (profile refcount 0) */
+    int max_threads;        /* slot pool capacity (seq range); 0 = 4096 */
 } rperf_sampler_opts_t;
 
 typedef struct rperf_sampler_stats {
-    uint64_t trigger_count;
-    uint64_t sampling_count;
-    uint64_t sampling_time_ns;
+    uint64_t trigger_count;         /* timer ticks */
+    uint64_t sampling_count;        /* stacks captured by the job and by hooks */
+    uint64_t sampling_time_ns;      /* time in the job plus hook stack captures */
     uint64_t dropped_samples;
     uint64_t dropped_aggregation;
+    uint64_t synthetic_samples;     /* of sampling_count: captured by hooks */
+    uint64_t synthetic_time_ns;     /* of sampling_time_ns: spent in hooks */
+    uint64_t ractor_signals;        /* ticks sent to non-main Ractors' GVL holders */
+    uint64_t ractor_samples;        /* samples the job took on a signalled thread */
+    uint64_t buffer_contention;     /* buffer writes that found the spinlock taken */
 } rperf_sampler_stats_t;
 
 struct rperf_thread_slot;  /* thread_slot.h */
 
 /* Lifecycle (GVL held, main Ractor). start returns 0, or -1 with *err set
- * (e.g. "timer_create failed: ..."); on failure nothing is left running. */
+ * (e.g. "timer_create failed"); on failure nothing is left running. */
 int  rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err);
-/* Stops the timer and joins the worker; buffers are flushed into the tables.
- * Data stays readable until rperf_sampler_free(). */
+int  rperf_sampler_running(void);
+/* Stops the timer and joins the worker; buffers and pending synthetic time
+ * are flushed into the tables (pending time without a stack, as a stack of
+ * its synthetic frame alone). Call it after removing the hooks. Data stays
+ * readable until rperf_sampler_free(). */
 void rperf_sampler_stop(void);
 void rperf_sampler_free(void);
 
 /* Profile refcount support: pause disarms the timer (nothing is captured or
- * allocated while paused); resume re-arms it. The caller (rperf.c) resets
- * each thread's sample clock via rperf_sampler_reset_slot_clock(). */
+ * allocated while paused, hooks record nothing); resume resets every slot's
+ * sample clock from that thread's own clock (rperf_slots_foreach +
+ * rperf_sampler_reset_slot_clock) and re-arms the timer. */
 void rperf_sampler_pause(void);
 void rperf_sampler_resume(void);
 int  rperf_sampler_paused(void);
 
 /* Reset a slot's sampler clock to "now" in that thread's own clock: the
- * slot's thread CPU clock (pthread_getcpuclockid of its native thread) in
- * cpu mode, CLOCK_MONOTONIC in wall mode. Never uses the caller's CPU clock
- * for another thread. */
+ * slot's thread CPU clock (pthread_getcpuclockid of its native thread,
+ * captured on that thread) in cpu mode, CLOCK_MONOTONIC in wall mode. Never
+ * uses the caller's CPU clock for another thread; a slot whose clock is not
+ * known yet is re-based the next time it is seen on its own thread. */
 void rperf_sampler_reset_slot_clock(struct rperf_thread_slot *slot);
 
 /* Hot-path recorders (see contract above). `thread` is the Ruby thread whose
- * stack is captured; it must be the thread currently holding the GVL of the
- * caller's Ractor. weight_ns <= 0 records nothing. */
+ * stack is captured; it must be the slot's thread, holding its Ractor's GVL
+ * (RESUMED for blocked/wait, GC_EXIT for GC). weight_ns <= 0 records
+ * nothing. Short weights are accumulated per slot and frame; the stack is
+ * walked only when the accumulated weight reaches one sampling interval, and
+ * the whole accumulated weight goes to that stack. Recording advances the
+ * slot's sample clock by weight_ns so the next regular sample does not count
+ * the same time again. In cpu mode GVL frames are ignored. */
 void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread,
                                     enum rperf_synthetic_frame frame, int64_t weight_ns);
 
-/* Snapshot support (GVL held): flush buffers into the tables under the worker
- * lock; when clear, empty the aggregation table and stats afterwards (the
- * frame table keeps its ids). */
+/* Snapshot support (GVL held): flush drains buffers into the tables under
+ * the worker lock; clear empties the aggregation table and resets the stats
+ * (the frame table keeps its ids). */
 void rperf_sampler_flush(void);
 void rperf_sampler_clear(void);
 
-/* Readers for the result builder (GVL held, after flush). */
+/* Readers for the result builder (GVL held). */
 void rperf_sampler_get_stats(rperf_sampler_stats_t *out);
-/* Appends "frames", "stacks", "samples" (and "raw_samples" when not
- * aggregating) to `report` (a Hash with String keys, shape of
- * docs/report-format.md). Frames are [path, label] String pairs. */
+/* Flushes, then sets "frames", "stacks", "samples", "blame" (and
+ * "raw_samples" when not aggregating: [[stack_id, weight_ns, thread_seq,
+ * label_set_id], ...] in capture order) on `report` (a Hash with String keys,
+ * shape of docs/report-format.md), and merges the sampler's counters into
+ * report["stats"] (created when missing). Frames are [path, label] String
+ * pairs. */
 void rperf_sampler_fill_report(VALUE report);
-/* Marks frame VALUEs held in buffers/tables (called from the profiler's
- * dmark). */
+/* Marks frame VALUEs held in buffers/tables. The sampler registers its own
+ * GC root at its first start, so callers need not call this; it is safe to. */
 void rperf_sampler_mark(void);
-/* Fork child: forget timers/worker/mutexes inherited from the parent. */
+/* Fork child: forget timers/worker/mutexes inherited from the parent; the
+ * sampler is stopped and its memory released in the child. */
 void rperf_sampler_after_fork_child(void);
 
 #endif

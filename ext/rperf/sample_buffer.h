@@ -1,0 +1,85 @@
+/*
+ * sample_buffer.h — the double-buffered sample store between the writers
+ * (the postponed sampling job and the GVL/GC hooks, in any Ractor) and the
+ * sampler's worker thread, which drains it into the frame and aggregation
+ * tables.
+ *
+ * It does NOT walk stacks, intern frames or aggregate: writers pass frames
+ * they captured themselves; the drain callback does the rest.
+ *
+ * Contract
+ * - Both buffers are allocated once by rperf_sample_buffers_init (fixed
+ *   capacity: memory is bounded); rperf_sample_buffers_write never allocates,
+ *   never calls Ruby and never blocks for long: writers of different Ractors
+ *   serialise on a spinlock held only for a memcpy. A write that does not fit
+ *   is dropped and counted in `dropped`.
+ * - Exactly one drainer at a time (the worker thread or a GVL-holding flush,
+ *   serialised by the sampler's worker mutex) calls rperf_sample_buffers_swap
+ *   and then walks the returned buffer; writers never touch a drained buffer,
+ *   so walking it needs no lock. rperf_sample_buffer_reset() must be called
+ *   on it before the next swap.
+ * - Frames are Ruby VALUEs (iseqs / method entries from rb_profile_frames):
+ *   the owner must mark both buffers (rperf_sample_buffers_mark) until they
+ *   are drained into the frame table.
+ */
+#ifndef RPERF_SAMPLE_BUFFER_H
+#define RPERF_SAMPLE_BUFFER_H
+
+#include <ruby.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Deeper stacks keep their leaf-most frames; the rest is cut off. */
+#define RPERF_MAX_STACK_DEPTH 256
+#define RPERF_NO_SYNTHETIC (-1)
+
+typedef struct rperf_sample {
+    int64_t weight_ns;
+    int64_t blame_ns;       /* weight_ns x waiters for its Ractor's GVL */
+    uint32_t frame_start;   /* index into the buffer's frame pool */
+    int16_t depth;          /* real frames, leaf first */
+    int16_t synthetic;      /* synthetic leaf frame id, or RPERF_NO_SYNTHETIC */
+    int thread_seq;
+    int label_set_id;
+} rperf_sample_t;
+
+typedef struct rperf_sample_buffer {
+    rperf_sample_t *samples;
+    VALUE *frames;
+    uint32_t sample_count;
+    uint32_t frame_count;
+    uint32_t sample_capacity;
+    uint32_t frame_capacity;
+} rperf_sample_buffer_t;
+
+typedef struct rperf_sample_buffers {
+    rperf_sample_buffer_t buf[2];
+    int active;                 /* written under `lock` */
+    atomic_int lock;            /* writer/swap spinlock */
+    atomic_uint_fast64_t dropped;
+    atomic_uint_fast64_t contended; /* writes that found the lock taken */
+} rperf_sample_buffers_t;
+
+/* Returns 0, or -1 (nothing allocated) when memory is short. */
+int  rperf_sample_buffers_init(rperf_sample_buffers_t *bufs, uint32_t sample_capacity,
+                               uint32_t frame_capacity);
+void rperf_sample_buffers_free(rperf_sample_buffers_t *bufs);
+
+/* Appends one sample; returns 0, or -1 when it was dropped (counted). */
+int rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth,
+                               int synthetic, int64_t weight_ns, int64_t blame_ns,
+                               int thread_seq, int label_set_id);
+
+/* Makes the other buffer active and returns the previously active one for
+ * draining (it may be empty). */
+rperf_sample_buffer_t *rperf_sample_buffers_swap(rperf_sample_buffers_t *bufs);
+void rperf_sample_buffer_reset(rperf_sample_buffer_t *buf);
+
+/* rb_gc_mark on every frame held by both buffers (called during GC, when no
+ * Ruby thread of any Ractor can be writing). */
+void rperf_sample_buffers_mark(rperf_sample_buffers_t *bufs);
+
+/* Fork child: the parent's writers are gone; unlock and empty. */
+void rperf_sample_buffers_after_fork(rperf_sample_buffers_t *bufs);
+
+#endif

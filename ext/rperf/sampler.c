@@ -1,0 +1,726 @@
+/*
+ * sampler.c — the safepoint sampler: lifecycle, the postponed sampling job,
+ * the hooks' synthetic-frame recorder, GVL-holder tracking for Ractors, and
+ * the drain from the sample buffers into the frame and aggregation tables.
+ *
+ * Weights are elapsed time in the sampled thread's own clock (thread CPU time
+ * in cpu mode, CLOCK_MONOTONIC in wall mode) since its previous sample, so a
+ * late safepoint or a missed tick moves weight, it does not lose or invent
+ * it. Synthetic time recorded by hooks advances the same clock, so nothing is
+ * counted twice. It does NOT keep thread state beyond its per-seq array,
+ * install hooks, or build the rest of the report (rperf.c, contention.c).
+ */
+#define _GNU_SOURCE 1
+#include "sampler.h"
+#include "agg_table.h"
+#include "contention.h"
+#include "frame_table.h"
+#include "sample_buffer.h"
+#include "thread_slot.h"
+#include "timer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <ruby/debug.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Bounds: memory stays fixed however long a profile runs. */
+#define BUFFER_SAMPLES 16384
+#define BUFFER_FRAMES (1u << 18)
+#define MAX_FRAMES (1u << 20)
+#define MAX_STACKS (1u << 20)
+#define MAX_ENTRIES (1u << 21)
+#define MAX_POOL_FRAMES ((size_t)1 << 26)
+#define MAX_RAW_SAMPLES ((size_t)1 << 23)
+/* Below this gap the worker does not sleep between Ractor signals. */
+#define MIN_SIGNAL_GAP_NS 20000
+
+#define DEFAULT_MAX_THREADS 4096
+
+/* Per-thread sampler state, indexed by slot seq - 1. Zero = not seen. */
+typedef struct sampler_thread {
+    uint32_t generation;            /* sampler run whose clock sample_prev_ns is */
+    int has_clock_thread;
+    pthread_t clock_thread;         /* native thread whose CPU clock is cpu_clock */
+    int64_t pending_ns[RPERF_FRAME_SYNTHETIC_COUNT];  /* short synthetic time not yet attributed */
+    int pending_label_set_id[RPERF_FRAME_SYNTHETIC_COUNT];
+} sampler_thread_t;
+
+static struct {
+    atomic_int running;
+    atomic_int paused;
+    rperf_sampler_opts_t opts;
+    int64_t interval_ns;
+    uint32_t generation;
+    int signo;
+    int initialized;                 /* job registered, GC root installed */
+    rb_postponed_job_handle_t job;
+
+    rperf_sample_buffers_t buffers;
+    rperf_frame_table_t frames;
+    rperf_agg_table_t agg;
+    int has_data;                    /* buffers/tables allocated */
+
+    /* Serialises drains (worker) with flush/clear/report (GVL side). Never
+     * taken by the GC mark function: a holder may be stopped at a Ractor
+     * barrier while another Ractor runs GC. */
+    pthread_mutex_t drain_mutex;
+
+    sampler_thread_t *threads;       /* opts.max_threads entries */
+    int max_threads;
+
+    atomic_uint_fast64_t trigger_count;
+    atomic_uint_fast64_t sampling_count;
+    atomic_uint_fast64_t sampling_time_ns;
+    atomic_uint_fast64_t synthetic_samples;
+    atomic_uint_fast64_t synthetic_time_ns;
+    atomic_uint_fast64_t dropped_samples;      /* besides buffer drops */
+    atomic_uint_fast64_t dropped_aggregation;
+    atomic_uint_fast64_t ractor_signals;
+    atomic_uint_fast64_t ractor_samples;
+    uint64_t buffer_dropped_base;              /* buffer counters at the last clear */
+    uint64_t buffer_contention_base;
+} g = {.drain_mutex = PTHREAD_MUTEX_INITIALIZER};
+
+static atomic_int g_signal_armed;   /* the handler triggers the job only when set */
+static int g_handler_signo;         /* signal whose handler is installed (kept for the process) */
+
+static inline int64_t
+monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline int
+clock_ns(clockid_t clock, int64_t *out)
+{
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return -1;
+    *out = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return 0;
+}
+
+static inline void
+count(atomic_uint_fast64_t *counter, uint64_t n)
+{
+    atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
+}
+
+/* ---- per-slot clocks ---- */
+
+static inline sampler_thread_t *
+state_of(const rperf_thread_slot_t *slot)
+{
+    int index = slot->seq - 1;
+    return index >= 0 && index < g.max_threads ? &g.threads[index] : NULL;
+}
+
+/* On the slot's own native thread: capture its CPU clock (once per native
+ * thread; M:N threads that move to another native thread are re-based) and,
+ * if the slot was not seen in this run, start its sample clock now. Returns 1
+ * when the clock was (re)started, so the caller has no elapsed time. */
+static int
+prime_slot(rperf_thread_slot_t *slot, sampler_thread_t *st)
+{
+    int restart = st->generation != g.generation;
+    if (g.opts.mode == RPERF_MODE_CPU) {
+        pthread_t self = pthread_self();
+        if (!st->has_clock_thread || !pthread_equal(st->clock_thread, self) || !slot->has_cpu_clock) {
+            clockid_t clock;
+            if (pthread_getcpuclockid(self, &clock) != 0) return 1;
+            slot->cpu_clock = clock;
+            slot->has_cpu_clock = 1;
+            st->clock_thread = self;
+            st->has_clock_thread = 1;
+            restart = 1;
+        }
+        if (!restart) return 0;
+        int64_t now;
+        if (clock_ns(slot->cpu_clock, &now) != 0) return 1;
+        slot->sample_prev_ns = now;
+    } else {
+        if (!restart) return 0;
+        slot->sample_prev_ns = monotonic_ns();
+    }
+    if (st->generation != g.generation) {
+        memset(st->pending_ns, 0, sizeof(st->pending_ns));
+        st->generation = g.generation;
+    }
+    return 1;
+}
+
+void
+rperf_sampler_reset_slot_clock(rperf_thread_slot_t *slot)
+{
+    sampler_thread_t *st = state_of(slot);
+    int64_t now;
+    if (!st) return;
+    if (g.opts.mode == RPERF_MODE_WALL) {
+        slot->sample_prev_ns = monotonic_ns();
+    } else if (slot->has_cpu_clock && st->has_clock_thread && clock_ns(slot->cpu_clock, &now) == 0) {
+        /* The slot's own clock, read from here: never the caller's. */
+        slot->sample_prev_ns = now;
+    } else {
+        st->generation = 0;  /* re-based on its own thread when next seen */
+        return;
+    }
+    if (st->generation != g.generation) memset(st->pending_ns, 0, sizeof(st->pending_ns));
+    st->generation = g.generation;
+}
+
+static void
+reset_slot_cb(rperf_thread_slot_t *slot, void *arg)
+{
+    (void)arg;
+    rperf_sampler_reset_slot_clock(slot);
+}
+
+/* ---- recording ---- */
+
+static inline int
+recording(void)
+{
+    return atomic_load_explicit(&g.running, memory_order_relaxed) &&
+           !atomic_load_explicit(&g.paused, memory_order_relaxed);
+}
+
+static void
+write_sample(const VALUE *frames, int depth, int synthetic, int64_t weight_ns, int64_t blame_ns,
+             int thread_seq, int label_set_id)
+{
+    rperf_sample_buffers_write(&g.buffers, frames, depth, synthetic, weight_ns, blame_ns, thread_seq,
+                               label_set_id);
+}
+
+/* Postponed job: runs at a safepoint on whichever thread serviced the
+ * interrupt, holding that thread's Ractor GVL; samples that thread. */
+static void
+sample_job(void *arg)
+{
+    (void)arg;
+    if (!recording()) return;
+    int64_t started = monotonic_ns();
+    VALUE thread = rb_thread_current();
+    rperf_thread_slot_t *slot = rperf_slot_of(thread);
+    sampler_thread_t *st = slot ? state_of(slot) : NULL;
+    if (!st) {
+        count(&g.dropped_samples, 1);
+        return;
+    }
+    if (prime_slot(slot, st)) return;
+    int64_t now;
+    if (g.opts.mode == RPERF_MODE_CPU) {
+        if (clock_ns(slot->cpu_clock, &now) != 0) return;
+    } else {
+        now = started;
+    }
+    int64_t weight = now - slot->sample_prev_ns;
+    slot->sample_prev_ns = now;
+    if (weight <= 0) return;
+
+    VALUE frames[RPERF_MAX_STACK_DEPTH];
+    int depth = rb_profile_frames(0, RPERF_MAX_STACK_DEPTH, frames, NULL);
+    int waiters = rperf_slot_ractor_waiters(slot);
+    write_sample(frames, depth, RPERF_NO_SYNTHETIC, weight, weight * (waiters > 0 ? waiters : 0),
+                 slot->seq, slot->label_set_id);
+
+    const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
+    if (!ractor || !ractor->main) count(&g.ractor_samples, 1);
+    count(&g.sampling_count, 1);
+    count(&g.sampling_time_ns, (uint64_t)(monotonic_ns() - started));
+}
+
+static void
+emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, int frame)
+{
+    int64_t started = monotonic_ns();
+    VALUE frames[RPERF_MAX_STACK_DEPTH];
+    int depth = rb_profile_thread_frames(thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
+    write_sample(frames, depth, frame, st->pending_ns[frame], 0, slot->seq, st->pending_label_set_id[frame]);
+    st->pending_ns[frame] = 0;
+    uint64_t spent = (uint64_t)(monotonic_ns() - started);
+    count(&g.sampling_count, 1);
+    count(&g.synthetic_samples, 1);
+    count(&g.sampling_time_ns, spent);
+    count(&g.synthetic_time_ns, spent);
+}
+
+void
+rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
+                               enum rperf_synthetic_frame frame, int64_t weight_ns)
+{
+    if (weight_ns <= 0 || !slot || (unsigned)frame >= RPERF_FRAME_SYNTHETIC_COUNT || !recording()) return;
+    if (g.opts.mode == RPERF_MODE_CPU &&
+        (frame == RPERF_FRAME_GVL_BLOCKED || frame == RPERF_FRAME_GVL_WAIT))
+        return;
+    sampler_thread_t *st = state_of(slot);
+    if (!st) {
+        count(&g.dropped_samples, 1);
+        return;
+    }
+    if (!prime_slot(slot, st)) {
+        /* This time is attributed here; the next regular sample must not
+         * count it again (GC time is in the thread's CPU clock too). */
+        slot->sample_prev_ns += weight_ns;
+    }
+    if (st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != slot->label_set_id)
+        emit_pending(slot, st, thread, frame);
+    st->pending_ns[frame] += weight_ns;
+    st->pending_label_set_id[frame] = slot->label_set_id;
+    if (st->pending_ns[frame] >= g.interval_ns) emit_pending(slot, st, thread, frame);
+}
+
+/* ---- worker side ---- */
+
+static void
+signal_handler(int signo, siginfo_t *info, void *context)
+{
+    (void)signo;
+    (void)context;
+    int saved_errno = errno;
+    /* Only our own tgkill (SI_TKILL) while running; rb_postponed_job_trigger
+     * is async-signal-safe and targets this thread's execution context. */
+    if (info->si_code == SI_TKILL && atomic_load_explicit(&g_signal_armed, memory_order_relaxed))
+        rb_postponed_job_trigger(g.job);
+    errno = saved_errno;
+}
+
+static void
+worker_tick(void *arg)
+{
+    (void)arg;
+    count(&g.trigger_count, 1);
+    rb_postponed_job_trigger(g.job);  /* from a non-Ruby thread: the main Ractor */
+    if (g.signo <= 0) return;
+
+    /* GVL holders outside the main Ractor (or in a Ractor not identified
+     * yet): RUNNING slots, whose native id the RESUMED hook recorded. */
+    pid_t targets[64];
+    int n = 0;
+    int slots = rperf_slot_count();
+    for (int seq = 1; seq <= slots && n < (int)(sizeof(targets) / sizeof(targets[0])); seq++) {
+        const rperf_thread_slot_t *slot = rperf_slot_by_seq(seq);
+        if (!slot || RPERF_LOAD(slot->state) != RPERF_STATE_RUNNING || RPERF_LOAD(slot->exited)) continue;
+        const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
+        if (ractor && ractor->main) continue;
+        pid_t tid = (pid_t)RPERF_LOAD(slot->native_id);
+        if (tid > 0) targets[n++] = tid;
+    }
+    if (!n) return;
+    /* The triggered-job bitset is VM-wide: two Ractors servicing it at the
+     * same moment would share one run. Spreading the signals over the
+     * interval gives each holder its own moment. */
+    int64_t gap = g.interval_ns / (n + 1);
+    pid_t pid = getpid();
+    for (int i = 0; i < n; i++) {
+        if (gap >= MIN_SIGNAL_GAP_NS) {
+            struct timespec pause = {.tv_sec = (time_t)(gap / 1000000000LL), .tv_nsec = (long)(gap % 1000000000LL)};
+            nanosleep(&pause, NULL);
+        }
+        if (!recording()) return;
+        if (syscall(SYS_tgkill, pid, targets[i], g.signo) == 0) count(&g.ractor_signals, 1);
+    }
+}
+
+/* Drains one buffer into the tables. drain_mutex held. */
+static void
+drain_locked(void)
+{
+    if (!g.has_data) return;
+    rperf_sample_buffer_t *buf = rperf_sample_buffers_swap(&g.buffers);
+    uint32_t ids[RPERF_MAX_STACK_DEPTH + 1];
+    for (uint32_t n = 0; n < buf->sample_count; n++) {
+        const rperf_sample_t *s = &buf->samples[n];
+        uint32_t depth = 0;
+        if (s->synthetic != RPERF_NO_SYNTHETIC) ids[depth++] = (uint32_t)s->synthetic;
+        const VALUE *frames = buf->frames + s->frame_start;
+        int complete = 1;
+        for (int j = 0; j < s->depth; j++) {
+            uint32_t id = rperf_frame_table_insert(&g.frames, frames[j]);
+            if (id == RPERF_FRAME_ID_NONE) {
+                complete = 0;
+                break;
+            }
+            ids[depth++] = id;
+        }
+        uint32_t stack_id = complete ? rperf_agg_table_intern_stack(&g.agg, ids, depth) : RPERF_STACK_ID_NONE;
+        if (stack_id == RPERF_STACK_ID_NONE ||
+            rperf_agg_table_add(&g.agg, stack_id, s->thread_seq, s->label_set_id, s->weight_ns, s->blame_ns) < 0) {
+            count(&g.dropped_aggregation, 1);
+            continue;
+        }
+        if (!g.opts.aggregate &&
+            rperf_agg_table_log_raw(&g.agg, stack_id, s->thread_seq, s->label_set_id, s->weight_ns) < 0)
+            count(&g.dropped_samples, 1);
+    }
+    rperf_sample_buffer_reset(buf);
+}
+
+static void
+worker_drain(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g.drain_mutex);
+    drain_locked();
+    pthread_mutex_unlock(&g.drain_mutex);
+}
+
+/* ---- GC root ---- */
+
+static void
+root_mark(void *ptr)
+{
+    (void)ptr;
+    rperf_sampler_mark();
+}
+
+static const rb_data_type_t root_type = {
+    .wrap_struct_name = "rperf_sampler_root",
+    .function = {.dmark = root_mark},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+void
+rperf_sampler_mark(void)
+{
+    if (!g.has_data) return;
+    /* Buffers before the frame table: a drain publishes table ids before it
+     * empties a buffer, so every frame is seen in one place or the other. */
+    rperf_sample_buffers_mark(&g.buffers);
+    rperf_frame_table_mark(&g.frames);
+}
+
+static int
+initialize_once(const char **err)
+{
+    if (g.initialized) return 0;
+    g.job = rb_postponed_job_preregister(0, sample_job, NULL);
+    if (g.job == POSTPONED_JOB_HANDLE_INVALID) {
+        *err = "no free postponed job slot";
+        return -1;
+    }
+    rb_gc_register_mark_object(TypedData_Wrap_Struct(rb_cObject, &root_type, NULL));
+    g.initialized = 1;
+    return 0;
+}
+
+static int
+install_handler(int signo, const char **err)
+{
+    if (g_handler_signo == signo) return 0;
+    struct sigaction current, action;
+    if (sigaction(signo, NULL, &current) != 0) {
+        *err = "invalid signal number";
+        return -1;
+    }
+    if ((current.sa_flags & SA_SIGINFO) ? current.sa_sigaction != signal_handler
+                                        : current.sa_handler != SIG_DFL) {
+        *err = "the timer signal already has a handler in this process";
+        return -1;
+    }
+    memset(&action, 0, sizeof(action));
+    action.sa_sigaction = signal_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(signo, &action, NULL) != 0) {
+        *err = "sigaction failed";
+        return -1;
+    }
+    /* Kept installed for the life of the process: a signal still in flight
+     * after stop must never meet the default action (terminate). */
+    g_handler_signo = signo;
+    return 0;
+}
+
+static void
+release_data(void)
+{
+    if (!g.has_data) return;
+    g.has_data = 0;
+    free(g.threads);
+    g.threads = NULL;
+    g.max_threads = 0;
+    rperf_sample_buffers_free(&g.buffers);
+    rperf_frame_table_free(&g.frames);
+    rperf_agg_table_free(&g.agg);
+}
+
+static void
+reset_stats(void)
+{
+    atomic_store(&g.trigger_count, 0);
+    atomic_store(&g.sampling_count, 0);
+    atomic_store(&g.sampling_time_ns, 0);
+    atomic_store(&g.synthetic_samples, 0);
+    atomic_store(&g.synthetic_time_ns, 0);
+    atomic_store(&g.dropped_samples, 0);
+    atomic_store(&g.dropped_aggregation, 0);
+    atomic_store(&g.ractor_signals, 0);
+    atomic_store(&g.ractor_samples, 0);
+    g.buffer_dropped_base = atomic_load(&g.buffers.dropped);
+    g.buffer_contention_base = atomic_load(&g.buffers.contended);
+}
+
+int
+rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
+{
+    if (atomic_load(&g.running)) {
+        *err = "sampler already running";
+        return -1;
+    }
+    if (opts->frequency < 1 || opts->frequency > 10000) {
+        *err = "frequency must be 1..10000 Hz";
+        return -1;
+    }
+    if (opts->mode != RPERF_MODE_CPU && opts->mode != RPERF_MODE_WALL) {
+        *err = "mode must be cpu or wall";
+        return -1;
+    }
+    if (initialize_once(err) < 0) return -1;
+    int signo = opts->signal < 0 ? SIGRTMIN + 6 : opts->signal;
+    if (signo > 0 && install_handler(signo, err) < 0) return -1;
+
+    release_data();
+    if (rperf_sample_buffers_init(&g.buffers, BUFFER_SAMPLES, BUFFER_FRAMES) < 0) {
+        *err = "out of memory for sample buffers";
+        return -1;
+    }
+    if (rperf_frame_table_init(&g.frames, MAX_FRAMES) < 0) {
+        rperf_sample_buffers_free(&g.buffers);
+        *err = "out of memory for the frame table";
+        return -1;
+    }
+    if (rperf_agg_table_init(&g.agg, MAX_STACKS, MAX_ENTRIES, MAX_POOL_FRAMES,
+                             opts->aggregate ? 0 : MAX_RAW_SAMPLES) < 0) {
+        rperf_sample_buffers_free(&g.buffers);
+        rperf_frame_table_free(&g.frames);
+        *err = "out of memory for the aggregation table";
+        return -1;
+    }
+    g.max_threads = opts->max_threads > 0 ? opts->max_threads : DEFAULT_MAX_THREADS;
+    g.threads = calloc((size_t)g.max_threads, sizeof(sampler_thread_t));
+    if (!g.threads) {
+        rperf_sample_buffers_free(&g.buffers);
+        rperf_frame_table_free(&g.frames);
+        rperf_agg_table_free(&g.agg);
+        *err = "out of memory for per-thread sampler state";
+        return -1;
+    }
+    g.has_data = 1;
+    g.opts = *opts;
+    g.signo = signo;
+    g.interval_ns = 1000000000LL / opts->frequency;
+    g.generation++;
+    if (g.generation == 0) g.generation = 1;  /* 0 means "never seen" */
+    reset_stats();
+
+    atomic_store(&g.paused, opts->deferred ? 1 : 0);
+    atomic_store(&g.running, 1);
+    atomic_store(&g_signal_armed, signo > 0);
+    rperf_timer_callbacks_t callbacks = {.tick = worker_tick, .drain = worker_drain, .arg = NULL};
+    if (rperf_timer_start(g.interval_ns, signo, !opts->deferred, &callbacks, err) < 0) {
+        atomic_store(&g_signal_armed, 0);
+        atomic_store(&g.running, 0);
+        release_data();
+        return -1;
+    }
+    return 0;
+}
+
+int
+rperf_sampler_running(void)
+{
+    return atomic_load(&g.running);
+}
+
+static void
+flush_pending_cb(rperf_thread_slot_t *slot, void *arg)
+{
+    (void)arg;
+    sampler_thread_t *st = state_of(slot);
+    if (!st || st->generation != g.generation) return;
+    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+        if (st->pending_ns[frame] <= 0) continue;
+        /* Other threads' stacks cannot be walked safely from here (they
+         * may run in another Ractor): the time keeps its synthetic frame. */
+        write_sample(NULL, 0, frame, st->pending_ns[frame], 0, slot->seq, st->pending_label_set_id[frame]);
+        st->pending_ns[frame] = 0;
+    }
+}
+
+void
+rperf_sampler_stop(void)
+{
+    if (!atomic_load(&g.running)) return;
+    int was_paused = atomic_load(&g.paused);
+    atomic_store(&g_signal_armed, 0);
+    rperf_timer_stop();
+    if (!was_paused) rperf_slots_foreach(flush_pending_cb, NULL);
+    atomic_store(&g.running, 0);
+    rperf_sampler_flush();
+}
+
+void
+rperf_sampler_free(void)
+{
+    if (atomic_load(&g.running)) return;
+    pthread_mutex_lock(&g.drain_mutex);
+    release_data();
+    pthread_mutex_unlock(&g.drain_mutex);
+}
+
+void
+rperf_sampler_pause(void)
+{
+    if (!atomic_load(&g.running) || atomic_exchange(&g.paused, 1)) return;
+    rperf_timer_disarm();
+}
+
+void
+rperf_sampler_resume(void)
+{
+    if (!atomic_load(&g.running) || !atomic_load(&g.paused)) return;
+    rperf_slots_foreach(reset_slot_cb, NULL);
+    atomic_store(&g.paused, 0);
+    rperf_timer_arm();
+}
+
+int
+rperf_sampler_paused(void)
+{
+    return atomic_load(&g.paused);
+}
+
+void
+rperf_sampler_flush(void)
+{
+    pthread_mutex_lock(&g.drain_mutex);
+    drain_locked();
+    pthread_mutex_unlock(&g.drain_mutex);
+}
+
+void
+rperf_sampler_clear(void)
+{
+    pthread_mutex_lock(&g.drain_mutex);
+    drain_locked();
+    if (g.has_data) rperf_agg_table_clear(&g.agg);
+    reset_stats();
+    pthread_mutex_unlock(&g.drain_mutex);
+}
+
+void
+rperf_sampler_get_stats(rperf_sampler_stats_t *out)
+{
+    uint64_t buffer_dropped = atomic_load(&g.buffers.dropped) - g.buffer_dropped_base;
+    out->trigger_count = atomic_load(&g.trigger_count);
+    out->sampling_count = atomic_load(&g.sampling_count);
+    out->sampling_time_ns = atomic_load(&g.sampling_time_ns);
+    out->dropped_samples = atomic_load(&g.dropped_samples) + buffer_dropped;
+    out->dropped_aggregation = atomic_load(&g.dropped_aggregation);
+    out->synthetic_samples = atomic_load(&g.synthetic_samples);
+    out->synthetic_time_ns = atomic_load(&g.synthetic_time_ns);
+    out->ractor_signals = atomic_load(&g.ractor_signals);
+    out->ractor_samples = atomic_load(&g.ractor_samples);
+    out->buffer_contention = atomic_load(&g.buffers.contended) - g.buffer_contention_base;
+}
+
+static void
+set_stat(VALUE stats, const char *key, uint64_t value)
+{
+    rb_hash_aset(stats, rb_str_new_cstr(key), ULL2NUM(value));
+}
+
+void
+rperf_sampler_fill_report(VALUE report)
+{
+    rperf_sampler_stats_t stats;
+    VALUE frames_ary, stacks_ary, samples_ary, blame_ary, raw_ary = Qnil;
+
+    pthread_mutex_lock(&g.drain_mutex);
+    drain_locked();
+    if (!g.has_data) {
+        frames_ary = rb_ary_new();
+        stacks_ary = rb_ary_new();
+        samples_ary = rb_ary_new();
+        blame_ary = rb_ary_new();
+    } else {
+        /* Allocating Ruby objects with the drain mutex held is safe: the GC
+         * mark never takes it, and the worker never waits on Ruby. */
+        frames_ary = rb_ary_dup(rperf_frame_table_resolve(&g.frames));
+        const rperf_agg_table_t *at = &g.agg;
+        stacks_ary = rb_ary_new_capa(at->stack_count);
+        for (uint32_t id = 0; id < at->stack_count; id++) {
+            uint32_t depth;
+            const uint32_t *ids = rperf_agg_table_stack_frames(at, id, &depth);
+            VALUE stack = rb_ary_new_capa(depth);
+            for (uint32_t j = 0; j < depth; j++) rb_ary_push(stack, UINT2NUM(ids[j]));
+            rb_ary_push(stacks_ary, stack);
+        }
+        samples_ary = rb_ary_new_capa(at->entry_count);
+        blame_ary = rb_ary_new();
+        for (uint32_t n = 0; n < at->entry_count; n++) {
+            const rperf_agg_entry_t *e = &at->entries[n];
+            rb_ary_push(samples_ary, rb_ary_new_from_args(4, UINT2NUM(e->stack_id), LL2NUM(e->weight_ns),
+                                                          INT2NUM(e->thread_seq), INT2NUM(e->label_set_id)));
+            if (e->blame_ns > 0)
+                rb_ary_push(blame_ary, rb_ary_new_from_args(4, UINT2NUM(e->stack_id), INT2NUM(e->thread_seq),
+                                                            INT2NUM(e->label_set_id), LL2NUM(e->blame_ns)));
+        }
+        if (!g.opts.aggregate) {
+            raw_ary = rb_ary_new_capa((long)at->raw_count);
+            for (size_t n = 0; n < at->raw_count; n++) {
+                const rperf_raw_sample_t *r = &at->raw[n];
+                rb_ary_push(raw_ary, rb_ary_new_from_args(4, UINT2NUM(r->stack_id), LL2NUM(r->weight_ns),
+                                                          INT2NUM(r->thread_seq), INT2NUM(r->label_set_id)));
+            }
+        }
+    }
+    rperf_sampler_get_stats(&stats);
+    pthread_mutex_unlock(&g.drain_mutex);
+
+    rb_hash_aset(report, rb_str_new_cstr("frames"), frames_ary);
+    rb_hash_aset(report, rb_str_new_cstr("stacks"), stacks_ary);
+    rb_hash_aset(report, rb_str_new_cstr("samples"), samples_ary);
+    rb_hash_aset(report, rb_str_new_cstr("blame"), blame_ary);
+    if (!NIL_P(raw_ary)) rb_hash_aset(report, rb_str_new_cstr("raw_samples"), raw_ary);
+
+    VALUE key = rb_str_new_cstr("stats");
+    VALUE stats_hash = rb_hash_aref(report, key);
+    if (!RB_TYPE_P(stats_hash, T_HASH)) {
+        stats_hash = rb_hash_new();
+        rb_hash_aset(report, key, stats_hash);
+    }
+    set_stat(stats_hash, "trigger_count", stats.trigger_count);
+    set_stat(stats_hash, "sampling_count", stats.sampling_count);
+    set_stat(stats_hash, "sampling_time_ns", stats.sampling_time_ns);
+    set_stat(stats_hash, "dropped_samples", stats.dropped_samples);
+    set_stat(stats_hash, "dropped_aggregation", stats.dropped_aggregation);
+    set_stat(stats_hash, "synthetic_samples", stats.synthetic_samples);
+    set_stat(stats_hash, "synthetic_time_ns", stats.synthetic_time_ns);
+    set_stat(stats_hash, "ractor_signals", stats.ractor_signals);
+    set_stat(stats_hash, "ractor_samples", stats.ractor_samples);
+    set_stat(stats_hash, "buffer_contention", stats.buffer_contention);
+}
+
+void
+rperf_sampler_after_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    atomic_store(&g_signal_armed, 0);
+    atomic_store(&g.running, 0);
+    atomic_store(&g.paused, 0);
+    rperf_timer_after_fork_child();
+    g.drain_mutex = fresh;
+    if (g.has_data) rperf_sample_buffers_after_fork(&g.buffers);
+    release_data();
+    g.generation++;
+}

@@ -1,0 +1,272 @@
+/*
+ * timer.c — worker thread driven by a POSIX timer signal or by condvar
+ * deadlines. Arming/disarming from the GVL side only changes the timer
+ * (signal mode) or a flag plus a condvar broadcast (condvar mode); the worker
+ * never catches up missed ticks in a burst: ticks are samples, and the
+ * sampler weighs samples by elapsed time, so skipping is harmless.
+ *
+ * It does NOT install the signal handler Ruby threads run, and it does NOT
+ * know about Ruby.
+ */
+#define _GNU_SOURCE 1
+#include "timer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+static struct {
+    pthread_t thread;
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;      /* CLOCK_MONOTONIC; startup handshake and condvar ticks */
+    int started;              /* worker thread exists */
+    int ready;                /* handshake: worker finished its setup */
+    const char *setup_error;
+    atomic_int stop;
+    atomic_int armed;
+    int64_t interval_ns;
+    int signo;                /* 0: condvar mode */
+    timer_t timer_id;
+    int has_timer;
+    pid_t worker_tid;
+    rperf_timer_callbacks_t cb;
+} g_timer = {.mutex = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread pid_t tls_native_tid;
+
+pid_t
+rperf_native_tid(void)
+{
+    if (!tls_native_tid) tls_native_tid = (pid_t)syscall(SYS_gettid);
+    return tls_native_tid;
+}
+
+void
+rperf_native_tid_reset(void)
+{
+    tls_native_tid = 0;
+}
+
+static int64_t
+monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static struct timespec
+ns_to_timespec(int64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000LL), .tv_nsec = (long)(ns % 1000000000LL)};
+    return ts;
+}
+
+static void
+set_timer(int64_t interval_ns)
+{
+    struct itimerspec its;
+    memset(&its, 0, sizeof(its));
+    if (interval_ns > 0) {
+        /* tv_nsec must stay below 1e9: split whole seconds (1 Hz works). */
+        its.it_value = ns_to_timespec(interval_ns);
+        its.it_interval = its.it_value;
+    }
+    timer_settime(g_timer.timer_id, 0, &its, NULL);
+}
+
+static void
+finish_setup(const char *error)
+{
+    pthread_mutex_lock(&g_timer.mutex);
+    g_timer.setup_error = error;
+    g_timer.ready = 1;
+    pthread_cond_broadcast(&g_timer.cond);
+    pthread_mutex_unlock(&g_timer.mutex);
+}
+
+static void
+signal_loop(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, g_timer.signo);
+    struct timespec drain_period = ns_to_timespec(RPERF_TIMER_DRAIN_NS);
+    while (!atomic_load(&g_timer.stop)) {
+        siginfo_t info;
+        int got = sigtimedwait(&set, &info, &drain_period);
+        if (atomic_load(&g_timer.stop)) break;
+        /* SI_TIMER: a timer expiry; anything else (our own wake-up) is not
+         * a tick. */
+        if (got == g_timer.signo && info.si_code == SI_TIMER && atomic_load(&g_timer.armed))
+            g_timer.cb.tick(g_timer.cb.arg);
+        g_timer.cb.drain(g_timer.cb.arg);
+    }
+}
+
+static void
+condvar_loop(void)
+{
+    int64_t next_tick = monotonic_ns() + g_timer.interval_ns;
+    int was_armed = atomic_load(&g_timer.armed);
+    pthread_mutex_lock(&g_timer.mutex);
+    while (!atomic_load(&g_timer.stop)) {
+        int armed = atomic_load(&g_timer.armed);
+        int64_t now = monotonic_ns();
+        if (armed && !was_armed) next_tick = now + g_timer.interval_ns;
+        was_armed = armed;
+        int64_t wake = now + RPERF_TIMER_DRAIN_NS;
+        if (armed && next_tick < wake) wake = next_tick;
+        struct timespec deadline = ns_to_timespec(wake);
+        pthread_cond_timedwait(&g_timer.cond, &g_timer.mutex, &deadline);
+        if (atomic_load(&g_timer.stop)) break;
+        pthread_mutex_unlock(&g_timer.mutex);
+        now = monotonic_ns();
+        if (atomic_load(&g_timer.armed) && was_armed && now >= next_tick) {
+            g_timer.cb.tick(g_timer.cb.arg);
+            next_tick += g_timer.interval_ns;
+            if (next_tick <= now) next_tick = now + g_timer.interval_ns;
+        }
+        g_timer.cb.drain(g_timer.cb.arg);
+        pthread_mutex_lock(&g_timer.mutex);
+    }
+    pthread_mutex_unlock(&g_timer.mutex);
+}
+
+static void *
+worker_main(void *arg)
+{
+    (void)arg;
+    g_timer.worker_tid = rperf_native_tid();
+    if (g_timer.signo > 0) {
+        struct sigevent sev;
+        memset(&sev, 0, sizeof(sev));
+        sev.sigev_notify = SIGEV_THREAD_ID;
+        sev.sigev_signo = g_timer.signo;
+        sev.sigev_notify_thread_id = g_timer.worker_tid;
+        if (timer_create(CLOCK_MONOTONIC, &sev, &g_timer.timer_id) != 0) {
+            finish_setup("timer_create failed");
+            return NULL;
+        }
+        g_timer.has_timer = 1;
+        if (atomic_load(&g_timer.armed)) set_timer(g_timer.interval_ns);
+        finish_setup(NULL);
+        signal_loop();
+        timer_delete(g_timer.timer_id);
+        g_timer.has_timer = 0;
+    } else {
+        finish_setup(NULL);
+        condvar_loop();
+    }
+    return NULL;
+}
+
+int
+rperf_timer_start(int64_t interval_ns, int signo, int armed,
+                  const rperf_timer_callbacks_t *callbacks, const char **err)
+{
+    pthread_condattr_t attr;
+    sigset_t all, saved;
+    int rc;
+
+    if (g_timer.started) {
+        *err = "timer already running";
+        return -1;
+    }
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_timer.cond, &attr);
+    pthread_condattr_destroy(&attr);
+
+    g_timer.interval_ns = interval_ns;
+    g_timer.signo = signo;
+    g_timer.cb = *callbacks;
+    g_timer.ready = 0;
+    g_timer.setup_error = NULL;
+    atomic_store(&g_timer.stop, 0);
+    atomic_store(&g_timer.armed, armed);
+
+    /* The worker inherits a fully blocked mask: no signal of the program is
+     * ever handled on it, and the timer signal waits for sigtimedwait. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    rc = pthread_create(&g_timer.thread, NULL, worker_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (rc != 0) {
+        *err = "pthread_create failed for the sampler worker";
+        goto fail;
+    }
+    pthread_mutex_lock(&g_timer.mutex);
+    while (!g_timer.ready) pthread_cond_wait(&g_timer.cond, &g_timer.mutex);
+    pthread_mutex_unlock(&g_timer.mutex);
+    if (g_timer.setup_error) {
+        pthread_join(g_timer.thread, NULL);
+        *err = g_timer.setup_error;
+        goto fail;
+    }
+    g_timer.started = 1;
+    return 0;
+fail:
+    pthread_cond_destroy(&g_timer.cond);
+    return -1;
+}
+
+static void
+wake_worker(void)
+{
+    if (g_timer.signo > 0) {
+        /* si_code SI_TKILL, so the loop does not count it as a tick. */
+        syscall(SYS_tgkill, getpid(), g_timer.worker_tid, g_timer.signo);
+    } else {
+        pthread_mutex_lock(&g_timer.mutex);
+        pthread_cond_broadcast(&g_timer.cond);
+        pthread_mutex_unlock(&g_timer.mutex);
+    }
+}
+
+void
+rperf_timer_stop(void)
+{
+    if (!g_timer.started) return;
+    atomic_store(&g_timer.stop, 1);
+    wake_worker();
+    pthread_join(g_timer.thread, NULL);
+    pthread_cond_destroy(&g_timer.cond);
+    g_timer.started = 0;
+}
+
+void
+rperf_timer_arm(void)
+{
+    if (!g_timer.started || atomic_exchange(&g_timer.armed, 1)) return;
+    if (g_timer.signo > 0) set_timer(g_timer.interval_ns);
+    else wake_worker();
+}
+
+void
+rperf_timer_disarm(void)
+{
+    if (!g_timer.started || !atomic_exchange(&g_timer.armed, 0)) return;
+    if (g_timer.signo > 0) set_timer(0);
+}
+
+void
+rperf_timer_after_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_timer.mutex = fresh;
+    g_timer.started = 0;
+    g_timer.has_timer = 0;
+    atomic_store(&g_timer.armed, 0);
+    atomic_store(&g_timer.stop, 0);
+    rperf_native_tid_reset();
+}

@@ -1,0 +1,50 @@
+/*
+ * timer.h — the sampler's worker thread and its clock: either a POSIX timer
+ * (timer_create on CLOCK_MONOTONIC) whose real-time signal is delivered to the
+ * worker thread only (SIGEV_THREAD_ID) and consumed with sigtimedwait, or,
+ * without signals, a condition-variable wait on CLOCK_MONOTONIC deadlines.
+ *
+ * It does NOT know what a tick does: the worker calls `tick` once per
+ * interval while armed, and `drain` after every wake-up (at least every
+ * RPERF_TIMER_DRAIN_NS, armed or not), both on the worker thread, which is
+ * not a Ruby thread (no GVL, no Ruby calls).
+ *
+ * Contract
+ * - One timer per process. start/stop/arm/disarm are called by the sampler
+ *   with the GVL held (main Ractor); they never call the callbacks.
+ * - start returns 0, or -1 with *err set; on failure no thread or timer is
+ *   left behind. stop wakes and joins the worker; callbacks have returned
+ *   when it returns.
+ * - Intervals of one second or more are valid (frequency 1 Hz).
+ * - The signal, when used, is blocked in the worker; every other thread keeps
+ *   its mask (the sampler installs the handler other threads run).
+ */
+#ifndef RPERF_TIMER_H
+#define RPERF_TIMER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RPERF_TIMER_DRAIN_NS 10000000LL /* 10 ms */
+
+typedef struct rperf_timer_callbacks {
+    void (*tick)(void *arg);
+    void (*drain)(void *arg);
+    void *arg;
+} rperf_timer_callbacks_t;
+
+int  rperf_timer_start(int64_t interval_ns, int signo, int armed,
+                       const rperf_timer_callbacks_t *callbacks, const char **err);
+void rperf_timer_stop(void);
+void rperf_timer_arm(void);
+void rperf_timer_disarm(void);
+/* Fork child: the worker and the timer do not exist here; forget them
+ * without joining or deleting. */
+void rperf_timer_after_fork_child(void);
+
+/* The calling native thread's kernel id, cached per native thread. */
+pid_t rperf_native_tid(void);
+/* Fork child: the surviving thread has a new id. */
+void rperf_native_tid_reset(void);
+
+#endif
