@@ -18,6 +18,7 @@ module Rperf
       # A logfmt value needs quotes when it is empty or holds a space, quote,
       # equals sign, backslash or control character.
       NEEDS_QUOTES = /[ "=\\\x00-\x1f\x7f]/
+      NEEDS_ESCAPE = /["\\\x00-\x1f\x7f]/
 
       module_function
 
@@ -55,9 +56,22 @@ module Rperf
         JSON.generate(clean)
       end
 
+      # Keys repeat on every line, so their checked form is cached; the cache
+      # is bounded (label keys come through the cardinality cap, but fields
+      # added by an application might not).
+      KEY_CACHE_MAX = 4096
+      @key_cache = {}
+
       def safe_key(key)
+        cache = Format.instance_variable_get(:@key_cache)
+        hit = cache[key]
+        return hit if hit
+
         s = key.to_s
-        s.match?(KEY_UNSAFE) ? s.gsub(KEY_UNSAFE, "_") : s
+        s = s.match?(KEY_UNSAFE) ? s.gsub(KEY_UNSAFE, "_") : s.dup
+        s.freeze
+        cache[key] = s if cache.size < KEY_CACHE_MAX
+        s
       end
 
       def logfmt_value(value)
@@ -67,6 +81,7 @@ module Rperf
         else
           s = value.to_s
           return s unless s.empty? || s.match?(NEEDS_QUOTES)
+          return "\"#{s}\"" unless s.match?(NEEDS_ESCAPE)
 
           escaped = s.gsub(/[\\"\n\r\t]|[\x00-\x1f\x7f]/) do |c|
             case c
@@ -92,12 +107,21 @@ module Rperf
 
       # Floats are written with at most 3 decimals and no exponent: log
       # readers and grep patterns both handle "12.345" but not "1.2345e-05".
+      # Integer arithmetic: Float#to_s is the slowest step of a line.
       def format_float(value)
         return "0" unless value.finite?
 
-        s = Kernel.format("%.3f", value)
-        s.sub!(/\.?0+\z/, "") if s.include?(".")
-        s == "-0" ? "0" : s
+        thousandths = (value * 1000).round
+        return Kernel.format("%.3f", value) if thousandths.abs >= 1 << 62
+
+        sign = thousandths.negative? ? "-" : ""
+        whole, frac = thousandths.abs.divmod(1000)
+        return "#{sign}#{whole}" if frac.zero?
+
+        frac_s = frac.to_s
+        frac_s = ("0" * (3 - frac_s.size)) + frac_s if frac_s.size < 3
+        frac_s = frac_s.sub(/0+\z/, "") if frac_s.end_with?("0")
+        "#{sign}#{whole}.#{frac_s}"
       end
     end
   end

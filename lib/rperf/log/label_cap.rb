@@ -30,6 +30,7 @@ module Rperf
         @max_label_sets = max_label_sets
         @max_value_bytes = max_value_bytes
         @seen = {}
+        @raw = {}
         @other_shapes = {}
         @overflowed = 0
         @mutex = Mutex.new
@@ -44,12 +45,21 @@ module Rperf
       # Like #admit; returns [label_hash, folded] where folded is true when
       # the set went to an "other" bucket.
       def admit_with_status(labels)
+        # Fast path: the caller passes the same label Hash content again
+        # (Hash keys compare by content). Bounded like @seen.
+        hit = @mutex.synchronize { @raw[labels] }
+        return [hit, false] if hit
+
         normal = normalise(labels)
         key = normal.to_a
         @mutex.synchronize do
-          return [@seen[key], false] if @seen.key?(key)
+          if (known = @seen[key])
+            @raw[labels.dup.freeze] = known if @raw.size < @max_label_sets * 2
+            return [known, false]
+          end
 
           if @seen.size < @max_label_sets
+            @raw[labels.dup.freeze] = normal if @raw.size < @max_label_sets * 2
             [@seen[key] = normal, false]
           else
             @overflowed += 1
