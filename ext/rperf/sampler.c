@@ -38,8 +38,12 @@
 #define MAX_ENTRIES (1u << 21)
 #define MAX_POOL_FRAMES ((size_t)1 << 26)
 #define MAX_RAW_SAMPLES ((size_t)1 << 23)
-/* Below this gap the worker does not sleep between Ractor signals. */
+/* Gap between signals to different Ractors' holders: wide enough for one
+ * holder to service its job before the next is signalled, and short enough
+ * that a low frequency does not delay stop. Below the minimum the worker
+ * does not sleep. */
 #define MIN_SIGNAL_GAP_NS 20000
+#define MAX_SIGNAL_GAP_NS 1000000
 
 #define DEFAULT_MAX_THREADS 4096
 
@@ -319,6 +323,7 @@ worker_tick(void *arg)
      * same moment would share one run. Spreading the signals over the
      * interval gives each holder its own moment. */
     int64_t gap = g.interval_ns / (n + 1);
+    if (gap > MAX_SIGNAL_GAP_NS) gap = MAX_SIGNAL_GAP_NS;
     pid_t pid = getpid();
     for (int i = 0; i < n; i++) {
         if (gap >= MIN_SIGNAL_GAP_NS) {
@@ -407,7 +412,8 @@ initialize_once(const char **err)
         *err = "no free postponed job slot";
         return -1;
     }
-    rb_gc_register_mark_object(TypedData_Wrap_Struct(rb_cObject, &root_type, NULL));
+    /* Non-NULL data: the GC skips dmark for a NULL pointer. */
+    rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &root_type, &g));
     g.initialized = 1;
     return 0;
 }
@@ -489,7 +495,15 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
     if (signo > 0 && install_handler(signo, err) < 0) return -1;
 
     release_data();
-    if (rperf_sample_buffers_init(&g.buffers, BUFFER_SAMPLES, BUFFER_FRAMES) < 0) {
+    /* RPERF_SAMPLER_BUFFER_SAMPLES shrinks the buffers so tests can prove
+     * that overflow is counted; it never enlarges them. */
+    uint32_t buffer_samples = BUFFER_SAMPLES;
+    const char *override = getenv("RPERF_SAMPLER_BUFFER_SAMPLES");
+    if (override) {
+        long wanted = strtol(override, NULL, 10);
+        if (wanted >= 1 && wanted < BUFFER_SAMPLES) buffer_samples = (uint32_t)wanted;
+    }
+    if (rperf_sample_buffers_init(&g.buffers, buffer_samples, BUFFER_FRAMES) < 0) {
         *err = "out of memory for sample buffers";
         return -1;
     }

@@ -1,0 +1,76 @@
+# frozen_string_literal: true
+
+# Rperf::SamplerOptions — validates and normalises the sampler keywords of
+# Rperf.start (frequency, mode, aggregate, signal, defer, output) into the
+# integers the extension's start takes. It does NOT start anything; every
+# error is an ArgumentError naming the keyword, the value and what is allowed.
+module Rperf
+  module SamplerOptions
+    FREQUENCY_RANGE = (1..10_000).freeze
+    MODES = { cpu: 0, wall: 1 }.freeze
+    # signal: nil picks the extension's default real-time signal (-1);
+    # false means no signals at all (a condvar-driven worker, 0).
+    SIGNAL_DEFAULT = -1
+    SIGNAL_NONE = 0
+
+    module_function
+
+    # Returns { frequency:, mode:, mode_name:, aggregate:, signal:, defer:, output: }.
+    def normalize(frequency: 1000, mode: :cpu, aggregate: true, signal: nil, defer: false, output: nil)
+      {
+        frequency: check_frequency(frequency),
+        mode: check_mode(mode),
+        mode_name: mode.to_sym,
+        aggregate: check_boolean(:aggregate, aggregate),
+        signal: check_signal(signal),
+        defer: check_boolean(:defer, defer),
+        output: check_output(output)
+      }
+    end
+
+    def check_frequency(frequency)
+      unless frequency.is_a?(Integer) && FREQUENCY_RANGE.cover?(frequency)
+        raise ArgumentError, "frequency: #{frequency.inspect} is invalid; " \
+                             "expected an Integer from #{FREQUENCY_RANGE.min} to #{FREQUENCY_RANGE.max} (Hz)"
+      end
+      frequency
+    end
+
+    def check_mode(mode)
+      key = mode.respond_to?(:to_sym) ? mode.to_sym : nil
+      MODES.fetch(key) do
+        raise ArgumentError, "mode: #{mode.inspect} is invalid; expected :cpu or :wall"
+      end
+    end
+
+    def check_boolean(name, value)
+      return value if value == true || value == false
+
+      raise ArgumentError, "#{name}: #{value.inspect} is invalid; expected true or false"
+    end
+
+    def check_signal(signal)
+      return SIGNAL_DEFAULT if signal.nil?
+      return SIGNAL_NONE if signal == false
+
+      unless signal.is_a?(Integer) && realtime_signals.cover?(signal)
+        raise ArgumentError, "signal: #{signal.inspect} is invalid; expected nil (default), " \
+                             "false (no signals) or a real-time signal number " \
+                             "#{realtime_signals.min}..#{realtime_signals.max}"
+      end
+      signal
+    end
+
+    def check_output(output)
+      return output if output.nil? || output.is_a?(String) || output.respond_to?(:write)
+
+      raise ArgumentError, "output: #{output.inspect} is invalid; expected nil, a path String or an IO"
+    end
+
+    # Linux real-time signals as glibc exposes them (SIGRTMIN is 34 after the
+    # two glibc keeps for itself); other platforms have no timer signal.
+    def realtime_signals
+      RUBY_PLATFORM.include?("linux") ? (34..64) : (1..0)
+    end
+  end
+end
