@@ -1,0 +1,936 @@
+/*
+ * contention.c — the state machine behind every GVL/GC event, the Ractor
+ * table, per-label totals and report-interval bookkeeping.
+ *
+ * Accounting rule: an event proves what the thread was doing just before
+ * it (SUSPENDED: it held the GVL; READY: it did not; RESUMED: it wanted
+ * it), so time since the previous event is charged to that proven state
+ * rather than to the remembered one. Missed events (hooks enabled
+ * mid-wait, a profile resumed after a pause, an interrupted sleep that
+ * fires SUSPENDED without RESUMED) then cost accuracy only up to the next
+ * event. The clock is read once per event by the caller.
+ *
+ * This file does NOT install hooks, does NOT build Ruby objects and does
+ * NOT allocate in any rperf_on_* path.
+ */
+#include "contention.h"
+#include "clock.h"
+
+#include <ruby/debug.h>
+#include <ruby/ractor.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifdef RPERF_HAVE_SAMPLER
+#include "sampler.h"
+#endif
+
+static struct {
+    int active;                  /* a profile exists */
+    int recording;               /* atomic: hooks record */
+    int forked_child;
+    uint32_t generation;         /* profile number, encoded in Ractor-local values */
+    uint32_t epoch;              /* atomic: bumped at every resume */
+    int64_t clip_ns;             /* atomic: accounting starts no earlier */
+    int64_t paused_at_ns;        /* 0 when not paused */
+    int64_t paused_ns;           /* paused time within the report interval */
+    int64_t edge_cut_ns;         /* atomic: waits before it were attributed at a cut */
+    rperf_contention_config_t cfg;
+
+    rperf_ractor_slot_t ractors[RPERF_MAX_RACTORS];
+    int ractor_published[RPERF_MAX_RACTORS];
+    int ractor_count;            /* atomic: indexes handed out */
+
+    int64_t interval_start_ns;
+    int64_t interval_start_realtime_ns;
+    int sequence;
+
+    uint64_t orphan_events;      /* atomic: events of threads without a slot */
+    uint64_t unattributed_intervals; /* atomic: intervals of unidentified Ractors */
+    uint64_t coalesced;          /* atomic */
+    uint64_t timed_events;       /* atomic */
+    uint64_t timed_ns;           /* atomic */
+
+    pthread_mutex_t label_mutex;
+    rperf_label_total_t *labels; /* open addressing on (thread, label set) */
+    size_t labels_cap;           /* power of two */
+    size_t labels_used;
+} run = { .label_mutex = PTHREAD_MUTEX_INITIALIZER };
+
+static rb_ractor_local_key_t ractor_key;
+static rb_postponed_job_handle_t register_job = POSTPONED_JOB_HANDLE_INVALID;
+
+/* ------------------------------------------------------------------ */
+/* lifecycle                                                           */
+
+void
+rperf_contention_init_once(void)
+{
+    if (!ractor_key) ractor_key = rb_ractor_local_storage_ptr_newkey(NULL);
+}
+
+static void
+register_job_run(void *data)
+{
+    (void)data;
+    if (rperf_contention_recording()) rperf_ractor_register_current();
+}
+
+void
+rperf_ractor_register_job_init(void)
+{
+    register_job = rb_postponed_job_preregister(0, register_job_run, NULL);
+}
+
+int
+rperf_contention_active(void)
+{
+    return run.active && !run.forked_child;
+}
+
+int
+rperf_contention_recording(void)
+{
+    return __atomic_load_n(&run.recording, __ATOMIC_RELAXED);
+}
+
+int
+rperf_contention_forked_child_pending(void)
+{
+    return run.active && run.forked_child;
+}
+
+const rperf_contention_config_t *
+rperf_contention_config(void)
+{
+    return &run.cfg;
+}
+
+int64_t
+rperf_contention_clip_ns(void)
+{
+    return __atomic_load_n(&run.clip_ns, __ATOMIC_RELAXED);
+}
+
+uint32_t
+rperf_contention_epoch(void)
+{
+    return __atomic_load_n(&run.epoch, __ATOMIC_RELAXED);
+}
+
+int64_t
+rperf_contention_now_clipped(void)
+{
+    int64_t now = rperf_now_ns();
+    int64_t clip = rperf_contention_clip_ns();
+    return now < clip ? clip : now;
+}
+
+static void labels_free(void);
+
+int
+rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int paused,
+                       const char **err)
+{
+    if (run.active) {
+        *err = "profiler state already exists";
+        return -1;
+    }
+    run.cfg = *cfg;
+    if (rperf_slot_pool_create(cfg->max_threads, err) < 0) return -1;
+    if (rperf_edges_create(cfg->max_edges) < 0) {
+        rperf_slot_pool_destroy();
+        *err = "cannot allocate the wait-edge table";
+        return -1;
+    }
+    int64_t now = rperf_now_ns();
+    run.generation++;
+    if (run.generation == 0) run.generation = 1;
+    run.active = 1;
+    run.forked_child = 0;
+    run.epoch++;
+    run.clip_ns = now;
+    run.paused_at_ns = paused ? now : 0;
+    run.paused_ns = 0;
+    run.edge_cut_ns = now;
+    run.ractor_count = 0;
+    memset(run.ractors, 0, sizeof(run.ractors));
+    memset(run.ractor_published, 0, sizeof(run.ractor_published));
+    run.interval_start_ns = now;
+    run.interval_start_realtime_ns = rperf_realtime_ns();
+    run.sequence = 0;
+    run.orphan_events = run.unattributed_intervals = run.coalesced = 0;
+    run.timed_events = run.timed_ns = 0;
+
+    rperf_ractor_slot_t *main_ractor = rperf_ractor_register_current();
+    if (!main_ractor) {
+        *err = "cannot register the main Ractor";
+        goto fail;
+    }
+    main_ractor->main = 1;
+
+    /* The caller runs: it holds the GVL right now. */
+    rperf_thread_slot_t *slot = rperf_slot_claim(caller, now);
+    if (slot) {
+        slot->state = RPERF_STATE_RUNNING;
+        slot->ractor = main_ractor;
+        rperf_holder_ring_push(main_ractor->ring, now, RPERF_HOLDER_THREAD, slot->seq,
+                               slot->label_set_id, run.epoch);
+    }
+    __atomic_store_n(&run.recording, paused ? 0 : 1, __ATOMIC_RELEASE);
+    return 0;
+
+  fail:
+    rperf_contention_destroy();
+    return -1;
+}
+
+void
+rperf_contention_destroy(void)
+{
+    __atomic_store_n(&run.recording, 0, __ATOMIC_RELEASE);
+    for (int i = 0; i < RPERF_MAX_RACTORS; i++) {
+        rperf_ractor_slot_t *r = &run.ractors[i];
+        free(r->ring);
+        rperf_interval_buffer_free(&r->intervals);
+        run.ractor_published[i] = 0;
+    }
+    memset(run.ractors, 0, sizeof(run.ractors));
+    run.ractor_count = 0;
+    rperf_slot_pool_destroy();
+    rperf_edges_destroy();
+    pthread_mutex_lock(&run.label_mutex);
+    labels_free();
+    pthread_mutex_unlock(&run.label_mutex);
+    run.active = 0;
+    run.forked_child = 0;
+}
+
+void
+rperf_contention_after_fork_child(void)
+{
+    /* Only flags: the child may not take locks other threads held. The
+     * stale state is destroyed on the next Ruby-level call. */
+    __atomic_store_n(&run.recording, 0, __ATOMIC_RELAXED);
+    run.label_mutex = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    if (run.active) {
+        run.forked_child = 1;
+        rperf_slot_pool_abandon();
+    }
+}
+
+void
+rperf_contention_pause(int64_t now_ns)
+{
+    if (!run.active || run.paused_at_ns) return;
+    __atomic_store_n(&run.recording, 0, __ATOMIC_RELEASE);
+    run.paused_at_ns = now_ns;
+}
+
+void
+rperf_contention_resume(VALUE caller, int64_t now_ns)
+{
+    if (!run.active || !run.paused_at_ns) return;
+    if (run.paused_at_ns > run.interval_start_ns)
+        run.paused_ns += now_ns - run.paused_at_ns;
+    else
+        run.paused_ns += now_ns - run.interval_start_ns;
+    run.paused_at_ns = 0;
+    __atomic_store_n(&run.clip_ns, now_ns, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&run.epoch, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&run.edge_cut_ns, now_ns, __ATOMIC_RELAXED);
+
+    rperf_thread_slot_t *slot = rperf_slot_claim(caller, now_ns);
+    rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
+    if (slot) {
+        /* The caller is running now; whatever it was before is paused time. */
+        rperf_slot_write_begin(slot);
+        RPERF_STORE(slot->state, RPERF_STATE_RUNNING);
+        RPERF_STORE(slot->state_since_ns, now_ns);
+        RPERF_STORE(slot->timeline_from_ns, now_ns);
+        RPERF_STORE(slot->ready_ns, 0);
+        rperf_slot_write_end(slot);
+        if (r) rperf_holder_ring_push(r->ring, now_ns, RPERF_HOLDER_THREAD, slot->seq,
+                                      slot->label_set_id, rperf_contention_epoch());
+    }
+    __atomic_store_n(&run.recording, 1, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ractors                                                             */
+
+static void *
+ractor_value(int index)
+{
+    uintptr_t v = ((uintptr_t)run.generation << 16) | (uintptr_t)(index + 1);
+    return (void *)v;
+}
+
+static rperf_ractor_slot_t *
+ractor_decode(void *p)
+{
+    uintptr_t v = (uintptr_t)p;
+    if (!v || (uint32_t)(v >> 16) != run.generation) return NULL;
+    int index = (int)(v & 0xffff) - 1;
+    if (index < 0 || index >= RPERF_MAX_RACTORS) return NULL;
+    if (!__atomic_load_n(&run.ractor_published[index], __ATOMIC_ACQUIRE)) return NULL;
+    return &run.ractors[index];
+}
+
+rperf_ractor_slot_t *
+rperf_ractor_lookup_current(void)
+{
+    if (!ractor_key || !run.active) return NULL;
+    return ractor_decode(rb_ractor_local_storage_ptr(ractor_key));
+}
+
+rperf_ractor_slot_t *
+rperf_ractor_register_current(void)
+{
+    if (!run.active || run.forked_child) return NULL;
+    rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
+    if (r) return r;
+    int index = __atomic_fetch_add(&run.ractor_count, 1, __ATOMIC_RELAXED);
+    if (index >= RPERF_MAX_RACTORS) {
+        __atomic_store_n(&run.ractor_count, RPERF_MAX_RACTORS, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    r = &run.ractors[index];
+    memset(r, 0, sizeof(*r));
+    r->id = index + 1;
+    r->ring = calloc(1, sizeof(rperf_holder_ring_t));
+    if (!r->ring) return NULL;
+    if (run.cfg.timeline && run.cfg.max_intervals > 0 &&
+        rperf_interval_buffer_init(&r->intervals, (uint64_t)run.cfg.max_intervals) < 0) {
+        /* No timeline for this Ractor: its intervals are counted as dropped. */
+        memset(&r->intervals, 0, sizeof(r->intervals));
+    }
+    __atomic_store_n(&run.ractor_published[index], 1, __ATOMIC_RELEASE);
+    rb_ractor_local_storage_ptr_set(ractor_key, ractor_value(index));
+    return r;
+}
+
+rperf_ractor_slot_t *
+rperf_ractor_by_id(int id)
+{
+    if (id < 1 || id > RPERF_MAX_RACTORS) return NULL;
+    if (!__atomic_load_n(&run.ractor_published[id - 1], __ATOMIC_ACQUIRE)) return NULL;
+    return &run.ractors[id - 1];
+}
+
+int
+rperf_ractor_count(void)
+{
+    int n = __atomic_load_n(&run.ractor_count, __ATOMIC_ACQUIRE);
+    return n < RPERF_MAX_RACTORS ? n : RPERF_MAX_RACTORS;
+}
+
+int
+rperf_ractor_waiters(const rperf_ractor_slot_t *r)
+{
+    int n = __atomic_load_n(&r->waiters, __ATOMIC_RELAXED);
+    return n > 0 ? n : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* events                                                              */
+
+static inline int64_t
+clipped_since(const rperf_thread_slot_t *slot)
+{
+    int64_t since = slot->state_since_ns;
+    int64_t clip = rperf_contention_clip_ns();
+    return since < clip ? clip : since;
+}
+
+/* Within the seqlock: charge [since, now) to `state`, open `next`. */
+static inline void
+charge(rperf_thread_slot_t *slot, int state, int64_t now, int next)
+{
+    int64_t d = now - clipped_since(slot);
+    if (d > 0) RPERF_STORE(slot->totals[state], slot->totals[state] + d);
+    RPERF_STORE(slot->state, next);
+    RPERF_STORE(slot->state_since_ns, now);
+    RPERF_STORE(slot->last_seen_ns, now);
+}
+
+/* Holder context only: append [from, to) in `state` to the Ractor's
+ * timeline, folding it into the next interval when shorter than
+ * min_interval_ns. */
+static void
+emit_interval(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int state, int64_t to)
+{
+    if (!run.cfg.timeline) return;
+    int64_t from = slot->timeline_from_ns;
+    int64_t clip = rperf_contention_clip_ns();
+    if (from < clip) from = clip;
+    if (to <= from) return;
+    if (run.cfg.min_interval_ns > 0 && to - from < run.cfg.min_interval_ns) {
+        __atomic_fetch_add(&run.coalesced, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    RPERF_STORE(slot->timeline_from_ns, to);
+    if (!r) {
+        __atomic_fetch_add(&run.unattributed_intervals, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    rperf_interval_t rec = {
+        .start_ns = from, .end_ns = to, .thread_seq = slot->seq,
+        .label_set_id = slot->label_set_id, .stack_id = -1, .state = (uint8_t)state,
+    };
+    rperf_interval_buffer_push(&r->intervals, &rec);
+}
+
+static void
+settle_waiter(rperf_thread_slot_t *slot)
+{
+    rperf_ractor_slot_t *counted = slot->waiting_counted;
+    if (counted) {
+        __atomic_fetch_sub(&counted->waiters, 1, __ATOMIC_RELAXED);
+        slot->waiting_counted = NULL;
+    }
+}
+
+void
+rperf_on_ready(rperf_thread_slot_t *slot, int64_t now)
+{
+    if (slot->exited) return;
+    rperf_slot_write_begin(slot);
+    if (slot->state == RPERF_STATE_GVL_WAIT) {
+        /* Repeated READY: the wait that began earlier goes on. */
+        RPERF_STORE(slot->last_seen_ns, now);
+    }
+    else {
+        /* READY proves the thread did not hold the GVL since its last event. */
+        charge(slot, RPERF_STATE_BLOCKED, now, RPERF_STATE_GVL_WAIT);
+        RPERF_STORE(slot->ready_ns, now);
+    }
+    rperf_slot_write_end(slot);
+
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    if (r && !slot->waiting_counted) {
+        __atomic_fetch_add(&r->waiters, 1, __ATOMIC_RELAXED);
+        slot->waiting_counted = r;
+    }
+}
+
+void
+rperf_on_resumed_paused(rperf_thread_slot_t *slot)
+{
+    settle_waiter(slot);
+}
+
+static void
+charge_unknown_edge(rperf_thread_slot_t *slot, int64_t ns)
+{
+    if (ns <= 0) return;
+    __atomic_fetch_add(&slot->unknown_edge_ns, ns, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&slot->unknown_edge_count, 1, __ATOMIC_RELAXED);
+}
+
+void
+rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
+{
+    rperf_ractor_slot_t *r = slot->ractor;
+    if (!r) {
+        r = rperf_ractor_lookup_current();
+        if (r) RPERF_STORE(slot->ractor, r);
+        else if (register_job != POSTPONED_JOB_HANDLE_INVALID)
+            rb_postponed_job_trigger(register_job);
+    }
+    if (!slot->native_id) slot->native_id = (int64_t)syscall(SYS_gettid);
+    (void)thread;
+
+    int prior = slot->state;
+    int64_t ready = slot->ready_ns;
+    int64_t wait_from = clipped_since(slot);
+    int waited = 0;
+    int64_t blocked_from = slot->timeline_from_ns;
+
+    rperf_slot_write_begin(slot);
+    if (prior == RPERF_STATE_GVL_WAIT || prior == RPERF_STATE_BLOCKED) {
+        /* RESUMED proves a wait; without READY (hooks enabled mid-wait, a
+         * thread present at start) the whole span since the last event is
+         * taken as waiting. */
+        charge(slot, RPERF_STATE_GVL_WAIT, now, RPERF_STATE_RUNNING);
+        waited = 1;
+        RPERF_STORE(slot->acquisitions, slot->acquisitions + 1);
+        if (prior == RPERF_STATE_GVL_WAIT && ready)
+            RPERF_STORE(slot->waits, slot->waits + 1);
+    }
+    else {
+        /* Already running (duplicate RESUMED): nothing was waited. */
+        charge(slot, prior, now, RPERF_STATE_RUNNING);
+    }
+    RPERF_STORE(slot->ready_ns, 0);
+    rperf_slot_write_end(slot);
+    settle_waiter(slot);
+
+    if (waited) {
+        int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
+        int64_t edge_from = wait_from > cut ? wait_from : cut;
+        if (r) {
+            int64_t lost = rperf_wait_attribute(r->ring, rperf_contention_epoch(), r->id,
+                                                slot->seq, slot->label_set_id, edge_from, now, NULL);
+            charge_unknown_edge(slot, lost);
+        }
+        else {
+            charge_unknown_edge(slot, now - edge_from);
+        }
+        if (prior == RPERF_STATE_GVL_WAIT && ready > blocked_from) {
+            emit_interval(slot, r, RPERF_STATE_BLOCKED, ready);
+        }
+        emit_interval(slot, r, RPERF_STATE_GVL_WAIT, now);
+#ifdef RPERF_HAVE_SAMPLER
+        if (run.cfg.wall_mode) {
+            int64_t clip = rperf_contention_clip_ns();
+            if (prior == RPERF_STATE_GVL_WAIT && ready) {
+                int64_t b0 = blocked_from < clip ? clip : blocked_from;
+                rperf_sampler_record_synthetic(slot, thread, RPERF_FRAME_GVL_BLOCKED, ready - b0);
+            }
+            rperf_sampler_record_synthetic(slot, thread, RPERF_FRAME_GVL_WAIT, now - wait_from);
+        }
+#endif
+    }
+    else {
+        emit_interval(slot, r, prior, now);
+    }
+    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq,
+                                  slot->label_set_id, rperf_contention_epoch());
+}
+
+void
+rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
+{
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    int prior = slot->state;
+    int held = (prior == RPERF_STATE_GC_MARK || prior == RPERF_STATE_GC_SWEEP)
+             ? prior : RPERF_STATE_RUNNING;
+
+    if (r && prior == RPERF_STATE_BLOCKED) {
+        /* Duplicate SUSPENDED: the previous one did not give the GVL away
+         * (an interrupted sleep), so the hand-off we recorded was this
+         * thread still holding it. */
+        rperf_holder_segment_t *last = rperf_holder_ring_last(r->ring);
+        if (last && last->kind == RPERF_HOLDER_HANDOFF && last->holder_seq == slot->seq) {
+            last->kind = RPERF_HOLDER_THREAD;
+            last->holder_label = slot->label_set_id;
+        }
+    }
+    rperf_slot_write_begin(slot);
+    charge(slot, held, now, RPERF_STATE_BLOCKED);
+    rperf_slot_write_end(slot);
+    if (prior == RPERF_STATE_GVL_WAIT) settle_waiter(slot);
+
+    emit_interval(slot, r, held, now);
+    /* Hand-off segments remember who released (reported as holder 0). */
+    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_HANDOFF, slot->seq, 0,
+                                  rperf_contention_epoch());
+}
+
+void
+rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
+{
+    rperf_slot_write_begin(slot);
+    int prior = slot->state;
+    charge(slot, prior == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED,
+           now, RPERF_STATE_BLOCKED);
+    RPERF_STORE(slot->exited, 1);
+    RPERF_STORE(slot->ready_ns, 0);
+    rperf_slot_write_end(slot);
+    settle_waiter(slot);
+}
+
+static int
+gc_state_for(int phase)
+{
+    return phase == RPERF_GC_PHASE_SWEEP ? RPERF_STATE_GC_SWEEP : RPERF_STATE_GC_MARK;
+}
+
+#ifdef RPERF_HAVE_SAMPLER
+static void
+record_gc_sample(rperf_thread_slot_t *slot, VALUE thread, int state, int64_t ns)
+{
+    rperf_sampler_record_synthetic(slot, thread,
+                                   state == RPERF_STATE_GC_SWEEP ? RPERF_FRAME_GC_SWEEPING
+                                                                 : RPERF_FRAME_GC_MARKING,
+                                   ns);
+}
+#endif
+
+void
+rperf_on_gc_enter(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now)
+{
+    (void)thread;
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    int gc_state = gc_state_for(phase);
+    int prior = slot->state;
+    int held = (prior == RPERF_STATE_GC_MARK || prior == RPERF_STATE_GC_SWEEP)
+             ? prior : RPERF_STATE_RUNNING;
+    rperf_slot_write_begin(slot);
+    charge(slot, held, now, gc_state);
+    rperf_slot_write_end(slot);
+    slot->gc_depth = 1;
+    emit_interval(slot, r, held, now);
+    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_GC, slot->seq,
+                                  slot->label_set_id, rperf_contention_epoch());
+}
+
+void
+rperf_on_gc_phase(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now)
+{
+    (void)thread;
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    if (!slot->gc_depth || phase == RPERF_GC_PHASE_NONE) return;
+    int prior = slot->state;
+    int next = gc_state_for(phase);
+    if (prior == next || (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP)) return;
+    int64_t since = clipped_since(slot);
+    rperf_slot_write_begin(slot);
+    charge(slot, prior, now, next);
+    rperf_slot_write_end(slot);
+    emit_interval(slot, r, prior, now);
+#ifdef RPERF_HAVE_SAMPLER
+    if (run.cfg.wall_mode) record_gc_sample(slot, thread, prior, now - since);
+#else
+    (void)since;
+#endif
+}
+
+void
+rperf_on_gc_exit(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
+{
+    (void)thread;
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    int prior = slot->state;
+    if (!slot->gc_depth) return;
+    slot->gc_depth = 0;
+    if (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP) return;
+    int64_t since = clipped_since(slot);
+    rperf_slot_write_begin(slot);
+    charge(slot, prior, now, RPERF_STATE_RUNNING);
+    rperf_slot_write_end(slot);
+    emit_interval(slot, r, prior, now);
+    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq,
+                                  slot->label_set_id, rperf_contention_epoch());
+#ifdef RPERF_HAVE_SAMPLER
+    record_gc_sample(slot, thread, prior, now - since);
+#else
+    (void)since;
+#endif
+}
+
+int
+rperf_hook_count_event(rperf_thread_slot_t *slot)
+{
+    if (!slot) {
+        __atomic_fetch_add(&run.orphan_events, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    uint64_t n = slot->hook_events + 1;
+    RPERF_STORE(slot->hook_events, n);
+    /* Time the first event of each thread and every 1024th after. */
+    return (n & 1023) == 1;
+}
+
+void
+rperf_hook_timed_end(int64_t start_ns)
+{
+    int64_t d = rperf_now_ns() - start_ns;
+    if (d < 0) d = 0;
+    __atomic_fetch_add(&run.timed_events, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&run.timed_ns, (uint64_t)d, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ */
+/* reading                                                             */
+
+/* Accounting stops while paused: the open state ends at the pause. */
+static int64_t
+accounting_now(int64_t now)
+{
+    if (run.paused_at_ns && run.paused_at_ns < now) return run.paused_at_ns;
+    return now;
+}
+
+static void
+effective_totals(const rperf_slot_view_t *v, int64_t now, int64_t out[RPERF_STATE_COUNT])
+{
+    for (int i = 0; i < RPERF_STATE_COUNT; i++) out[i] = v->totals[i];
+    if (v->exited) return;
+    int64_t since = v->state_since_ns;
+    int64_t clip = rperf_contention_clip_ns();
+    if (since < clip) since = clip;
+    int64_t d = accounting_now(now) - since;
+    if (d > 0 && v->state >= 0 && v->state < RPERF_STATE_COUNT) out[v->state] += d;
+}
+
+void
+rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now,
+                      int64_t totals[RPERF_STATE_COUNT])
+{
+    rperf_slot_view_t v;
+    rperf_slot_read(slot, &v);
+    effective_totals(&v, now, totals);
+}
+
+void
+rperf_slot_report_totals(rperf_thread_slot_t *slot, int64_t cut_ns, rperf_slot_view_t *view,
+                         int64_t delta[RPERF_STATE_COUNT], uint64_t *acquisitions,
+                         uint64_t *waits)
+{
+    rperf_slot_read(slot, view);
+    effective_totals(view, cut_ns, delta);
+    for (int i = 0; i < RPERF_STATE_COUNT; i++) {
+        delta[i] -= slot->base_totals[i];
+        if (delta[i] < 0) delta[i] = 0;
+    }
+    *acquisitions = view->acquisitions - slot->base_acquisitions;
+    *waits = view->waits - slot->base_waits;
+}
+
+/* ------------------------------------------------------------------ */
+/* labels                                                              */
+
+static void
+labels_free(void)
+{
+    free(run.labels);
+    run.labels = NULL;
+    run.labels_cap = run.labels_used = 0;
+}
+
+static size_t
+label_hash(int seq, int label)
+{
+    uint32_t h = 2166136261u;
+    h = (h ^ (uint32_t)seq) * 16777619u;
+    h = (h ^ (uint32_t)label) * 16777619u;
+    return h;
+}
+
+/* Mutex held. Returns the row, or NULL on allocation failure. */
+static rperf_label_total_t *
+label_row(int seq, int label)
+{
+    if (run.labels_used * 2 >= run.labels_cap) {
+        size_t cap = run.labels_cap ? run.labels_cap * 2 : 64;
+        rperf_label_total_t *rows = calloc(cap, sizeof(*rows));
+        if (!rows) return NULL;
+        for (size_t i = 0; i < run.labels_cap; i++) {
+            rperf_label_total_t *old = &run.labels[i];
+            if (!old->thread_seq) continue;
+            size_t j = label_hash(old->thread_seq, old->label_set_id) & (cap - 1);
+            while (rows[j].thread_seq) j = (j + 1) & (cap - 1);
+            rows[j] = *old;
+        }
+        free(run.labels);
+        run.labels = rows;
+        run.labels_cap = cap;
+    }
+    size_t j = label_hash(seq, label) & (run.labels_cap - 1);
+    for (;; j = (j + 1) & (run.labels_cap - 1)) {
+        rperf_label_total_t *row = &run.labels[j];
+        if (!row->thread_seq) {
+            row->thread_seq = seq;
+            row->label_set_id = label;
+            run.labels_used++;
+            return row;
+        }
+        if (row->thread_seq == seq && row->label_set_id == label) return row;
+    }
+}
+
+/* Mutex held. */
+static void
+flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
+{
+    int64_t eff[RPERF_STATE_COUNT];
+    rperf_slot_totals_now(slot, now, eff);
+    int64_t delta[RPERF_STATE_COUNT];
+    int any = 0;
+    for (int i = 0; i < RPERF_STATE_COUNT; i++) {
+        delta[i] = eff[i] - slot->label_base[i];
+        if (delta[i] < 0) delta[i] = 0;
+        if (delta[i]) any = 1;
+    }
+    if (!any) return;
+    rperf_label_total_t *row = label_row(slot->seq, RPERF_LOAD(slot->label_set_id));
+    if (!row) return;
+    for (int i = 0; i < RPERF_STATE_COUNT; i++) {
+        row->totals[i] += delta[i];
+        slot->label_base[i] += delta[i];
+    }
+}
+
+void
+rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
+{
+    if (slot->label_set_id == label_set_id) return;
+    int64_t now = rperf_contention_now_clipped();
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    if (!r) {
+        r = rperf_ractor_register_current();
+        if (r) RPERF_STORE(slot->ractor, r);
+    }
+    pthread_mutex_lock(&run.label_mutex);
+    if (rperf_contention_recording()) {
+        flush_slot_label(slot, now);
+        /* The caller holds its GVL: close its running interval under the
+         * old label so the timeline and the holder history switch too. */
+        int prior = slot->state;
+        if (prior == RPERF_STATE_RUNNING) {
+            rperf_slot_write_begin(slot);
+            charge(slot, prior, now, prior);
+            rperf_slot_write_end(slot);
+            emit_interval(slot, r, prior, now);
+        }
+    }
+    RPERF_STORE(slot->label_set_id, label_set_id);
+    pthread_mutex_unlock(&run.label_mutex);
+    if (r && rperf_contention_recording())
+        rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id,
+                               rperf_contention_epoch());
+}
+
+static void
+flush_one(rperf_thread_slot_t *slot, void *arg)
+{
+    flush_slot_label(slot, *(int64_t *)arg);
+}
+
+void
+rperf_contention_flush_labels(int64_t now)
+{
+    pthread_mutex_lock(&run.label_mutex);
+    rperf_slots_foreach(flush_one, &now);
+    pthread_mutex_unlock(&run.label_mutex);
+}
+
+rperf_label_total_t *
+rperf_contention_label_totals(size_t *count, int clear)
+{
+    pthread_mutex_lock(&run.label_mutex);
+    rperf_label_total_t *out = malloc((run.labels_used ? run.labels_used : 1) * sizeof(*out));
+    size_t n = 0;
+    if (out) {
+        for (size_t i = 0; i < run.labels_cap; i++)
+            if (run.labels[i].thread_seq) out[n++] = run.labels[i];
+    }
+    if (clear) labels_free();
+    pthread_mutex_unlock(&run.label_mutex);
+    *count = n;
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* report intervals                                                    */
+
+int64_t rperf_contention_interval_start(void) { return run.interval_start_ns; }
+int64_t rperf_contention_interval_start_realtime(void) { return run.interval_start_realtime_ns; }
+int     rperf_contention_sequence(void) { return run.sequence; }
+
+typedef struct cut_ctx {
+    const rperf_cut_t *cut;
+    rperf_edge_list_t *extra;
+    rperf_ractor_slot_t *own;   /* the builder's Ractor: its ring is stable */
+} cut_ctx_t;
+
+static void
+cut_one(rperf_thread_slot_t *slot, void *arg)
+{
+    cut_ctx_t *ctx = arg;
+    rperf_slot_view_t v;
+    rperf_slot_read(slot, &v);
+    if (v.exited || (v.state != RPERF_STATE_GVL_WAIT && v.state != RPERF_STATE_BLOCKED)) return;
+    /* A blocked thread is not waiting; only READY-opened waits count. */
+    if (v.state == RPERF_STATE_BLOCKED) return;
+    int64_t from = v.state_since_ns;
+    int64_t clip = rperf_contention_clip_ns();
+    int64_t edge_cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
+    if (from < clip) from = clip;
+    if (from < edge_cut) from = edge_cut;
+    int64_t to = accounting_now(ctx->cut->end_ns);
+    if (to <= from) return;
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    const rperf_holder_ring_t *ring =
+        (r && (ctx->cut->final || r == ctx->own)) ? r->ring : NULL;
+    rperf_wait_attribute(ring, rperf_contention_epoch(), r ? r->id : 0, slot->seq,
+                         RPERF_LOAD(slot->label_set_id), from, to, ctx->extra);
+}
+
+void
+rperf_contention_cut_open_waits(const rperf_cut_t *cut, rperf_edge_list_t *extra)
+{
+    cut_ctx_t ctx = { cut, extra, rperf_ractor_lookup_current() };
+    rperf_slots_foreach(cut_one, &ctx);
+}
+
+void
+rperf_contention_get_stats(rperf_contention_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    uint64_t events = __atomic_load_n(&run.orphan_events, __ATOMIC_RELAXED);
+    int n = rperf_slot_count();
+    for (int seq = 1; seq <= n; seq++) {
+        rperf_thread_slot_t *slot = rperf_slot_by_seq(seq);
+        if (slot) events += RPERF_LOAD(slot->hook_events) - slot->base_hook_events;
+    }
+    out->hook_events = events;
+    uint64_t timed = __atomic_load_n(&run.timed_events, __ATOMIC_RELAXED);
+    uint64_t timed_ns = __atomic_load_n(&run.timed_ns, __ATOMIC_RELAXED);
+    out->hook_time_ns = timed ? (uint64_t)((double)events * (double)timed_ns / (double)timed) : 0;
+    uint64_t dropped = __atomic_load_n(&run.unattributed_intervals, __ATOMIC_RELAXED);
+    for (int i = 0; i < rperf_ractor_count(); i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i + 1);
+        if (r) dropped += rperf_interval_buffer_take_dropped(&r->intervals, 0);
+    }
+    out->dropped_intervals = dropped;
+    out->dropped_edges = rperf_edges_dropped(0);
+    out->dropped_threads = rperf_slot_dropped();
+    out->coalesced_intervals = __atomic_load_n(&run.coalesced, __ATOMIC_RELAXED);
+    out->edge_lock_contended = rperf_edges_lock_contended(0);
+    out->paused_ns = run.paused_ns;
+    if (run.paused_at_ns) {
+        int64_t from = run.paused_at_ns > run.interval_start_ns ? run.paused_at_ns
+                                                                : run.interval_start_ns;
+        out->paused_ns += rperf_now_ns() - from;
+    }
+}
+
+static void
+baseline_one(rperf_thread_slot_t *slot, void *arg)
+{
+    int64_t now = *(int64_t *)arg;
+    rperf_slot_view_t v;
+    rperf_slot_read(slot, &v);
+    effective_totals(&v, now, slot->base_totals);
+    slot->base_acquisitions = v.acquisitions;
+    slot->base_waits = v.waits;
+    slot->base_hook_events = RPERF_LOAD(slot->hook_events);
+}
+
+void
+rperf_contention_begin_interval(int64_t now, int64_t now_realtime)
+{
+    rperf_slots_foreach(baseline_one, &now);
+    run.interval_start_ns = now;
+    run.interval_start_realtime_ns = now_realtime;
+    run.sequence++;
+    run.paused_ns = 0;
+    __atomic_store_n(&run.edge_cut_ns, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&run.orphan_events, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run.unattributed_intervals, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run.coalesced, 0, __ATOMIC_RELAXED);
+    for (int i = 0; i < rperf_ractor_count(); i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i + 1);
+        if (r) rperf_interval_buffer_take_dropped(&r->intervals, 1);
+    }
+    rperf_edges_dropped(1);
+    rperf_edges_lock_contended(1);
+    rperf_slot_pool_reset_dropped();
+}

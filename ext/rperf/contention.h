@@ -1,0 +1,154 @@
+/*
+ * contention.h — exact per-thread state accounting, the Ractor table and
+ * per-label totals.
+ *
+ * The GVL and GC hooks report events here; each event closes the state the
+ * thread was in (the event itself proves which state that was: SUSPENDED
+ * proves the thread held the GVL, READY that it did not, RESUMED that it was
+ * waiting) and opens the next. Closing charges the elapsed time to the
+ * slot's totals, emits a timeline interval and, for waits, the wait edges.
+ * This file does NOT install hooks (gvl_hooks.c, gc_hooks.c), does NOT
+ * sample stacks (sampler.h) and does NOT build Ruby objects (rperf.c).
+ *
+ * Contract
+ * - rperf_contention_start/stop/destroy, rperf_ractor_register_current,
+ *   rperf_contention_set_label and the readers: Ruby context with the GVL
+ *   (start/stop/destroy on the main Ractor only); they may allocate.
+ * - rperf_on_*: called from hooks; never allocate, never call Ruby, never
+ *   block. on_ready/on_exited may run without any GVL and in parallel with
+ *   hooks of other Ractors; they touch only the slot and atomics.
+ *   on_suspended/on_resumed/on_gc_* run while the thread is its Ractor's
+ *   GVL holder, which serialises the Ractor's ring and interval buffer.
+ * - Ractor identity: a Ractor-local pointer (set outside hooks by
+ *   rperf_ractor_register_current, e.g. from a postponed job) encodes the
+ *   profile generation and the Ractor's index; stale values are ignored.
+ */
+#ifndef RPERF_CONTENTION_H
+#define RPERF_CONTENTION_H
+
+#include <ruby.h>
+#include <stdint.h>
+#include "thread_slot.h"
+#include "interval_buffer.h"
+#include "wait_edges.h"
+
+#define RPERF_MAX_RACTORS 256
+
+typedef struct rperf_ractor_slot {
+    int id;                          /* 1-based; main is 1 */
+    int main;
+    int waiters;                     /* atomic: threads between READY and RESUMED */
+    rperf_holder_ring_t *ring;       /* holder history, written by the GVL holder */
+    rperf_interval_buffer_t intervals;
+} rperf_ractor_slot_t;
+
+enum rperf_gc_phase { RPERF_GC_PHASE_NONE = 0, RPERF_GC_PHASE_MARK = 1, RPERF_GC_PHASE_SWEEP = 2 };
+
+typedef struct rperf_contention_config {
+    int max_threads;
+    long max_intervals;        /* per Ractor */
+    long max_edges;
+    int64_t min_interval_ns;   /* shorter intervals fold into the thread's next one */
+    int timeline;              /* 0: record no intervals */
+    int wall_mode;             /* sampler mode: wall records [GVL blocked]/[GVL wait] */
+} rperf_contention_config_t;
+
+/* Counters of the current report interval (see report stats). */
+typedef struct rperf_contention_stats {
+    uint64_t hook_events;
+    uint64_t hook_time_ns;
+    uint64_t dropped_intervals;
+    uint64_t dropped_edges;
+    uint64_t dropped_threads;
+    uint64_t coalesced_intervals;
+    uint64_t edge_lock_contended;
+    int64_t paused_ns;
+} rperf_contention_stats_t;
+
+/* ---- lifecycle (Ruby context, main Ractor, GVL) ---- */
+void rperf_contention_init_once(void);
+int  rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int paused,
+                            const char **err);
+/* After the hooks are removed: no hook can run any more. */
+void rperf_contention_destroy(void);
+int  rperf_contention_active(void);        /* a profile exists (running or paused) */
+int  rperf_contention_recording(void);     /* hooks record (active and not paused) */
+void rperf_contention_pause(int64_t now_ns);
+void rperf_contention_resume(VALUE caller, int64_t now_ns);
+/* Fork child: stop recording without touching locks or other threads. */
+void rperf_contention_after_fork_child(void);
+int  rperf_contention_forked_child_pending(void);
+
+/* Clock reading clipped to the last resume: accounting never reaches back
+ * into a paused period. */
+int64_t rperf_contention_now_clipped(void);
+int64_t rperf_contention_clip_ns(void);
+uint32_t rperf_contention_epoch(void);
+const rperf_contention_config_t *rperf_contention_config(void);
+
+/* ---- Ractors ---- */
+/* Registers the calling Ractor if it is not yet (allocates). Returns it, or
+ * NULL when the table is full. */
+rperf_ractor_slot_t *rperf_ractor_register_current(void);
+/* Read-only lookup of the calling Ractor (no allocation); GVL held. */
+rperf_ractor_slot_t *rperf_ractor_lookup_current(void);
+rperf_ractor_slot_t *rperf_ractor_by_id(int id);
+int  rperf_ractor_count(void);
+int  rperf_ractor_waiters(const rperf_ractor_slot_t *r);
+void rperf_ractor_register_job_init(void);  /* postponed job, at Init */
+
+/* ---- events (hooks) ---- */
+void rperf_on_ready(rperf_thread_slot_t *slot, int64_t now);
+void rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now);
+void rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now);
+void rperf_on_exited(rperf_thread_slot_t *slot, int64_t now);
+/* Paused: keep only the Ractor waiters counts right. */
+void rperf_on_resumed_paused(rperf_thread_slot_t *slot);
+void rperf_on_gc_enter(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now);
+void rperf_on_gc_exit(rperf_thread_slot_t *slot, VALUE thread, int64_t now);
+void rperf_on_gc_phase(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now);
+/* Hook bookkeeping: counts the event; times one in 1024 (returns 1 when
+ * the caller must call rperf_hook_timed_end with its start time). */
+int  rperf_hook_count_event(rperf_thread_slot_t *slot);
+void rperf_hook_timed_end(int64_t start_ns);
+
+/* ---- Ruby-side operations (the thread itself, GVL held) ---- */
+void rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id);
+/* Cumulative totals of a slot up to now (open state included). */
+void rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now,
+                           int64_t totals[RPERF_STATE_COUNT]);
+
+/* ---- report interval (GVL held, main Ractor) ---- */
+typedef struct rperf_label_total {
+    int thread_seq;
+    int label_set_id;
+    int64_t totals[RPERF_STATE_COUNT];
+} rperf_label_total_t;
+
+typedef struct rperf_cut {
+    int64_t start_ns;        /* report interval start (monotonic) */
+    int64_t start_realtime_ns;
+    int64_t end_ns;          /* the cut */
+    int final;               /* stop: hooks are gone, every ring may be read */
+} rperf_cut_t;
+
+int64_t rperf_contention_interval_start(void);
+int64_t rperf_contention_interval_start_realtime(void);
+int     rperf_contention_sequence(void);
+/* Moves each slot's label portion up to `now` into the label table. */
+void rperf_contention_flush_labels(int64_t now);
+/* Copies the label table (malloc'd array, caller frees); clear empties it. */
+rperf_label_total_t *rperf_contention_label_totals(size_t *count, int clear);
+/* Attributes the open part of every wait in progress up to cut->end_ns into
+ * `extra` edges (not the shared table); see contention.c. */
+void rperf_contention_cut_open_waits(const rperf_cut_t *cut, rperf_edge_list_t *extra);
+void rperf_contention_get_stats(rperf_contention_stats_t *out);
+/* Starts the next report interval at `now` (snapshot clear): resets
+ * counters and stores per-slot baselines. */
+void rperf_contention_begin_interval(int64_t now, int64_t now_realtime);
+/* Slot delta for the current report: totals/counts minus baselines. */
+void rperf_slot_report_totals(rperf_thread_slot_t *slot, int64_t cut_ns,
+                              rperf_slot_view_t *view, int64_t delta[RPERF_STATE_COUNT],
+                              uint64_t *acquisitions, uint64_t *waits);
+
+#endif

@@ -1,0 +1,47 @@
+# extconf.rb — builds the rperf_ext extension: every ext/rperf/*.c plus the
+# analysis library (analysis/*.c except the CLI's main.c), linked with
+# jansson, cgraph/gvc and zlib through pkg-config.
+#
+# Optional parts are detected by file presence so that each part builds on
+# its own: RPERF_HAVE_SAMPLER when ext/rperf/sampler.c exists,
+# RPERF_HAVE_ANALYSIS when analysis/rga.h exists.
+# RPERF_SANITIZE=1 in the environment adds ASan/UBSan.
+require "mkmf"
+
+ext_dir = File.expand_path(__dir__)
+analysis_dir = File.expand_path("../../analysis", __dir__)
+
+$CFLAGS << " -std=gnu11 -Wall -Wextra"
+# The sources are C11, where string literals are char[]; Ruby's own
+# -Wwrite-strings would flag every Graphviz call that takes char *.
+$warnflags = $warnflags.to_s.sub(/-Wwrite-strings\s*/, "")
+$CFLAGS << " -fsanitize=address,undefined -fno-omit-frame-pointer" if ENV["RPERF_SANITIZE"] == "1"
+$LDFLAGS << " -fsanitize=address,undefined" if ENV["RPERF_SANITIZE"] == "1"
+
+have_library("pthread") || abort("rperf-gvl: pthread is required")
+have_header("ruby/thread.h") || abort("rperf-gvl: ruby/thread.h is required (Ruby >= 3.3)")
+have_func("rb_internal_thread_specific_get", "ruby/thread.h") ||
+  abort("rperf-gvl: Ruby >= 3.3 is required (rb_internal_thread_specific_get)")
+
+srcs = Dir[File.join(ext_dir, "*.c")].map { |f| File.basename(f) }
+
+if File.exist?(File.join(ext_dir, "sampler.c"))
+  $defs << "-DRPERF_HAVE_SAMPLER"
+end
+
+if File.exist?(File.join(analysis_dir, "rga.h"))
+  %w[jansson libcgraph libgvc zlib].each do |pkg|
+    pkg_config(pkg) || abort("rperf-gvl: pkg-config package #{pkg} not found (see bin/setup)")
+  end
+  analysis_srcs = Dir[File.join(analysis_dir, "*.c")].map { |f| File.basename(f) } - ["main.c"]
+  clash = srcs & analysis_srcs
+  abort("rperf-gvl: source names used twice: #{clash.join(', ')}") unless clash.empty?
+  srcs += analysis_srcs
+  $VPATH << analysis_dir
+  $INCFLAGS << " -I#{analysis_dir}"
+  $defs << "-DRPERF_HAVE_ANALYSIS"
+end
+
+$srcs = srcs
+$INCFLAGS << " -I#{ext_dir}"
+create_makefile("rperf_ext", ext_dir)

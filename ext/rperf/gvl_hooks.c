@@ -1,0 +1,95 @@
+/*
+ * gvl_hooks.c — the thread-event callback: finds (or claims) the thread's
+ * slot, reads the clock once and hands the event to contention.c.
+ *
+ * It does NOT interpret events (contention.c does) and does NOT record
+ * stacks (the sampler does, from contention.c in wall mode).
+ */
+#include "gvl_hooks.h"
+#include "clock.h"
+#include "contention.h"
+
+#include <ruby/thread.h>
+
+static rb_internal_thread_event_hook_t *hook;
+static int hook_inert;   /* left registered by a fork child */
+
+static void
+thread_event(rb_event_flag_t event, const rb_internal_thread_event_data_t *data, void *user)
+{
+    (void)user;
+    VALUE thread = data->thread;
+
+    if (!rperf_contention_recording()) {
+        /* Paused or stopping: keep only the Ractor waiters counts right
+         * (a READY counted before the pause must be undone). */
+        if (event & (RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_EXITED)) {
+            rperf_thread_slot_t *slot = rperf_slot_find(thread);
+            if (slot) rperf_on_resumed_paused(slot);
+        }
+        return;
+    }
+
+    int64_t now = rperf_now_ns();
+    rperf_thread_slot_t *slot = (event & RUBY_INTERNAL_THREAD_EVENT_EXITED)
+                              ? rperf_slot_find(thread)
+                              : rperf_slot_claim(thread, now);
+    int timed = rperf_hook_count_event(slot);
+    if (!slot) return;
+
+    switch (event) {
+      case RUBY_INTERNAL_THREAD_EVENT_READY:
+        /* No GVL; runs under the Ractor's scheduler lock, possibly on the
+         * native thread that wakes this one. Slot and atomics only. */
+        rperf_on_ready(slot, now);
+        break;
+      case RUBY_INTERNAL_THREAD_EVENT_RESUMED:
+        /* This thread now holds its Ractor's GVL, on its own native thread
+         * (the EC is set), so the Ractor-local lookup is valid. */
+        rperf_on_resumed(slot, thread, now);
+        break;
+      case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
+        /* Fired just before the GVL is handed on: this thread is still the
+         * holder, so the Ractor's ring and timeline are ours to write. */
+        rperf_on_suspended(slot, now);
+        break;
+      case RUBY_INTERNAL_THREAD_EVENT_EXITED:
+        /* After the final SUSPENDED, without the GVL. Slot and atomics only. */
+        rperf_on_exited(slot, now);
+        break;
+      default:
+        break;
+    }
+    if (timed) rperf_hook_timed_end(now);
+}
+
+int
+rperf_gvl_hooks_install(void)
+{
+    if (hook) {
+        hook_inert = 0;
+        return 0;
+    }
+    hook = rb_internal_thread_add_event_hook(thread_event,
+                                             RUBY_INTERNAL_THREAD_EVENT_READY |
+                                             RUBY_INTERNAL_THREAD_EVENT_RESUMED |
+                                             RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+                                             RUBY_INTERNAL_THREAD_EVENT_EXITED,
+                                             NULL);
+    return hook ? 0 : -1;
+}
+
+void
+rperf_gvl_hooks_remove(void)
+{
+    if (!hook) return;
+    if (hook_inert) return;  /* fork child: never take the VM's hook lock */
+    rb_internal_thread_remove_event_hook(hook);
+    hook = NULL;
+}
+
+void
+rperf_gvl_hooks_after_fork_child(void)
+{
+    if (hook) hook_inert = 1;
+}

@@ -1,0 +1,211 @@
+/*
+ * thread_slot.c — the preallocated per-thread slot pool.
+ *
+ * Claiming is one atomic fetch_add on the pool's counter plus plain stores
+ * into the fresh slot, then a release store of `published`; readers on
+ * other threads skip unpublished slots. Nothing here allocates after
+ * rperf_slot_pool_create(), so the hooks may claim. This file does NOT
+ * interpret states or charge time (contention.c) and does NOT touch the
+ * sampler's fields beyond zeroing them.
+ */
+#include "thread_slot.h"
+#include "contention.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static rb_internal_thread_specific_key_t slot_key;
+static int slot_key_ready;
+
+static struct {
+    rperf_thread_slot_t *slots;
+    int capacity;
+    int claimed;              /* atomic: next index to hand out (may exceed capacity) */
+    uint64_t dropped;         /* atomic */
+} pool;
+
+void
+rperf_slot_key_init(void)
+{
+    if (slot_key_ready) return;
+    slot_key = rb_internal_thread_specific_key_create();
+    slot_key_ready = 1;
+}
+
+int
+rperf_slot_pool_create(int capacity, const char **err)
+{
+    if (pool.slots) {
+        *err = "slot pool already exists";
+        return -1;
+    }
+    if (capacity < 1) {
+        *err = "max_threads must be >= 1";
+        return -1;
+    }
+    pool.slots = calloc((size_t)capacity, sizeof(rperf_thread_slot_t));
+    if (!pool.slots) {
+        *err = "cannot allocate the thread slot pool";
+        return -1;
+    }
+    pool.capacity = capacity;
+    __atomic_store_n(&pool.claimed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pool.dropped, 0, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int
+rperf_slot_pool_active(void)
+{
+    return pool.slots != NULL;
+}
+
+void
+rperf_slot_pool_destroy(void)
+{
+    if (!pool.slots) return;
+    int n = rperf_slot_count();
+    for (int i = 0; i < n; i++) {
+        rperf_thread_slot_t *slot = &pool.slots[i];
+        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE)) continue;
+        /* The thread object is alive (we marked it), so its storage exists. */
+        if (rperf_slot_find(slot->thread) == slot)
+            rb_internal_thread_specific_set(slot->thread, slot_key, NULL);
+    }
+    free(pool.slots);
+    pool.slots = NULL;
+    pool.capacity = 0;
+    __atomic_store_n(&pool.claimed, 0, __ATOMIC_RELAXED);
+}
+
+void
+rperf_slot_pool_abandon(void)
+{
+    /* Fork child: the pool memory is a private copy. Unhook the forking
+     * thread's pointer (the only thread that survives) lazily via destroy;
+     * here we only make sure nothing new is claimed. */
+    __atomic_store_n(&pool.claimed, pool.capacity, __ATOMIC_RELAXED);
+}
+
+int
+rperf_slot_count(void)
+{
+    int n = __atomic_load_n(&pool.claimed, __ATOMIC_ACQUIRE);
+    return n < pool.capacity ? n : pool.capacity;
+}
+
+uint64_t
+rperf_slot_dropped(void)
+{
+    return __atomic_load_n(&pool.dropped, __ATOMIC_RELAXED);
+}
+
+void
+rperf_slot_pool_reset_dropped(void)
+{
+    __atomic_store_n(&pool.dropped, 0, __ATOMIC_RELAXED);
+}
+
+void
+rperf_slot_pool_mark(void)
+{
+    if (!pool.slots) return;
+    int n = rperf_slot_count();
+    for (int i = 0; i < n; i++) {
+        rperf_thread_slot_t *slot = &pool.slots[i];
+        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE)) continue;
+        rb_gc_mark(slot->thread);
+    }
+}
+
+rperf_thread_slot_t *
+rperf_slot_find(VALUE thread)
+{
+    if (!pool.slots || !slot_key_ready) return NULL;
+    rperf_thread_slot_t *slot = rb_internal_thread_specific_get(thread, slot_key);
+    /* A pointer left by an earlier pool (cleared at destroy, so only after a
+     * fork) must not be trusted: check it points into this pool. */
+    if (slot < pool.slots || slot >= pool.slots + pool.capacity) return NULL;
+    return slot;
+}
+
+rperf_thread_slot_t *
+rperf_slot_claim(VALUE thread, int64_t now_ns)
+{
+    rperf_thread_slot_t *slot = rperf_slot_find(thread);
+    if (slot) return slot;
+    if (!pool.slots) return NULL;
+
+    int idx = __atomic_fetch_add(&pool.claimed, 1, __ATOMIC_RELAXED);
+    if (idx >= pool.capacity) {
+        __atomic_fetch_add(&pool.dropped, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    slot = &pool.slots[idx];
+    slot->seq = idx + 1;
+    slot->label_set_id = 0;
+    slot->thread = thread;
+    slot->state = RPERF_STATE_BLOCKED;
+    slot->state_since_ns = now_ns;
+    slot->first_seen_ns = now_ns;
+    slot->last_seen_ns = now_ns;
+    slot->timeline_from_ns = now_ns;
+    __atomic_store_n(&slot->published, 1, __ATOMIC_RELEASE);
+    rb_internal_thread_specific_set(thread, slot_key, slot);
+    return slot;
+}
+
+rperf_thread_slot_t *
+rperf_slot_of(VALUE thread)
+{
+    rperf_thread_slot_t *slot = rperf_slot_find(thread);
+    if (slot) return slot;
+    return rperf_slot_claim(thread, rperf_contention_now_clipped());
+}
+
+rperf_thread_slot_t *
+rperf_slot_by_seq(int seq)
+{
+    if (!pool.slots || seq < 1 || seq > rperf_slot_count()) return NULL;
+    rperf_thread_slot_t *slot = &pool.slots[seq - 1];
+    return __atomic_load_n(&slot->published, __ATOMIC_ACQUIRE) ? slot : NULL;
+}
+
+int
+rperf_slot_ractor_waiters(const rperf_thread_slot_t *slot)
+{
+    const struct rperf_ractor_slot *r = slot ? RPERF_LOAD(slot->ractor) : NULL;
+    return r ? rperf_ractor_waiters(r) : 0;
+}
+
+void
+rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg)
+{
+    if (!pool.slots) return;
+    int n = rperf_slot_count();
+    for (int i = 0; i < n; i++) {
+        rperf_thread_slot_t *slot = &pool.slots[i];
+        if (__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE)) fn(slot, arg);
+    }
+}
+
+void
+rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
+{
+    for (;;) {
+        uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
+        if (v1 & 1) continue;
+        out->state = RPERF_LOAD(slot->state);
+        out->exited = RPERF_LOAD(slot->exited);
+        out->state_since_ns = RPERF_LOAD(slot->state_since_ns);
+        out->first_seen_ns = RPERF_LOAD(slot->first_seen_ns);
+        out->last_seen_ns = RPERF_LOAD(slot->last_seen_ns);
+        out->ready_ns = RPERF_LOAD(slot->ready_ns);
+        out->timeline_from_ns = RPERF_LOAD(slot->timeline_from_ns);
+        for (int i = 0; i < RPERF_STATE_COUNT; i++) out->totals[i] = RPERF_LOAD(slot->totals[i]);
+        out->acquisitions = RPERF_LOAD(slot->acquisitions);
+        out->waits = RPERF_LOAD(slot->waits);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&slot->version, __ATOMIC_RELAXED) == v1) return;
+    }
+}

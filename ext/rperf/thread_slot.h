@@ -1,0 +1,146 @@
+/*
+ * thread_slot.h — the preallocated pool of per-thread state.
+ *
+ * Every Ruby thread the profiler sees gets one slot, claimed lazily on its
+ * first GVL/GC event (or at start for threads that already exist) and found
+ * again through the thread-specific key (rb_internal_thread_specific_*).
+ * Slots are allocated once when a profile starts and are never freed or
+ * reused while it runs, so threads that exit keep their numbers in the
+ * result. This file does NOT decide what the states mean or how time is
+ * charged (contention.h does); it only owns storage, claiming and iteration.
+ *
+ * Contract
+ * - rperf_slot_pool_create/destroy: GVL held (main Ractor), never from hooks.
+ *   destroy clears the thread-specific pointer of every slot's thread.
+ * - rperf_slot_find(thread): any context, never allocates; NULL when the
+ *   thread has no slot in the current pool.
+ * - rperf_slot_claim(thread, now): any context including hooks (no malloc,
+ *   no Ruby calls): returns the thread's slot, claiming a fresh one with one
+ *   atomic fetch_add; NULL when the pool is full (counted in dropped_threads).
+ * - rperf_slot_of(thread): the sampler's entry point; same as claim with the
+ *   current time. The caller holds its Ractor's GVL.
+ * - One writer per slot: the events of one thread are sequential, so the
+ *   hook handling them is the only writer of the contention fields. Readers
+ *   on other threads (snapshot, stop) use rperf_slot_read() (a seqlock),
+ *   which retries while a hook is mid-update.
+ * - rperf_slots_foreach: visits the published slots in seq order; GVL held.
+ */
+#ifndef RPERF_THREAD_SLOT_H
+#define RPERF_THREAD_SLOT_H
+
+#include <ruby.h>
+#include <ruby/thread.h>
+#include <stdint.h>
+#include <time.h>
+
+/* State numbers are those of report.json intervals. */
+enum rperf_state {
+    RPERF_STATE_RUNNING = 0,
+    RPERF_STATE_GVL_WAIT = 1,
+    RPERF_STATE_BLOCKED = 2,
+    RPERF_STATE_GC_MARK = 3,
+    RPERF_STATE_GC_SWEEP = 4,
+    RPERF_STATE_COUNT = 5
+};
+
+struct rperf_ractor_slot;  /* contention.h */
+
+/* A consistent copy of a slot's accounting, taken by rperf_slot_read(). */
+typedef struct rperf_slot_view {
+    int state;
+    int exited;
+    int64_t state_since_ns;
+    int64_t first_seen_ns;
+    int64_t last_seen_ns;
+    int64_t ready_ns;
+    int64_t timeline_from_ns;
+    int64_t totals[RPERF_STATE_COUNT];
+    uint64_t acquisitions;
+    uint64_t waits;
+} rperf_slot_view_t;
+
+typedef struct rperf_thread_slot {
+    /* ---- fields the sampler reads and writes (names are its contract) ---- */
+    int seq;                      /* 1-based, = index + 1 */
+    int label_set_id;             /* current label set; written by the thread itself */
+    int64_t sample_prev_ns;       /* sampler: previous sample time (thread clock) */
+    int64_t sample_prev_wall_ns;  /* sampler: previous sample time (monotonic) */
+    clockid_t cpu_clock;          /* sampler: the thread's CPU clock */
+    int has_cpu_clock;
+    VALUE thread;                 /* the Ruby Thread; kept alive by the profiler's mark */
+
+    /* ---- contention accounting: written only by this thread's events ---- */
+    uint32_t version;             /* seqlock: odd while a writer is mid-update */
+    int state;                    /* enum rperf_state after the last event */
+    int exited;
+    int64_t state_since_ns;       /* when `state` began (clipped to resume/start) */
+    int64_t first_seen_ns;
+    int64_t last_seen_ns;
+    int64_t totals[RPERF_STATE_COUNT];
+    uint64_t acquisitions;
+    uint64_t waits;
+    int64_t ready_ns;             /* READY time of the wait in progress, 0 if none */
+    int64_t timeline_from_ns;     /* start of the next timeline interval (coalescing) */
+    uint64_t hook_events;         /* events handled for this thread */
+    int64_t native_id;            /* OS thread id seen at a RESUMED, 0 if unknown */
+    struct rperf_ractor_slot *ractor;          /* NULL until identified; never changes after */
+    struct rperf_ractor_slot *waiting_counted; /* Ractor whose waiters count includes us */
+    int gc_depth;                 /* inside a GC enter/exit bracket */
+
+    /* ---- wait time no edge could name (unknown Ractor, full table); atomic,
+     * emptied by the result builder ---- */
+    int64_t unknown_edge_ns;
+    uint64_t unknown_edge_count;
+
+    /* ---- written only by the result builder / label switch (mutex held) ---- */
+    int64_t base_totals[RPERF_STATE_COUNT];   /* snapshot(clear) baselines */
+    uint64_t base_acquisitions;
+    uint64_t base_waits;
+    uint64_t base_hook_events;
+    int64_t label_base[RPERF_STATE_COUNT];    /* totals already flushed to label_totals */
+    int published;                /* 1 once the slot is initialised (release) */
+} rperf_thread_slot_t;
+
+/* Relaxed access for fields that one thread writes while another reads. */
+#define RPERF_LOAD(x)     __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define RPERF_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+int  rperf_slot_pool_create(int capacity, const char **err);
+void rperf_slot_pool_destroy(void);
+int  rperf_slot_pool_active(void);
+int  rperf_slot_count(void);          /* slots claimed so far */
+uint64_t rperf_slot_dropped(void);    /* claims refused because the pool was full */
+void rperf_slot_pool_reset_dropped(void);
+void rperf_slot_pool_mark(void);      /* rb_gc_mark every slot's thread */
+/* Fork child: forget the pool without touching other threads' state. */
+void rperf_slot_pool_abandon(void);
+
+/* Process-wide key, created once at Init (max 8 per process). */
+void rperf_slot_key_init(void);
+
+rperf_thread_slot_t *rperf_slot_find(VALUE thread);
+rperf_thread_slot_t *rperf_slot_claim(VALUE thread, int64_t now_ns);
+rperf_thread_slot_t *rperf_slot_of(VALUE thread);
+rperf_thread_slot_t *rperf_slot_by_seq(int seq);   /* NULL when unpublished */
+
+int  rperf_slot_ractor_waiters(const rperf_thread_slot_t *slot);
+void rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg);
+
+/* Seqlock around a hook's update of the accounting fields. */
+static inline void
+rperf_slot_write_begin(rperf_thread_slot_t *slot)
+{
+    __atomic_store_n(&slot->version, slot->version + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void
+rperf_slot_write_end(rperf_thread_slot_t *slot)
+{
+    __atomic_store_n(&slot->version, slot->version + 1, __ATOMIC_RELEASE);
+}
+
+/* Consistent copy of the accounting fields (retries while a writer is busy). */
+void rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out);
+
+#endif

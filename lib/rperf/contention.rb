@@ -1,0 +1,225 @@
+# frozen_string_literal: true
+
+# Rperf.contention and Rperf::Contention::Report — exact GVL contention
+# accounting for a block of code (or, without a block, from now until
+# Rperf.contention_stop / Session#stop), returned as a Report over the
+# report.json v1 document (docs/report-format.md).
+#
+# The Report is a thin reader: its tables come straight from the report
+# hash, and every rendering (summary, timeline, DOT, SVG, Perfetto) is done
+# by the C analysis module linked into the extension, so the Ruby API and
+# the rperf-gvl CLI print the same bytes. It does NOT measure anything
+# itself and keeps no state outside the report.
+require "json"
+require "zlib"
+
+module Rperf
+  # Raised for reports that cannot be read (bad JSON, wrong version,
+  # inconsistent data); the message names the position or key.
+  class ReportError < StandardError; end
+
+  module Contention
+    DEFAULTS = { frequency: 1000, mode: :wall, timeline: true }.freeze
+
+    # A profile started by Rperf.contention without a block.
+    class Session
+      def initialize
+        @report = nil
+      end
+
+      # Stops the profile and returns its Report (the same one on repeated calls).
+      def stop
+        @report ||= begin
+          raise Error, "rperf: the contention profile is no longer running" unless Rperf.running?
+
+          Report.new(Rperf.stop_report)
+        end
+      end
+
+      # The report so far; with clear: true the next one starts here.
+      def snapshot(clear: false)
+        raise Error, "rperf: the contention profile is no longer running" unless Rperf.running?
+
+        Report.new(Rperf.snapshot_report(clear: clear))
+      end
+
+      def running?
+        @report.nil? && Rperf.running?
+      end
+    end
+
+    # Read-only views of the report's rows (Symbol keys, report units: ns).
+    ThreadRow = Struct.new(:seq, :name, :native_id, :ractor, :first_seen_ns, :last_seen_ns, :exited,
+                           :running_ns, :gvl_wait_ns, :blocked_ns, :gc_mark_ns, :gc_sweep_ns,
+                           :acquisitions, :waits, keyword_init: true) do
+      def lifetime_ns = last_seen_ns - first_seen_ns
+      def gc_ns = gc_mark_ns + gc_sweep_ns
+      def accounted_ns = running_ns + gvl_wait_ns + blocked_ns + gc_ns
+      # Share of the thread's lifetime spent waiting for the GVL (0.0..1.0).
+      def gvl_wait_share = lifetime_ns.positive? ? gvl_wait_ns.fdiv(lifetime_ns) : 0.0
+    end
+
+    EdgeRow = Struct.new(:ractor, :waiter, :holder_kind, :holder, :waiter_label_set, :holder_label_set,
+                         :wait_ns, :count, keyword_init: true)
+
+    STATE_KEYS = %w[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].freeze
+
+    class Report
+      STATES = %i[running gvl_wait blocked gc_mark gc_sweep].freeze
+
+      # Reads a report written by #save (plain or gzip JSON). Raises
+      # Rperf::ReportError naming the problem for malformed reports.
+      def self.load(path)
+        data = File.binread(path)
+        data = Zlib.gunzip(data) if data.start_with?("\x1f\x8b".b)
+        from_json(data, source: path)
+      rescue Zlib::Error => e
+        raise ReportError, "#{path}: not a valid gzip file (#{e.message})"
+      rescue SystemCallError => e
+        raise ReportError, "#{path}: cannot read (#{e.message})"
+      end
+
+      def self.from_json(json, source: "report")
+        hash = begin
+          JSON.parse(json)
+        rescue JSON::ParserError => e
+          raise ReportError, "#{source}: invalid JSON: #{e.message.lines.first&.strip}"
+        end
+        if Rperf::HAVE_ANALYSIS
+          begin
+            Rperf.__send__(:_c_render, json, "json", {}) # full validation by the analysis module
+          rescue Rperf::ReportError => e
+            raise ReportError, "#{source}: #{e.message}"
+          end
+        end
+        new(hash, source: source)
+      end
+
+      attr_reader :to_h
+
+      def initialize(hash, source: "report")
+        unless hash.is_a?(Hash) && hash["format"] == "rperf-gvl-report"
+          raise ReportError, "#{source}: not an rperf-gvl report (\"format\" is missing or wrong)"
+        end
+        unless hash["version"] == 1
+          raise ReportError, "#{source}: unsupported report version #{hash['version'].inspect} " \
+                             "(this reader supports 1)"
+        end
+        %w[meta stats threads edges].each do |key|
+          raise ReportError, "#{source}: missing key \"#{key}\"" unless hash.key?(key)
+        end
+        @to_h = hash
+      end
+
+      def meta = @to_h["meta"]
+      def stats = @to_h["stats"]
+      def duration_ns = meta["duration_ns"]
+      def intervals = @to_h.fetch("intervals", [])
+      def label_sets = @to_h.fetch("label_sets", [])
+      def label_totals = @to_h.fetch("label_totals", [])
+      def ractors = @to_h.fetch("ractors", []).map { |r| r.transform_keys(&:to_sym) }
+
+      def threads
+        @threads ||= @to_h["threads"].map do |t|
+          ThreadRow.new(**t.slice(*ThreadRow.members.map(&:to_s)).transform_keys(&:to_sym))
+        end
+      end
+
+      def thread(seq_or_name)
+        threads.find { |t| t.seq == seq_or_name || t.name == seq_or_name }
+      end
+
+      def edges
+        @edges ||= @to_h["edges"].map do |e|
+          EdgeRow.new(**e.slice(*EdgeRow.members.map(&:to_s)).transform_keys(&:to_sym))
+        end
+      end
+
+      # Totals per label set over all threads:
+      # [{ id:, labels: {String => String}, running_ns:, ... }], largest first.
+      def labels
+        sets = label_sets.to_h { |s| [s["id"], s["labels"]] }
+        rows = Hash.new { |h, id| h[id] = STATE_KEYS.to_h { |k| [k.to_sym, 0] } }
+        label_totals.each do |row|
+          STATE_KEYS.each { |k| rows[row["label_set"]][k.to_sym] += row[k] }
+        end
+        rows.map { |id, totals| { id: id, labels: sets.fetch(id, {}) }.merge(totals) }
+            .sort_by { |r| -STATE_KEYS.sum { |k| r[k.to_sym] } }
+      end
+
+      # Sum of a waiter's edges (ns) by thread seq.
+      def edge_sums
+        edges.each_with_object(Hash.new(0)) { |e, h| h[e.waiter] += e.wait_ns }
+      end
+
+      def to_json(*_args) = JSON.generate(@to_h)
+
+      # Writes report.json; gzip-compressed when the name ends in .gz.
+      def save(path)
+        json = to_json
+        if path.to_s.end_with?(".gz")
+          Zlib::GzipWriter.open(path) { |gz| gz.write(json) }
+        else
+          File.binwrite(path, json)
+        end
+        path
+      end
+
+      # Renderings by the analysis module. Options as in the CLI:
+      # width:, color:, ascii:, by: ("thread"|"label"|"ractor"), min_share:,
+      # from_ns:, to_ns:, thread:, ractor:, labels: ["k=v"], top:.
+      def summary(**opts) = render("summary", opts)
+      def timeline(**opts) = render("timeline", opts)
+      def to_dot(**opts) = render("dot", opts)
+      def to_svg(**opts) = render("svg", opts)
+      def perfetto(**opts) = render("perfetto", opts)
+      def summary_json(**opts) = render("json", opts)
+
+      def inspect
+        "#<Rperf::Contention::Report threads=#{threads.size} duration_ns=#{duration_ns}>"
+      end
+
+      private
+
+      def render(view, opts)
+        unless Rperf::HAVE_ANALYSIS
+          raise NotImplementedError, "rperf: this build has no analysis module (needed for #{view})"
+        end
+
+        Rperf.__send__(:_c_render, to_json, view, opts)
+      end
+    end
+  end
+
+  class << self
+    # Exact contention accounting. With a block: profiles it and returns a
+    # Contention::Report. Without: starts and returns a Contention::Session
+    # (stop it with session.stop or Rperf.contention_stop), for servers.
+    # Keywords: frequency: (sampler Hz, 1000), mode: (:wall), timeline:
+    # (true), and every other keyword of Rperf.start.
+    def contention(**opts)
+      opts = Contention::DEFAULTS.merge(opts)
+      start(**opts)
+      @contention_session = Contention::Session.new
+      return @contention_session unless block_given?
+
+      begin
+        yield
+      ensure
+        report = @contention_session.stop if running?
+        @contention_session = nil
+      end
+      report
+    end
+
+    # Stops the profile started by Rperf.contention without a block and
+    # returns its Report.
+    def contention_stop
+      session = @contention_session
+      raise Error, "rperf: no contention profile is running" unless session && running?
+
+      @contention_session = nil
+      session.stop
+    end
+  end
+end

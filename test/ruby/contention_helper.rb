@@ -1,0 +1,74 @@
+# frozen_string_literal: true
+
+# Shared workloads and checks for the contention tests. Workloads are
+# defined by what they do (burn CPU with the GVL, sleep, read a pipe), not
+# by expected numbers; the tests check conservation laws and known
+# contention shapes with stated tolerances.
+require "test/unit"
+require "rperf"
+
+module ContentionHelper
+  # Pure-Ruby CPU work: holds the GVL except at timeslice switches.
+  def burn(seconds)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+    x = 0
+    x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+    x
+  end
+
+  # Burns a fixed amount of CPU time of this thread (not wall time), so
+  # threads that wait for the GVL still do the same work.
+  def burn_cpu(seconds)
+    start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+    x = 0
+    x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
+    x
+  end
+
+  def cpu_threads(n, seconds, prefix: "cpu")
+    n.times.map do |i|
+      Thread.new do
+        Thread.current.name = "#{prefix}#{i}"
+        burn_cpu(seconds)
+      end
+    end
+  end
+
+  # Per-thread conservation: running + gvl_wait + blocked + gc equals the
+  # lifetime within `tolerance` (fraction) plus 200µs of clock granularity.
+  def assert_conservation(report, tolerance: 0.02)
+    report.threads.each do |t|
+      life = t.lifetime_ns
+      diff = (t.accounted_ns - life).abs
+      assert_operator diff, :<=, life * tolerance + 200_000,
+                      "thread #{t.seq} (#{t.name}): states sum to #{t.accounted_ns} ns, lifetime #{life} ns"
+    end
+  end
+
+  # A waiter's edges sum to its gvl_wait.
+  def assert_edges_sum(report, tolerance: 0.02)
+    sums = report.edge_sums
+    report.threads.each do |t|
+      got = sums[t.seq]
+      assert_operator (got - t.gvl_wait_ns).abs, :<=, t.gvl_wait_ns * tolerance + 100_000,
+                      "thread #{t.seq} (#{t.name}): edges sum to #{got} ns, gvl_wait #{t.gvl_wait_ns} ns"
+    end
+  end
+
+  # Intervals of one thread never overlap and are well-formed.
+  def assert_intervals_disjoint(report)
+    report.intervals.group_by(&:first).each do |seq, ivs|
+      last_end = -1
+      ivs.sort_by { |iv| iv[2] }.each do |(_, state, start, stop, _, _)|
+        assert_operator start, :<=, stop
+        assert_includes 0..4, state
+        assert_operator start, :>=, last_end, "thread #{seq}: interval starting at #{start} overlaps one ending at #{last_end}"
+        last_end = stop
+      end
+    end
+  end
+
+  def by_name(report, prefix)
+    report.threads.select { |t| t.name.start_with?(prefix) }
+  end
+end
