@@ -1,0 +1,158 @@
+/* dot_writer.c — building the cgraph graph of the wait graph and writing DOT.
+ *
+ * Only cgraph is used here (no layout); render.c lays the same graph out
+ * with gvc for SVG/PNG. Styling: a node is filled from white to red by its share of all
+ * the wait in the graph, so the worst waiter stands out; edge width grows
+ * with the edge's share.
+ */
+#include "dot_writer.h"
+#include "units.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char graphviz_error[512];
+
+static int capture_error(char *msg)
+{
+    size_t n = strlen(graphviz_error);
+    snprintf(graphviz_error + n, sizeof(graphviz_error) - n, "%s", msg);
+    return 0;
+}
+
+void rga_graphviz_quiet(void)
+{
+    graphviz_error[0] = '\0';
+    agseterrf(capture_error);
+    agseterr(AGERR); /* errors go to capture_error, nothing to stderr */
+    agreseterrors();
+}
+
+const char *rga_graphviz_last_error(void)
+{
+    size_t n = strlen(graphviz_error);
+    while (n > 0 && (graphviz_error[n - 1] == '\n' || graphviz_error[n - 1] == ' '))
+        graphviz_error[--n] = '\0';
+    /* Our messages say what failed already; drop Graphviz's own prefix. */
+    if (strncmp(graphviz_error, "Error: ", 7) == 0)
+        return graphviz_error + 7;
+    return graphviz_error;
+}
+
+static void set(void *obj, const char *name, const char *value)
+{
+    agsafeset(obj, (char *)name, (char *)value, "");
+}
+
+static const char *fill_for(double share)
+{
+    /* Five steps from white to red. */
+    static const char *const fills[] = {"#ffffff", "#fde0dd", "#fcbba1", "#fb6a4a", "#de2d26"};
+    int i = share >= 0.5 ? 4 : share >= 0.25 ? 3 : share >= 0.10 ? 2 : share > 0.0 ? 1 : 0;
+    return fills[i];
+}
+
+Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
+{
+    rga_graphviz_quiet();
+    Agraph_t *g = agopen("wait_graph", Agdirected, NULL);
+    if (!g) {
+        rga_error_set(err, RGA_ERR_RENDER, "cgraph: cannot create a graph: %s", rga_graphviz_last_error());
+        return NULL;
+    }
+    char total[32], buf[512];
+    rga_format_duration(wg->total_wait_ns, total, sizeof(total));
+    snprintf(buf, sizeof(buf), "GVL wait graph (waiter -> holder), total wait %s%s", total,
+             wg->n_pruned ? ", small edges pruned" : "");
+    set(g, "label", buf);
+    set(g, "labelloc", "t");
+    set(g, "rankdir", "LR");
+    set(g, "fontname", "Helvetica");
+    agattr(g, AGNODE, "shape", "box");
+    agattr(g, AGNODE, "style", "rounded,filled");
+    agattr(g, AGNODE, "fillcolor", "#ffffff");
+    agattr(g, AGNODE, "fontname", "Helvetica");
+    agattr(g, AGEDGE, "fontname", "Helvetica");
+    agattr(g, AGEDGE, "penwidth", "1");
+    agattr(g, AGEDGE, "label", "");
+
+    Agnode_t **nodes = calloc(wg->n_nodes ? wg->n_nodes : 1, sizeof(Agnode_t *));
+    if (!nodes)
+        goto nomem;
+    for (size_t i = 0; i < wg->n_nodes; i++) {
+        const rga_wg_node_t *n = &wg->nodes[i];
+        Agraph_t *parent = g;
+        if (n->ractor > 0 && (n->kind == RGA_NODE_THREAD || n->kind == RGA_NODE_LABEL_SET ||
+                              n->kind == RGA_NODE_RACTOR) && wg->by != RGA_BY_RACTOR) {
+            char cname[64], clabel[64];
+            snprintf(cname, sizeof(cname), "cluster_ractor_%lld", (long long)n->ractor);
+            parent = agsubg(g, cname, 1);
+            if (!parent)
+                goto nomem;
+            snprintf(clabel, sizeof(clabel), "Ractor %lld", (long long)n->ractor);
+            set(parent, "label", clabel);
+            set(parent, "style", "dashed");
+        }
+        char id[64];
+        static const char *const prefix[] = {"t", "l", "r", "gc", "handoff", "unknown"};
+        if (n->kind == RGA_NODE_GC || n->kind == RGA_NODE_HANDOFF || n->kind == RGA_NODE_UNKNOWN)
+            snprintf(id, sizeof(id), "%s", prefix[n->kind]);
+        else
+            snprintf(id, sizeof(id), "%s%lld", prefix[n->kind], (long long)n->key);
+        Agnode_t *node = agnode(parent, id, 1);
+        if (!node)
+            goto nomem;
+        nodes[i] = node;
+        char waited[32], caused[32], running[32];
+        rga_format_duration(n->wait_ns, waited, sizeof(waited));
+        rga_format_duration(n->caused_ns, caused, sizeof(caused));
+        rga_format_duration(n->running_ns, running, sizeof(running));
+        if (n->kind == RGA_NODE_GC || n->kind == RGA_NODE_HANDOFF || n->kind == RGA_NODE_UNKNOWN) {
+            snprintf(buf, sizeof(buf), "%s\\ncaused %s", n->label, caused);
+            set(node, "shape", "ellipse");
+            set(node, "fillcolor", n->kind == RGA_NODE_GC ? "#fff2b3" : "#e8e8e8");
+        } else {
+            snprintf(buf, sizeof(buf), "%s\\nrunning %s\\nwaited %s, caused %s", n->label, running, waited, caused);
+            double share = wg->total_wait_ns > 0 ? (double)n->wait_ns / (double)wg->total_wait_ns : 0.0;
+            set(node, "fillcolor", fill_for(share));
+        }
+        set(node, "label", buf);
+    }
+    for (size_t i = 0; i < wg->n_edges; i++) {
+        const rga_wg_edge_t *e = &wg->edges[i];
+        Agedge_t *edge = agedge(g, nodes[e->from], nodes[e->to], NULL, 1);
+        if (!edge)
+            goto nomem;
+        double share = wg->total_wait_ns > 0 ? (double)e->wait_ns / (double)wg->total_wait_ns : 0.0;
+        char wait[32], pen[32], label[96], weight[32];
+        rga_format_duration(e->wait_ns, wait, sizeof(wait));
+        snprintf(label, sizeof(label), "%s (%.0f%%, %lld waits)", wait, share * 100.0, (long long)e->count);
+        snprintf(pen, sizeof(pen), "%.2f", 1.0 + 7.0 * share);
+        snprintf(weight, sizeof(weight), "%lld", (long long)(1 + share * 100));
+        set(edge, "label", label);
+        set(edge, "penwidth", pen);
+        set(edge, "weight", weight);
+        snprintf(label, sizeof(label), "%lld", (long long)e->wait_ns);
+        set(edge, "wait_ns", label);
+    }
+    free(nodes);
+    return g;
+nomem:
+    free(nodes);
+    agclose(g);
+    rga_error_set(err, RGA_ERR_RENDER, "cgraph failed building the graph: %s", rga_graphviz_last_error());
+    return NULL;
+}
+
+rga_status_t rga_dot_write(const rga_waitgraph_t *wg, FILE *out, rga_error_t *err)
+{
+    Agraph_t *g = rga_dot_build(wg, err);
+    if (!g)
+        return err ? err->code : RGA_ERR_RENDER;
+    int rc = agwrite(g, out);
+    agclose(g);
+    if (rc != 0 || ferror(out))
+        return rga_error_set(err, RGA_ERR_IO, "cannot write the DOT graph");
+    return RGA_OK;
+}

@@ -1,0 +1,530 @@
+/* main.c — the rperf-gvl command line: option parsing, loading and merging
+ * the reports named on the command line, writing the requested views, and
+ * the `record` subcommand that runs a Ruby program under the profiler.
+ *
+ * All analysis is in the library (rga.h); this file only talks to the user:
+ * it is the one place that prints errors (prefixed "rperf-gvl:") and picks
+ * exit codes. It is not compiled into the Ruby extension.
+ */
+#define _GNU_SOURCE
+#include "output.h"
+#include "rga.h"
+#include "units.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Exit codes (documented in docs/cli.md and the man page). 64/70/74 follow sysexits.h. */
+enum {
+    EXIT_OK = 0,
+    EXIT_BAD_INPUT = 2,   /* a report is missing, unreadable, not JSON or invalid */
+    EXIT_USAGE = 64,      /* bad command line */
+    EXIT_SOFTWARE = 70,   /* rendering failed, out of memory */
+    EXIT_IO = 74,         /* an output file could not be written */
+    EXIT_NOEXEC = 127     /* record: the program could not be started */
+};
+
+#ifndef RPERF_GVL_SOURCE_LIBDIR
+#define RPERF_GVL_SOURCE_LIBDIR ""
+#endif
+
+#define MAX_OUTPUTS 16
+#define MAX_LABELS 32
+
+typedef struct job {
+    const char *view;
+    const char *path; /* NULL = stdout */
+} job_t;
+
+typedef struct cli {
+    rga_view_opts_t opts;
+    const char *labels[MAX_LABELS];
+    job_t jobs[MAX_OUTPUTS];
+    size_t n_jobs;
+    const char *color; /* auto|always|never */
+    const char *output;
+} cli_t;
+
+static const char *progname = "rperf-gvl";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: %s [OPTION]... REPORT...\n"
+            "       %s record [-o FILE] [--frequency N] -- COMMAND [ARG]...\n"
+            "Show where a Ruby program loses time to the GVL, blocking and GC.\n"
+            "Several REPORTs (a snapshot series of one process) are merged on one time axis.\n"
+            "\n"
+            "Views (default: the summary on standard output):\n"
+            "      --summary            per thread/Ractor/label tables, top waiters, holders, stacks\n"
+            "      --timeline           per-thread contention timeline in the terminal\n"
+            "      --json               the summary as JSON\n"
+            "      --dot[=FILE]         wait graph in Graphviz DOT (standard output without FILE)\n"
+            "      --svg FILE           wait graph rendered as SVG\n"
+            "      --png FILE           wait graph rendered as PNG\n"
+            "      --perfetto FILE      Chrome trace-event JSON for the Perfetto UI\n"
+            "  -o, --output FILE        write the standard-output view to FILE\n"
+            "\n"
+            "Filters and shaping:\n"
+            "      --thread N|NAME      only this thread (seq or Thread#name)\n"
+            "      --ractor N           only threads of Ractor N\n"
+            "      --label KEY=VALUE    only time under this label (repeatable; all must match)\n"
+            "      --by thread|label|ractor   wait-graph nodes (default thread)\n"
+            "      --min-share F        drop wait-graph edges below F of all wait (0..1)\n"
+            "      --from T, --to T     timeline/perfetto window, e.g. 10ms, 1.5s, 200us\n"
+            "      --width N            timeline columns (default: terminal width)\n"
+            "      --top N              rows in the summary's top-N tables (default 10)\n"
+            "      --ascii              timeline with ASCII glyphs\n"
+            "      --color=WHEN         auto (default), always or never\n"
+            "\n"
+            "      --help               show this help and exit\n"
+            "      --version            show the version and exit\n"
+            "\n"
+            "Exit status: 0 ok, 2 bad input report, 64 usage error, 70 internal/render error,\n"
+            "74 output error; record passes the program's exit status through.\n",
+            progname, progname);
+}
+
+static int fail_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s: ", progname);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", progname);
+    return EXIT_USAGE;
+}
+
+static int report_error(const rga_error_t *err)
+{
+    char line[1024];
+    rga_error_format(err, line, sizeof(line));
+    fprintf(stderr, "%s: %s\n", progname, line);
+    return 0;
+}
+
+static int exit_for(rga_status_t st, bool input)
+{
+    switch (st) {
+    case RGA_OK: return EXIT_OK;
+    case RGA_ERR_ARGUMENT: return input ? EXIT_BAD_INPUT : EXIT_USAGE;
+    case RGA_ERR_IO: return input ? EXIT_BAD_INPUT : EXIT_IO;
+    case RGA_ERR_SYNTAX:
+    case RGA_ERR_VERSION:
+    case RGA_ERR_SCHEMA:
+    case RGA_ERR_REFERENCE: return EXIT_BAD_INPUT;
+    default: return EXIT_SOFTWARE;
+    }
+}
+
+static bool use_color(const char *when, int fd)
+{
+    if (strcmp(when, "always") == 0)
+        return true;
+    if (strcmp(when, "never") == 0)
+        return false;
+    const char *term = getenv("TERM");
+    return isatty(fd) && !getenv("NO_COLOR") && !(term && strcmp(term, "dumb") == 0);
+}
+
+static int terminal_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 40)
+        return ws.ws_col;
+    const char *cols = getenv("COLUMNS");
+    if (cols && atoi(cols) > 40)
+        return atoi(cols);
+    return 100;
+}
+
+static bool parse_long(const char *text, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* ---- record ------------------------------------------------------------------------ */
+
+static bool file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* The directory holding rperf/autorecord.rb: $RPERF_GVL_LIBDIR, ../lib next to
+ * this executable, or the source tree's lib/ this binary was built from. */
+static bool find_libdir(char *buf, size_t size)
+{
+    char probe[PATH_MAX + 32];
+    const char *env = getenv("RPERF_GVL_LIBDIR");
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return true;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            int n1 = snprintf(probe, sizeof(probe), "%s/../lib/rperf/autorecord.rb", exe);
+            if (n1 > 0 && (size_t)n1 < sizeof(probe) && file_exists(probe)) {
+                int n2 = snprintf(buf, size, "%s/../lib", exe);
+                return n2 > 0 && (size_t)n2 < size;
+            }
+        }
+    }
+    if (RPERF_GVL_SOURCE_LIBDIR[0]) {
+        snprintf(buf, size, "%s", RPERF_GVL_SOURCE_LIBDIR);
+        return true;
+    }
+    return false;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+    const char *output = "report.json";
+    const char *frequency = NULL;
+    const char *color = "auto";
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"frequency", required_argument, NULL, 'F'},
+        {"color", required_argument, NULL, 'C'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+        long v;
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'F':
+            if (!parse_long(optarg, 1, 100000, &v))
+                return fail_usage("--frequency %s: expected an integer from 1 to 100000", optarg);
+            frequency = optarg;
+            break;
+        case 'C':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
+                return fail_usage("--color %s: expected auto, always or never", optarg);
+            color = optarg;
+            break;
+        case 'h': usage(stdout); return EXIT_OK;
+        default: return fail_usage("%s", "record: bad option");
+        }
+    }
+    if (optind >= argc)
+        return fail_usage("%s", "record: no command given (record [-o FILE] -- ruby app.rb)");
+    char libdir[PATH_MAX];
+    if (!find_libdir(libdir, sizeof(libdir))) {
+        fprintf(stderr, "%s: cannot find the rperf library directory; set RPERF_GVL_LIBDIR\n", progname);
+        return EXIT_USAGE;
+    }
+    char abs_output[PATH_MAX];
+    if (output[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd))) {
+            fprintf(stderr, "%s: cannot read the current directory: %s\n", progname, strerror(errno));
+            return EXIT_IO;
+        }
+        int n = snprintf(abs_output, sizeof(abs_output), "%s/%s", cwd, output);
+        if (n < 0 || (size_t)n >= sizeof(abs_output)) {
+            fprintf(stderr, "%s: output path too long\n", progname);
+            return EXIT_USAGE;
+        }
+    } else {
+        snprintf(abs_output, sizeof(abs_output), "%s", output);
+    }
+    /* A report left from an earlier run must not be mistaken for this run's. */
+    if (unlink(abs_output) != 0 && errno != ENOENT) {
+        fprintf(stderr, "%s: cannot replace %s: %s\n", progname, output, strerror(errno));
+        return EXIT_IO;
+    }
+    const char *old = getenv("RUBYOPT");
+    size_t len = strlen(libdir) * 2 + (old ? strlen(old) : 0) + 64;
+    char *rubyopt = malloc(len);
+    if (!rubyopt)
+        return EXIT_SOFTWARE;
+    snprintf(rubyopt, len, "-I%s -r%s/rperf/autorecord%s%s", libdir, libdir, old && *old ? " " : "", old ? old : "");
+    setenv("RUBYOPT", rubyopt, 1);
+    free(rubyopt);
+    setenv("RPERF_GVL_OUTPUT", abs_output, 1);
+    if (frequency)
+        setenv("RPERF_GVL_FREQUENCY", frequency, 1);
+
+    /* Like system(): Ctrl-C goes to the program, and we still print the summary. */
+    struct sigaction ignore = {0}, old_int, old_quit;
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ignore, &old_int);
+    sigaction(SIGQUIT, &ignore, &old_quit);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "%s: fork: %s\n", progname, strerror(errno));
+        return EXIT_SOFTWARE;
+    }
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        execvp(argv[optind], &argv[optind]);
+        fprintf(stderr, "%s: cannot run %s: %s\n", progname, argv[optind], strerror(errno));
+        _exit(EXIT_NOEXEC);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    int child_exit = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC && !file_exists(abs_output))
+        return EXIT_NOEXEC;
+    if (!file_exists(abs_output)) {
+        fprintf(stderr, "%s: the program wrote no report to %s (exit status %d)\n", progname, output, child_exit);
+        return child_exit ? child_exit : EXIT_BAD_INPUT;
+    }
+    rga_error_t err;
+    rga_report_t *r = NULL;
+    rga_status_t st = rga_report_load_file(abs_output, &r, &err);
+    if (st == RGA_OK) {
+        rga_view_opts_t opts = {0};
+        opts.color = use_color(color, STDOUT_FILENO);
+        fflush(stdout);
+        st = rga_render_report(r, "summary", &opts, stdout, &err);
+        rga_report_free(r);
+        fprintf(stderr, "%s: report written to %s\n", progname, output);
+    }
+    if (st != RGA_OK) {
+        report_error(&err);
+        return child_exit ? child_exit : exit_for(st, true);
+    }
+    return child_exit;
+}
+
+/* ---- analysis ------------------------------------------------------------------------ */
+
+enum {
+    OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
+    OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
+    OPT_VERSION
+};
+
+static int add_job(cli_t *cli, const char *view, const char *path)
+{
+    if (cli->n_jobs == MAX_OUTPUTS)
+        return fail_usage("%s", "too many outputs");
+    cli->jobs[cli->n_jobs++] = (job_t){view, path};
+    return EXIT_OK;
+}
+
+static int parse_args(cli_t *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"summary", no_argument, NULL, OPT_SUMMARY},
+        {"timeline", no_argument, NULL, OPT_TIMELINE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"dot", optional_argument, NULL, OPT_DOT},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"png", required_argument, NULL, OPT_PNG},
+        {"perfetto", required_argument, NULL, OPT_PERFETTO},
+        {"output", required_argument, NULL, 'o'},
+        {"thread", required_argument, NULL, OPT_THREAD},
+        {"ractor", required_argument, NULL, OPT_RACTOR},
+        {"label", required_argument, NULL, OPT_LABEL},
+        {"by", required_argument, NULL, OPT_BY},
+        {"min-share", required_argument, NULL, OPT_MIN_SHARE},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"top", required_argument, NULL, OPT_TOP},
+        {"ascii", no_argument, NULL, OPT_ASCII},
+        {"color", optional_argument, NULL, OPT_COLOR},
+        {"colour", optional_argument, NULL, OPT_COLOR},
+        {"help", no_argument, NULL, OPT_HELP},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    int c, rc = EXIT_OK;
+    long v;
+    while (rc == EXIT_OK && (c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_SUMMARY: rc = add_job(cli, "summary", NULL); break;
+        case OPT_TIMELINE: rc = add_job(cli, "timeline", NULL); break;
+        case OPT_JSON: rc = add_job(cli, "json", NULL); break;
+        case OPT_DOT: {
+            const char *path = optarg;
+            /* "--dot FILE" (no '='): take FILE when it names a graph file. */
+            if (!path && optind < argc && (ends_with(argv[optind], ".dot") || ends_with(argv[optind], ".gv")))
+                path = argv[optind++];
+            rc = add_job(cli, "dot", path);
+            break;
+        }
+        case OPT_SVG: rc = add_job(cli, "svg", optarg); break;
+        case OPT_PNG: rc = add_job(cli, "png", optarg); break;
+        case OPT_PERFETTO: rc = add_job(cli, "perfetto", optarg); break;
+        case 'o': cli->output = optarg; break;
+        case OPT_THREAD: cli->opts.thread = optarg; break;
+        case OPT_RACTOR:
+            if (!parse_long(optarg, 1, LONG_MAX, &v))
+                return fail_usage("--ractor %s: expected a Ractor id (a positive integer)", optarg);
+            cli->opts.ractor = v;
+            break;
+        case OPT_LABEL:
+            if (!strchr(optarg, '=') || optarg[0] == '=')
+                return fail_usage("--label %s: expected KEY=VALUE", optarg);
+            if (cli->opts.n_labels == MAX_LABELS)
+                return fail_usage("%s", "too many --label options");
+            cli->labels[cli->opts.n_labels++] = optarg;
+            break;
+        case OPT_BY:
+            if (strcmp(optarg, "thread") && strcmp(optarg, "label") && strcmp(optarg, "ractor"))
+                return fail_usage("--by %s: expected thread, label or ractor", optarg);
+            cli->opts.by = optarg;
+            break;
+        case OPT_MIN_SHARE: {
+            char *end;
+            double d = strtod(optarg, &end);
+            if (end == optarg || *end || !(d >= 0.0 && d <= 1.0))
+                return fail_usage("--min-share %s: expected a fraction between 0 and 1", optarg);
+            cli->opts.min_share = d;
+            break;
+        }
+        case OPT_FROM:
+            if (!rga_parse_duration(optarg, &cli->opts.from_ns))
+                return fail_usage("--from %s: expected a duration such as 10ms, 1.5s or 250us", optarg);
+            break;
+        case OPT_TO:
+            if (!rga_parse_duration(optarg, &cli->opts.to_ns) || cli->opts.to_ns == 0)
+                return fail_usage("--to %s: expected a positive duration such as 10ms, 1.5s or 250us", optarg);
+            break;
+        case OPT_WIDTH:
+            if (!parse_long(optarg, 1, 10000, &v))
+                return fail_usage("--width %s: expected an integer from 1 to 10000", optarg);
+            cli->opts.width = (int)v;
+            break;
+        case OPT_TOP:
+            if (!parse_long(optarg, 1, 1000000, &v))
+                return fail_usage("--top %s: expected a positive integer", optarg);
+            cli->opts.top = (size_t)v;
+            break;
+        case OPT_ASCII: cli->opts.ascii = 1; break;
+        case OPT_COLOR:
+            if (!optarg)
+                cli->color = "always";
+            else if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
+                return fail_usage("--color=%s: expected auto, always or never", optarg);
+            else
+                cli->color = optarg;
+            break;
+        case 'h':
+        case OPT_HELP: usage(stdout); return -1;
+        case OPT_VERSION: printf("rperf-gvl %s\n", RGA_VERSION); return -1;
+        default: return fail_usage("%s", "invalid option");
+        }
+    }
+    if (cli->opts.to_ns > 0 && cli->opts.to_ns <= cli->opts.from_ns)
+        return fail_usage("%s", "--to must be after --from");
+    cli->opts.labels = cli->labels;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "record") == 0)
+        return cmd_record(argc - 1, argv + 1);
+    cli_t cli;
+    memset(&cli, 0, sizeof(cli));
+    cli.color = "auto";
+    int rc = parse_args(&cli, argc, argv);
+    if (rc < 0)
+        return EXIT_OK;
+    if (rc != EXIT_OK)
+        return rc;
+    if (optind >= argc)
+        return fail_usage("%s", "no report given");
+
+    size_t stdout_jobs = 0;
+    for (size_t i = 0; i < cli.n_jobs; i++)
+        stdout_jobs += cli.jobs[i].path == NULL;
+    if (cli.n_jobs == 0) {
+        add_job(&cli, "summary", NULL);
+        stdout_jobs = 1;
+    }
+    if (cli.output && stdout_jobs == 0)
+        return fail_usage("%s", "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot)");
+    if (cli.output && stdout_jobs > 1)
+        return fail_usage("%s", "-o/--output takes a single standard-output view");
+
+    size_t n_reports = (size_t)(argc - optind);
+    rga_report_t **reports = calloc(n_reports, sizeof(*reports));
+    if (!reports)
+        return EXIT_SOFTWARE;
+    rga_error_t err;
+    rga_status_t st = RGA_OK;
+    rga_report_t *report = NULL;
+    for (size_t i = 0; i < n_reports && st == RGA_OK; i++)
+        st = rga_report_load_file(argv[optind + (int)i], &reports[i], &err);
+    if (st == RGA_OK && n_reports == 1) {
+        report = reports[0];
+        reports[0] = NULL;
+    } else if (st == RGA_OK) {
+        st = rga_report_merge(reports, n_reports, &report, &err);
+    }
+    for (size_t i = 0; i < n_reports; i++)
+        rga_report_free(reports[i]);
+    free(reports);
+    if (st != RGA_OK) {
+        report_error(&err);
+        return exit_for(st, true);
+    }
+
+    rc = EXIT_OK;
+    for (size_t i = 0; i < cli.n_jobs && rc == EXIT_OK; i++) {
+        const job_t *job = &cli.jobs[i];
+        const char *path = job->path ? job->path : cli.output;
+        rga_output_t out;
+        st = rga_output_open(&out, path, &err);
+        if (st != RGA_OK) {
+            report_error(&err);
+            rc = exit_for(st, false);
+            break;
+        }
+        rga_view_opts_t opts = cli.opts;
+        opts.color = path == NULL && use_color(cli.color, STDOUT_FILENO);
+        if (opts.width == 0)
+            opts.width = terminal_width() - 32;
+        rga_error_clear(&err);
+        rga_status_t wst = rga_render_report(report, job->view, &opts, out.fp, &err);
+        st = rga_output_close(&out, NULL, NULL, wst == RGA_OK ? &err : NULL);
+        if (wst != RGA_OK)
+            st = wst;
+        if (st != RGA_OK) {
+            report_error(&err);
+            rc = exit_for(st, false);
+            if (path)
+                unlink(path); /* no half-written file left behind */
+        }
+    }
+    rga_report_free(report);
+    return rc;
+}

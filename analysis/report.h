@@ -1,0 +1,170 @@
+/* report.h — the in-memory model of a report.json (format version 1) and its loader.
+ *
+ * rga_report_load_buffer()/rga_report_load_file() read one report (plain or
+ * gzip JSON) into a compact rga_report_t and validate it against
+ * docs/report-format.md: types, non-negative times, end >= start, and every
+ * id (thread seq, Ractor, label set, stack, frame) pointing somewhere. A
+ * failure fills rga_error_t with the input name, line:column (syntax errors
+ * and element-level checks) and a JSON path ("threads[3].gvl_wait_ns").
+ *
+ * The loader never holds the whole document as a jansson DOM: jansson parses
+ * the top-level values one by one and the large arrays element by element,
+ * each element converted into a fixed-size record right away, so peak memory
+ * is the text plus the compact model.
+ *
+ * Ownership: a loaded report owns all its memory; free it with
+ * rga_report_free(). Reports are plain data: no internal locking; a report is
+ * safe to read from several threads once loaded. No routine here prints.
+ *
+ * Merging (report_merge.c): rga_report_merge() places several reports of one
+ * process (a snapshot series) on one time axis by their meta.start_monotonic_ns.
+ */
+#ifndef RGA_REPORT_H
+#define RGA_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rga_error.h"
+
+enum rga_state {
+    RGA_STATE_RUNNING = 0,
+    RGA_STATE_GVL_WAIT = 1,
+    RGA_STATE_BLOCKED = 2,
+    RGA_STATE_GC_MARK = 3,
+    RGA_STATE_GC_SWEEP = 4,
+    RGA_STATE_COUNT = 5
+};
+
+/* Synthetic frame ids fixed by the format. */
+enum { RGA_FRAME_GVL_BLOCKED = 0, RGA_FRAME_GVL_WAIT = 1, RGA_FRAME_GC_MARK = 2, RGA_FRAME_GC_SWEEP = 3 };
+
+typedef enum rga_holder_kind {
+    RGA_HOLDER_THREAD = 0,
+    RGA_HOLDER_GC = 1,
+    RGA_HOLDER_HANDOFF = 2,
+    RGA_HOLDER_UNKNOWN = 3
+} rga_holder_kind_t;
+
+typedef struct rga_meta {
+    char *tool, *tool_version, *ruby_version, *program, *mode;
+    int64_t pid, frequency, start_time_ns, start_monotonic_ns, duration_ns, sequence;
+} rga_meta_t;
+
+typedef struct rga_stats {
+    int64_t trigger_count, sampling_count, sampling_time_ns, hook_events, hook_time_ns;
+    int64_t dropped_samples, dropped_aggregation, dropped_intervals, dropped_edges,
+        dropped_threads, dropped_label_sets;
+} rga_stats_t;
+
+typedef struct rga_ractor {
+    int64_t id;
+    bool main;
+} rga_ractor_t;
+
+typedef struct rga_thread {
+    int64_t seq;
+    char *name;
+    int64_t native_id;
+    int64_t ractor;
+    int64_t first_seen_ns, last_seen_ns;
+    bool exited;
+    int64_t state_ns[RGA_STATE_COUNT]; /* running, gvl_wait, blocked, gc_mark, gc_sweep */
+    int64_t acquisitions, waits;
+} rga_thread_t;
+
+typedef struct rga_label_set {
+    int64_t id;
+    size_t n_labels;
+    char **keys;   /* n_labels each, sorted by key */
+    char **values;
+} rga_label_set_t;
+
+typedef struct rga_label_total {
+    int64_t thread, label_set;
+    int64_t state_ns[RGA_STATE_COUNT];
+} rga_label_total_t;
+
+typedef struct rga_frame {
+    char *path, *label;
+} rga_frame_t;
+
+typedef struct rga_stack {
+    size_t first;   /* index into rga_report_t.stack_frames */
+    uint32_t depth; /* leaf first */
+} rga_stack_t;
+
+typedef struct rga_sample {
+    int64_t stack, weight_ns, thread, label_set;
+} rga_sample_t;
+
+/* 32 bytes: intervals are the bulk of a large report. */
+typedef struct rga_interval {
+    int64_t start_ns, end_ns;
+    uint32_t thread_index; /* index into threads[], resolved at load */
+    uint32_t label_set;
+    int32_t stack;         /* -1: none */
+    uint8_t state;
+} rga_interval_t;
+
+typedef struct rga_edge {
+    int64_t ractor, waiter, holder, waiter_label_set, holder_label_set, wait_ns, count;
+    rga_holder_kind_t holder_kind;
+} rga_edge_t;
+
+typedef struct rga_blame {
+    int64_t stack, holder, label_set, blame_ns;
+} rga_blame_t;
+
+typedef struct rga_report {
+    int64_t version, minor;
+    rga_meta_t meta;
+    rga_stats_t stats;
+    rga_ractor_t *ractors;       size_t n_ractors;
+    rga_thread_t *threads;       size_t n_threads;      /* sorted by seq, seqs unique */
+    rga_label_set_t *label_sets; size_t n_label_sets;
+    rga_label_total_t *label_totals; size_t n_label_totals;
+    rga_frame_t *frames;         size_t n_frames;
+    rga_stack_t *stacks;         size_t n_stacks;
+    int64_t *stack_frames;       size_t n_stack_frames;
+    rga_sample_t *samples;       size_t n_samples;
+    rga_interval_t *intervals;   size_t n_intervals;
+    rga_edge_t *edges;           size_t n_edges;
+    rga_blame_t *blame;          size_t n_blame;
+} rga_report_t;
+
+/* Loads a report from len bytes of JSON (gzip data is detected by its magic
+ * bytes and inflated). name labels errors ("" or NULL for none). On success
+ * *out receives a new report and RGA_OK is returned; on failure *out is NULL. */
+rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *name,
+                                    rga_report_t **out, rga_error_t *err);
+
+/* Reads path (gzip when it starts with the gzip magic) and loads it. */
+rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err);
+
+void rga_report_free(rga_report_t *report);
+
+/* Index of the thread with this seq, or -1. O(log n). */
+long rga_report_thread_index(const rga_report_t *report, int64_t seq);
+
+/* Index of the label set with this id, or -1. */
+long rga_report_label_set_index(const rga_report_t *report, int64_t id);
+
+/* Value of key in the label set with this id, or NULL. */
+const char *rga_report_label_value(const rga_report_t *report, int64_t label_set, const char *key);
+
+/* Merges n reports of one process into a new report on one time axis: the
+ * earliest meta.start_monotonic_ns becomes 0; threads are matched by seq and
+ * their totals added, label sets by content, frames by (path, label), edges by
+ * key. The inputs are not modified. n == 1 returns a copy. */
+rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **out,
+                              rga_error_t *err);
+
+/* Name of a state ("running", "gvl_wait", ...). */
+const char *rga_state_name(int state);
+
+/* Name of a holder kind ("thread", "gc", "handoff", "unknown"). */
+const char *rga_holder_kind_name(rga_holder_kind_t kind);
+
+#endif

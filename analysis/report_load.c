@@ -1,0 +1,957 @@
+/* report_load.c — reads report.json text into rga_report_t.
+ *
+ * jansson does all the JSON parsing. To keep memory proportional to the text
+ * rather than to a DOM (a jansson DOM of a 200 MB report needs several GB),
+ * this file walks only the top-level object itself: it asks jansson for one
+ * value at a time (json_loadb with JSON_DISABLE_EOF_CHECK) — each key, each
+ * small value, and each element of the large arrays — and turns each element
+ * into a fixed-size record before the next one is parsed. Between values it
+ * only skips whitespace and the structural characters ',', ':', '[', ']',
+ * '{' and '}'.
+ *
+ * It checks each element on its own (types, ranges, end >= start); ids that
+ * point into other arrays are checked afterwards by report_validate.c,
+ * because keys may come in any order. gzip input is inflated here too.
+ * It does not print, and does not keep any jansson value after loading.
+ */
+#include "report.h"
+#include "report_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+/* Refuse to inflate beyond this: a gzip bomb must not take the machine down. */
+#define RGA_MAX_INFLATED ((size_t)16 << 30)
+
+typedef struct loader {
+    const char *text;
+    size_t len;
+    size_t pos;
+    rga_error_t *err;
+    rga_report_t *r;
+    size_t cap_ractors, cap_threads, cap_label_sets, cap_label_totals, cap_frames, cap_stacks,
+        cap_stack_frames, cap_samples, cap_intervals, cap_edges, cap_blame;
+    unsigned seen; /* bit per top-level key, see key_table */
+} loader_t;
+
+/* Where the element being converted sits, for error messages. */
+typedef struct elem {
+    const char *array;
+    size_t index;
+    size_t offset;
+} elem_t;
+
+/* ---- positions and errors ------------------------------------------------ */
+
+static void offset_to_line_col(const char *text, size_t offset, long *line, long *column)
+{
+    long l = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < offset; i++) {
+        if (text[i] == '\n') {
+            l++;
+            line_start = i + 1;
+        }
+    }
+    *line = l;
+    *column = (long)(offset - line_start) + 1;
+}
+
+static rga_status_t fail_at(loader_t *ld, size_t offset, rga_status_t code, const char *path,
+                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static rga_status_t fail_at(loader_t *ld, size_t offset, rga_status_t code, const char *path,
+                            const char *fmt, ...)
+{
+    rga_error_t *err = ld->err;
+    if (!err)
+        return code;
+    if (offset > ld->len)
+        offset = ld->len;
+    offset_to_line_col(ld->text, offset, &err->line, &err->column);
+    snprintf(err->path, sizeof(err->path), "%s", path ? path : "");
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static rga_status_t fail_elem(loader_t *ld, const elem_t *e, const char *field, rga_status_t code,
+                              const char *what)
+{
+    char path[128];
+    if (field && field[0] == '[')
+        snprintf(path, sizeof(path), "%s[%zu]%s", e->array, e->index, field);
+    else if (field)
+        snprintf(path, sizeof(path), "%s[%zu].%s", e->array, e->index, field);
+    else
+        snprintf(path, sizeof(path), "%s[%zu]", e->array, e->index);
+    return fail_at(ld, e->offset, code, path, "%s", what);
+}
+
+/* ---- growing arrays ------------------------------------------------------- */
+
+static rga_status_t reserve(loader_t *ld, void **items, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return RGA_OK;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*items, n * size);
+    if (!p)
+        return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
+    *items = p;
+    *cap = n;
+    return RGA_OK;
+}
+
+#define PUSH(ld, arr, count, cap)                                                        \
+    reserve((ld), (void **)&(ld)->r->arr, &(ld)->cap, (ld)->r->count + 1, sizeof(*(ld)->r->arr))
+
+/* ---- the scanner between jansson values ------------------------------------ */
+
+static void skip_ws(loader_t *ld)
+{
+    while (ld->pos < ld->len) {
+        char c = ld->text[ld->pos];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            break;
+        ld->pos++;
+    }
+}
+
+static rga_status_t expect(loader_t *ld, char c, const char *where)
+{
+    skip_ws(ld);
+    if (ld->pos >= ld->len)
+        return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL,
+                       "unexpected end of input (truncated JSON?): expected '%c' %s", c, where);
+    if (ld->text[ld->pos] != c)
+        return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "expected '%c' %s", c, where);
+    ld->pos++;
+    return RGA_OK;
+}
+
+/* Parses the next JSON value with jansson; on a syntax error maps jansson's
+ * line/column (relative to ld->pos) to the whole text. */
+static json_t *next_value(loader_t *ld, rga_status_t *status)
+{
+    skip_ws(ld);
+    json_error_t je;
+    json_t *v = json_loadb(ld->text + ld->pos, ld->len - ld->pos,
+                           JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    if (!v) {
+        long base_line, base_col;
+        offset_to_line_col(ld->text, ld->pos, &base_line, &base_col);
+        if (ld->err) {
+            ld->err->code = RGA_ERR_SYNTAX;
+            ld->err->line = base_line + je.line - 1;
+            ld->err->column = je.line <= 1 ? base_col + (je.column > 0 ? je.column - 1 : 0) : je.column;
+            if (ld->err->column < 1)
+                ld->err->column = 1;
+            ld->err->path[0] = '\0';
+            snprintf(ld->err->reason, sizeof(ld->err->reason), "invalid JSON: %s", je.text);
+        }
+        *status = RGA_ERR_SYNTAX;
+        return NULL;
+    }
+    ld->pos += (size_t)je.position;
+    *status = RGA_OK;
+    return v;
+}
+
+/* ---- field access ----------------------------------------------------------- */
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+/* Reads an integer >= min from v (field names the member for the path). */
+static rga_status_t as_int(loader_t *ld, const elem_t *e, const char *field, const json_t *v,
+                           int64_t min, int64_t max, int64_t *out)
+{
+    char what[160];
+    if (!v) {
+        snprintf(what, sizeof(what), "missing required key");
+        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
+    }
+    if (!json_is_integer(v)) {
+        snprintf(what, sizeof(what), "expected an integer, got %s", json_kind(v));
+        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
+    }
+    json_int_t x = json_integer_value(v);
+    if (x < min) {
+        snprintf(what, sizeof(what), "%s %" PRId64 " (must be >= %" PRId64 ")",
+                 x < 0 ? "negative value" : "value too small", (int64_t)x, min);
+        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
+    }
+    if (x > max) {
+        snprintf(what, sizeof(what), "value %" PRId64 " out of range (max %" PRId64 ")", (int64_t)x, max);
+        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
+    }
+    *out = (int64_t)x;
+    return RGA_OK;
+}
+
+static rga_status_t obj_int(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
+                            bool required, int64_t min, int64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v && !required) {
+        *out = 0;
+        return RGA_OK;
+    }
+    return as_int(ld, e, key, v, min, INT64_MAX, out);
+}
+
+static rga_status_t obj_bool(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
+                             bool *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        *out = false;
+        return RGA_OK;
+    }
+    if (!json_is_boolean(v)) {
+        char what[96];
+        snprintf(what, sizeof(what), "expected a boolean, got %s", json_kind(v));
+        return fail_elem(ld, e, key, RGA_ERR_SCHEMA, what);
+    }
+    *out = json_is_true(v);
+    return RGA_OK;
+}
+
+static rga_status_t obj_str(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
+                            char **out)
+{
+    const json_t *v = json_object_get(obj, key);
+    const char *s = "";
+    if (v) {
+        if (!json_is_string(v)) {
+            char what[96];
+            snprintf(what, sizeof(what), "expected a string, got %s", json_kind(v));
+            return fail_elem(ld, e, key, RGA_ERR_SCHEMA, what);
+        }
+        s = json_string_value(v);
+    }
+    *out = strdup(s);
+    if (!*out)
+        return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
+    return RGA_OK;
+}
+
+static rga_status_t need_object(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    if (json_is_object(v))
+        return RGA_OK;
+    char what[96];
+    snprintf(what, sizeof(what), "expected an object, got %s", json_kind(v));
+    return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
+}
+
+/* A tuple element: an array of at least n integers. */
+static rga_status_t need_tuple(loader_t *ld, const elem_t *e, const json_t *v, size_t n)
+{
+    char what[96];
+    if (!json_is_array(v)) {
+        snprintf(what, sizeof(what), "expected an array of %zu integers, got %s", n, json_kind(v));
+        return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
+    }
+    if (json_array_size(v) < n) {
+        snprintf(what, sizeof(what), "expected %zu items, got %zu", n, json_array_size(v));
+        return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
+    }
+    return RGA_OK;
+}
+
+static rga_status_t tuple_int(loader_t *ld, const elem_t *e, const json_t *arr, size_t i,
+                              int64_t min, int64_t max, int64_t *out)
+{
+    char field[24];
+    snprintf(field, sizeof(field), "[%zu]", i);
+    return as_int(ld, e, field, json_array_get(arr, i), min, max, out);
+}
+
+#define TRY(expr)                          \
+    do {                                   \
+        rga_status_t st_ = (expr);         \
+        if (st_ != RGA_OK)                 \
+            return st_;                    \
+    } while (0)
+
+/* ---- elements ------------------------------------------------------------------- */
+
+static const char *const state_keys[RGA_STATE_COUNT] = {
+    "running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns", "gc_sweep_ns"};
+
+static rga_status_t load_ractor(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_object(ld, e, v));
+    TRY(PUSH(ld, ractors, n_ractors, cap_ractors));
+    rga_ractor_t *rc = &ld->r->ractors[ld->r->n_ractors];
+    TRY(obj_int(ld, e, v, "id", true, 1, &rc->id));
+    TRY(obj_bool(ld, e, v, "main", &rc->main));
+    ld->r->n_ractors++;
+    return RGA_OK;
+}
+
+static rga_status_t load_thread(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_object(ld, e, v));
+    TRY(PUSH(ld, threads, n_threads, cap_threads));
+    rga_thread_t *t = &ld->r->threads[ld->r->n_threads];
+    memset(t, 0, sizeof(*t));
+    TRY(as_int(ld, e, "seq", json_object_get(v, "seq"), 1, UINT32_MAX, &t->seq));
+    TRY(obj_str(ld, e, v, "name", &t->name));
+    ld->r->n_threads++; /* counted now so that name is freed on a later failure */
+    TRY(obj_int(ld, e, v, "native_id", false, 0, &t->native_id));
+    TRY(obj_int(ld, e, v, "ractor", true, 1, &t->ractor));
+    TRY(obj_int(ld, e, v, "first_seen_ns", true, 0, &t->first_seen_ns));
+    TRY(obj_int(ld, e, v, "last_seen_ns", true, 0, &t->last_seen_ns));
+    if (t->last_seen_ns < t->first_seen_ns)
+        return fail_elem(ld, e, "last_seen_ns", RGA_ERR_SCHEMA, "last_seen_ns < first_seen_ns");
+    TRY(obj_bool(ld, e, v, "exited", &t->exited));
+    for (int s = 0; s < RGA_STATE_COUNT; s++)
+        TRY(obj_int(ld, e, v, state_keys[s], true, 0, &t->state_ns[s]));
+    TRY(obj_int(ld, e, v, "acquisitions", false, 0, &t->acquisitions));
+    TRY(obj_int(ld, e, v, "waits", false, 0, &t->waits));
+    return RGA_OK;
+}
+
+static int cmp_label_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static rga_status_t load_label_set(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_object(ld, e, v));
+    TRY(PUSH(ld, label_sets, n_label_sets, cap_label_sets));
+    rga_label_set_t *ls = &ld->r->label_sets[ld->r->n_label_sets];
+    memset(ls, 0, sizeof(*ls));
+    TRY(as_int(ld, e, "id", json_object_get(v, "id"), 0, UINT32_MAX, &ls->id));
+    const json_t *labels = json_object_get(v, "labels");
+    if (!labels)
+        return fail_elem(ld, e, "labels", RGA_ERR_SCHEMA, "missing required key");
+    if (!json_is_object(labels))
+        return fail_elem(ld, e, "labels", RGA_ERR_SCHEMA, "expected an object of strings");
+    size_t n = json_object_size(labels);
+    ls->keys = calloc(n ? n : 1, sizeof(char *));
+    ls->values = calloc(n ? n : 1, sizeof(char *));
+    ld->r->n_label_sets++;
+    if (!ls->keys || !ls->values)
+        return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)labels, key, val) {
+        if (!json_is_string(val)) {
+            char field[96];
+            snprintf(field, sizeof(field), "labels.%s", key);
+            return fail_elem(ld, e, field, RGA_ERR_SCHEMA, "label values must be strings");
+        }
+        ls->keys[ls->n_labels] = strdup(key);
+        ls->values[ls->n_labels] = strdup(json_string_value(val));
+        ls->n_labels++;
+        if (!ls->keys[ls->n_labels - 1] || !ls->values[ls->n_labels - 1])
+            return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
+    }
+    /* Sort pairs by key so equal sets compare equal (merge) and print stably. */
+    for (size_t i = 1; i < ls->n_labels; i++) {
+        for (size_t j = i; j > 0 && cmp_label_key(&ls->keys[j - 1], &ls->keys[j]) > 0; j--) {
+            char *k = ls->keys[j], *w = ls->values[j];
+            ls->keys[j] = ls->keys[j - 1];
+            ls->values[j] = ls->values[j - 1];
+            ls->keys[j - 1] = k;
+            ls->values[j - 1] = w;
+        }
+    }
+    return RGA_OK;
+}
+
+static rga_status_t load_label_total(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_object(ld, e, v));
+    TRY(PUSH(ld, label_totals, n_label_totals, cap_label_totals));
+    rga_label_total_t *lt = &ld->r->label_totals[ld->r->n_label_totals];
+    TRY(obj_int(ld, e, v, "thread", true, 1, &lt->thread));
+    TRY(obj_int(ld, e, v, "label_set", true, 0, &lt->label_set));
+    for (int s = 0; s < RGA_STATE_COUNT; s++)
+        TRY(obj_int(ld, e, v, state_keys[s], true, 0, &lt->state_ns[s]));
+    ld->r->n_label_totals++;
+    return RGA_OK;
+}
+
+static rga_status_t load_frame(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    if (!json_is_array(v) || json_array_size(v) < 2 || !json_is_string(json_array_get(v, 0)) ||
+        !json_is_string(json_array_get(v, 1)))
+        return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "expected [\"path\", \"label\"]");
+    TRY(PUSH(ld, frames, n_frames, cap_frames));
+    rga_frame_t *f = &ld->r->frames[ld->r->n_frames];
+    f->path = strdup(json_string_value(json_array_get(v, 0)));
+    f->label = strdup(json_string_value(json_array_get(v, 1)));
+    ld->r->n_frames++;
+    if (!f->path || !f->label)
+        return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
+    return RGA_OK;
+}
+
+static rga_status_t load_stack(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    if (!json_is_array(v))
+        return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "expected an array of frame ids");
+    size_t depth = json_array_size(v);
+    if (depth > UINT32_MAX)
+        return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "stack too deep");
+    TRY(PUSH(ld, stacks, n_stacks, cap_stacks));
+    TRY(reserve(ld, (void **)&ld->r->stack_frames, &ld->cap_stack_frames,
+                ld->r->n_stack_frames + depth, sizeof(int64_t)));
+    for (size_t i = 0; i < depth; i++)
+        TRY(tuple_int(ld, e, v, i, 0, INT64_MAX, &ld->r->stack_frames[ld->r->n_stack_frames + i]));
+    rga_stack_t *s = &ld->r->stacks[ld->r->n_stacks++];
+    s->first = ld->r->n_stack_frames;
+    s->depth = (uint32_t)depth;
+    ld->r->n_stack_frames += depth;
+    return RGA_OK;
+}
+
+static rga_status_t load_sample(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_tuple(ld, e, v, 4));
+    TRY(PUSH(ld, samples, n_samples, cap_samples));
+    rga_sample_t *s = &ld->r->samples[ld->r->n_samples];
+    TRY(tuple_int(ld, e, v, 0, 0, INT32_MAX, &s->stack));
+    TRY(tuple_int(ld, e, v, 1, 0, INT64_MAX, &s->weight_ns));
+    TRY(tuple_int(ld, e, v, 2, 1, UINT32_MAX, &s->thread));
+    TRY(tuple_int(ld, e, v, 3, 0, UINT32_MAX, &s->label_set));
+    ld->r->n_samples++;
+    return RGA_OK;
+}
+
+static rga_status_t load_interval(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_tuple(ld, e, v, 6));
+    TRY(PUSH(ld, intervals, n_intervals, cap_intervals));
+    int64_t seq, state, start, end, label_set, stack;
+    TRY(tuple_int(ld, e, v, 0, 1, UINT32_MAX, &seq));
+    TRY(tuple_int(ld, e, v, 1, 0, RGA_STATE_COUNT - 1, &state));
+    TRY(tuple_int(ld, e, v, 2, 0, INT64_MAX, &start));
+    TRY(tuple_int(ld, e, v, 3, 0, INT64_MAX, &end));
+    if (end < start)
+        return fail_elem(ld, e, "[3]", RGA_ERR_SCHEMA, "end_ns < start_ns (negative duration)");
+    TRY(tuple_int(ld, e, v, 4, 0, UINT32_MAX, &label_set));
+    TRY(tuple_int(ld, e, v, 5, -1, INT32_MAX, &stack));
+    rga_interval_t *iv = &ld->r->intervals[ld->r->n_intervals++];
+    iv->start_ns = start;
+    iv->end_ns = end;
+    iv->thread_index = (uint32_t)seq; /* a seq until report_validate.c resolves it */
+    iv->label_set = (uint32_t)label_set;
+    iv->stack = (int32_t)stack;
+    iv->state = (uint8_t)state;
+    return RGA_OK;
+}
+
+static rga_status_t load_edge(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_object(ld, e, v));
+    TRY(PUSH(ld, edges, n_edges, cap_edges));
+    rga_edge_t *ed = &ld->r->edges[ld->r->n_edges];
+    TRY(obj_int(ld, e, v, "ractor", true, 1, &ed->ractor));
+    TRY(obj_int(ld, e, v, "waiter", true, 1, &ed->waiter));
+    const json_t *kind = json_object_get(v, "holder_kind");
+    if (!kind)
+        return fail_elem(ld, e, "holder_kind", RGA_ERR_SCHEMA, "missing required key");
+    const char *k = json_string_value(kind);
+    if (!k)
+        return fail_elem(ld, e, "holder_kind", RGA_ERR_SCHEMA, "expected a string");
+    if (strcmp(k, "thread") == 0)
+        ed->holder_kind = RGA_HOLDER_THREAD;
+    else if (strcmp(k, "gc") == 0)
+        ed->holder_kind = RGA_HOLDER_GC;
+    else if (strcmp(k, "handoff") == 0)
+        ed->holder_kind = RGA_HOLDER_HANDOFF;
+    else if (strcmp(k, "unknown") == 0)
+        ed->holder_kind = RGA_HOLDER_UNKNOWN;
+    else
+        return fail_elem(ld, e, "holder_kind", RGA_ERR_SCHEMA,
+                         "expected \"thread\", \"gc\", \"handoff\" or \"unknown\"");
+    TRY(obj_int(ld, e, v, "holder", true, 0, &ed->holder));
+    if (ed->holder_kind == RGA_HOLDER_THREAD && ed->holder == 0)
+        return fail_elem(ld, e, "holder", RGA_ERR_SCHEMA, "a thread holder needs a seq >= 1");
+    TRY(obj_int(ld, e, v, "waiter_label_set", false, 0, &ed->waiter_label_set));
+    TRY(obj_int(ld, e, v, "holder_label_set", false, 0, &ed->holder_label_set));
+    TRY(obj_int(ld, e, v, "wait_ns", true, 0, &ed->wait_ns));
+    TRY(obj_int(ld, e, v, "count", false, 0, &ed->count));
+    ld->r->n_edges++;
+    return RGA_OK;
+}
+
+static rga_status_t load_blame(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_tuple(ld, e, v, 4));
+    TRY(PUSH(ld, blame, n_blame, cap_blame));
+    rga_blame_t *b = &ld->r->blame[ld->r->n_blame];
+    TRY(tuple_int(ld, e, v, 0, 0, INT32_MAX, &b->stack));
+    TRY(tuple_int(ld, e, v, 1, 1, UINT32_MAX, &b->holder));
+    TRY(tuple_int(ld, e, v, 2, 0, UINT32_MAX, &b->label_set));
+    TRY(tuple_int(ld, e, v, 3, 0, INT64_MAX, &b->blame_ns));
+    ld->r->n_blame++;
+    return RGA_OK;
+}
+
+/* ---- small top-level values ----------------------------------------------------------- */
+
+static rga_status_t load_meta(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    if (!json_is_object(v))
+        return fail_at(ld, e->offset, RGA_ERR_SCHEMA, "meta", "expected an object, got %s", json_kind(v));
+    rga_meta_t *m = &ld->r->meta;
+    /* Paths read "meta.x": reuse elem_t's field path with a pseudo array name. */
+    static const struct { const char *key; size_t off; } strs[] = {
+        {"tool", offsetof(rga_meta_t, tool)},
+        {"tool_version", offsetof(rga_meta_t, tool_version)},
+        {"ruby_version", offsetof(rga_meta_t, ruby_version)},
+        {"program", offsetof(rga_meta_t, program)},
+        {"mode", offsetof(rga_meta_t, mode)},
+    };
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+        char **slot = (char **)((char *)m + strs[i].off);
+        free(*slot);
+        *slot = NULL;
+        const json_t *s = json_object_get(v, strs[i].key);
+        if (s && !json_is_string(s))
+            return fail_at(ld, e->offset, RGA_ERR_SCHEMA, NULL, "meta.%s: expected a string, got %s",
+                           strs[i].key, json_kind(s));
+        *slot = strdup(s ? json_string_value(s) : "");
+        if (!*slot)
+            return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
+    }
+    static const struct { const char *key; size_t off; bool required; int64_t min; } ints[] = {
+        {"pid", offsetof(rga_meta_t, pid), false, 0},
+        {"frequency", offsetof(rga_meta_t, frequency), false, 0},
+        {"start_time_ns", offsetof(rga_meta_t, start_time_ns), false, 0},
+        {"start_monotonic_ns", offsetof(rga_meta_t, start_monotonic_ns), true, 0},
+        {"duration_ns", offsetof(rga_meta_t, duration_ns), true, 1},
+        {"sequence", offsetof(rga_meta_t, sequence), false, 0},
+    };
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        const json_t *x = json_object_get(v, ints[i].key);
+        int64_t *slot = (int64_t *)((char *)m + ints[i].off);
+        char path[64];
+        snprintf(path, sizeof(path), "meta.%s", ints[i].key);
+        if (!x) {
+            if (ints[i].required)
+                return fail_at(ld, e->offset, RGA_ERR_SCHEMA, path, "missing required key");
+            *slot = 0;
+            continue;
+        }
+        if (!json_is_integer(x))
+            return fail_at(ld, e->offset, RGA_ERR_SCHEMA, path, "expected an integer, got %s", json_kind(x));
+        if (json_integer_value(x) < ints[i].min)
+            return fail_at(ld, e->offset, RGA_ERR_SCHEMA, path, "value %" PRId64 " must be >= %" PRId64,
+                           (int64_t)json_integer_value(x), ints[i].min);
+        *slot = (int64_t)json_integer_value(x);
+    }
+    return RGA_OK;
+}
+
+static rga_status_t load_stats(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    if (!json_is_object(v))
+        return fail_at(ld, e->offset, RGA_ERR_SCHEMA, "stats", "expected an object, got %s", json_kind(v));
+    rga_stats_t *s = &ld->r->stats;
+    static const struct { const char *key; size_t off; } ints[] = {
+        {"trigger_count", offsetof(rga_stats_t, trigger_count)},
+        {"sampling_count", offsetof(rga_stats_t, sampling_count)},
+        {"sampling_time_ns", offsetof(rga_stats_t, sampling_time_ns)},
+        {"hook_events", offsetof(rga_stats_t, hook_events)},
+        {"hook_time_ns", offsetof(rga_stats_t, hook_time_ns)},
+        {"dropped_samples", offsetof(rga_stats_t, dropped_samples)},
+        {"dropped_aggregation", offsetof(rga_stats_t, dropped_aggregation)},
+        {"dropped_intervals", offsetof(rga_stats_t, dropped_intervals)},
+        {"dropped_edges", offsetof(rga_stats_t, dropped_edges)},
+        {"dropped_threads", offsetof(rga_stats_t, dropped_threads)},
+        {"dropped_label_sets", offsetof(rga_stats_t, dropped_label_sets)},
+    };
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        const json_t *x = json_object_get(v, ints[i].key);
+        int64_t *slot = (int64_t *)((char *)s + ints[i].off);
+        *slot = 0;
+        if (!x)
+            continue;
+        char path[64];
+        snprintf(path, sizeof(path), "stats.%s", ints[i].key);
+        if (!json_is_integer(x) || json_integer_value(x) < 0)
+            return fail_at(ld, e->offset, RGA_ERR_SCHEMA, path, "expected a non-negative integer");
+        *slot = (int64_t)json_integer_value(x);
+    }
+    return RGA_OK;
+}
+
+/* ---- the top-level object --------------------------------------------------------------- */
+
+typedef rga_status_t (*element_fn)(loader_t *, const elem_t *, const json_t *);
+
+enum key_bit {
+    K_FORMAT = 1u << 0, K_VERSION = 1u << 1, K_MINOR = 1u << 2, K_META = 1u << 3, K_STATS = 1u << 4,
+    K_RACTORS = 1u << 5, K_THREADS = 1u << 6, K_LABEL_SETS = 1u << 7, K_LABEL_TOTALS = 1u << 8,
+    K_FRAMES = 1u << 9, K_STACKS = 1u << 10, K_SAMPLES = 1u << 11, K_INTERVALS = 1u << 12,
+    K_EDGES = 1u << 13, K_BLAME = 1u << 14
+};
+
+static const struct {
+    const char *key;
+    unsigned bit;
+    element_fn each; /* NULL: a single value handled by load_scalar_key */
+} key_table[] = {
+    {"format", K_FORMAT, NULL},          {"version", K_VERSION, NULL},
+    {"minor", K_MINOR, NULL},            {"meta", K_META, NULL},
+    {"stats", K_STATS, NULL},            {"ractors", K_RACTORS, load_ractor},
+    {"threads", K_THREADS, load_thread}, {"label_sets", K_LABEL_SETS, load_label_set},
+    {"label_totals", K_LABEL_TOTALS, load_label_total},
+    {"frames", K_FRAMES, load_frame},    {"stacks", K_STACKS, load_stack},
+    {"samples", K_SAMPLES, load_sample}, {"intervals", K_INTERVALS, load_interval},
+    {"edges", K_EDGES, load_edge},       {"blame", K_BLAME, load_blame},
+};
+
+static rga_status_t load_array(loader_t *ld, const char *key, element_fn each)
+{
+    skip_ws(ld);
+    size_t start = ld->pos;
+    if (ld->pos < ld->len && ld->text[ld->pos] != '[') {
+        /* Not an array: let jansson parse it so the message names its type. */
+        rga_status_t st;
+        json_t *v = next_value(ld, &st);
+        if (!v)
+            return st;
+        st = fail_at(ld, start, RGA_ERR_SCHEMA, key, "expected an array, got %s", json_kind(v));
+        json_decref(v);
+        return st;
+    }
+    TRY(expect(ld, '[', "to open an array"));
+    skip_ws(ld);
+    if (ld->pos < ld->len && ld->text[ld->pos] == ']') {
+        ld->pos++;
+        return RGA_OK;
+    }
+    for (size_t index = 0;; index++) {
+        skip_ws(ld);
+        elem_t e = {key, index, ld->pos};
+        rga_status_t st;
+        json_t *v = next_value(ld, &st);
+        if (!v)
+            return st;
+        st = each(ld, &e, v);
+        json_decref(v);
+        if (st != RGA_OK)
+            return st;
+        skip_ws(ld);
+        if (ld->pos >= ld->len)
+            return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, key,
+                           "unexpected end of input (truncated JSON?) inside the array");
+        char c = ld->text[ld->pos++];
+        if (c == ']')
+            return RGA_OK;
+        if (c != ',')
+            return fail_at(ld, ld->pos - 1, RGA_ERR_SYNTAX, key, "expected ',' or ']' after an element");
+    }
+}
+
+static rga_status_t load_scalar_key(loader_t *ld, unsigned bit, size_t offset)
+{
+    rga_status_t st;
+    json_t *v = next_value(ld, &st);
+    if (!v)
+        return st;
+    elem_t e = {"", 0, offset};
+    switch (bit) {
+    case K_FORMAT:
+        if (!json_is_string(v) || strcmp(json_string_value(v), "rperf-gvl-report") != 0)
+            st = fail_at(ld, offset, RGA_ERR_VERSION, "format",
+                         "not an rperf-gvl report (expected \"rperf-gvl-report\")");
+        break;
+    case K_VERSION:
+        if (!json_is_integer(v))
+            st = fail_at(ld, offset, RGA_ERR_SCHEMA, "version", "expected an integer, got %s", json_kind(v));
+        else if (json_integer_value(v) != 1)
+            st = fail_at(ld, offset, RGA_ERR_VERSION, "version",
+                         "unsupported report version %" PRId64 " (this reader supports 1)",
+                         (int64_t)json_integer_value(v));
+        else
+            ld->r->version = 1;
+        break;
+    case K_MINOR:
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            st = fail_at(ld, offset, RGA_ERR_SCHEMA, "minor", "expected a non-negative integer");
+        else
+            ld->r->minor = (int64_t)json_integer_value(v);
+        break;
+    case K_META:
+        st = load_meta(ld, &e, v);
+        break;
+    case K_STATS:
+        st = load_stats(ld, &e, v);
+        break;
+    default:
+        break; /* unknown key: parsed (so it must be valid JSON) and ignored */
+    }
+    json_decref(v);
+    return st;
+}
+
+static rga_status_t load_top(loader_t *ld)
+{
+    skip_ws(ld);
+    if (ld->pos >= ld->len)
+        return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "empty input (not JSON)");
+    if (ld->text[ld->pos] != '{')
+        return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "not a JSON object: expected '{'");
+    ld->pos++;
+    skip_ws(ld);
+    if (ld->pos < ld->len && ld->text[ld->pos] == '}') {
+        ld->pos++;
+    } else {
+        for (;;) {
+            skip_ws(ld);
+            size_t key_offset = ld->pos;
+            if (ld->pos >= ld->len)
+                return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "unexpected end of input (truncated JSON?)");
+            if (ld->text[ld->pos] != '"')
+                return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "expected a string key");
+            rga_status_t st;
+            json_t *k = next_value(ld, &st);
+            if (!k)
+                return st;
+            char key[64];
+            snprintf(key, sizeof(key), "%s", json_string_value(k));
+            json_decref(k);
+            TRY(expect(ld, ':', "after an object key"));
+            skip_ws(ld);
+            size_t value_offset = ld->pos;
+            size_t i = 0;
+            size_t n_keys = sizeof(key_table) / sizeof(key_table[0]);
+            while (i < n_keys && strcmp(key_table[i].key, key) != 0)
+                i++;
+            if (i < n_keys) {
+                if (ld->seen & key_table[i].bit)
+                    return fail_at(ld, key_offset, RGA_ERR_SCHEMA, key, "duplicate key");
+                ld->seen |= key_table[i].bit;
+                if (key_table[i].each)
+                    TRY(load_array(ld, key_table[i].key, key_table[i].each));
+                else
+                    TRY(load_scalar_key(ld, key_table[i].bit, value_offset));
+            } else {
+                TRY(load_scalar_key(ld, 0, value_offset));
+            }
+            skip_ws(ld);
+            if (ld->pos >= ld->len)
+                return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "unexpected end of input (truncated JSON?)");
+            char c = ld->text[ld->pos++];
+            if (c == '}')
+                break;
+            if (c != ',')
+                return fail_at(ld, ld->pos - 1, RGA_ERR_SYNTAX, NULL, "expected ',' or '}' in the report object");
+        }
+    }
+    skip_ws(ld);
+    if (ld->pos != ld->len)
+        return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "unexpected data after the report object");
+    static const struct { unsigned bit; const char *key; } required[] = {
+        {K_FORMAT, "format"}, {K_VERSION, "version"}, {K_META, "meta"}, {K_THREADS, "threads"}};
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+        if (!(ld->seen & required[i].bit)) {
+            rga_error_set(ld->err, RGA_ERR_SCHEMA, "missing required key");
+            if (ld->err)
+                snprintf(ld->err->path, sizeof(ld->err->path), "%s", required[i].key);
+            return RGA_ERR_SCHEMA;
+        }
+    }
+    return RGA_OK;
+}
+
+/* ---- gzip and files -------------------------------------------------------------------------- */
+
+static bool is_gzip(const char *data, size_t len)
+{
+    return len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
+}
+
+static rga_status_t inflate_all(const char *data, size_t len, char **out, size_t *out_len,
+                                rga_error_t *err)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+        return rga_error_set(err, RGA_ERR_NOMEM, "cannot initialise zlib");
+    size_t cap = len * 4 + 4096, used = 0;
+    char *buf = malloc(cap);
+    rga_status_t st = RGA_OK;
+    if (!buf) {
+        st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory inflating the report");
+        goto fail;
+    }
+    zs.next_in = (Bytef *)data;
+    size_t remaining = len;
+    for (;;) {
+        if (used == cap) {
+            if (cap >= RGA_MAX_INFLATED) {
+                st = rga_error_set(err, RGA_ERR_IO, "gzip data inflates beyond %zu GiB", RGA_MAX_INFLATED >> 30);
+                goto fail;
+            }
+            char *p = realloc(buf, cap * 2);
+            if (!p) {
+                st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory inflating the report");
+                goto fail;
+            }
+            buf = p;
+            cap *= 2;
+        }
+        uInt in_chunk = remaining > (1u << 30) ? (1u << 30) : (uInt)remaining;
+        uInt out_chunk = (cap - used) > (1u << 30) ? (1u << 30) : (uInt)(cap - used);
+        zs.avail_in = in_chunk;
+        zs.next_out = (Bytef *)buf + used;
+        zs.avail_out = out_chunk;
+        int zr = inflate(&zs, Z_NO_FLUSH);
+        remaining -= in_chunk - zs.avail_in;
+        used += out_chunk - zs.avail_out;
+        if (zr == Z_STREAM_END) {
+            /* Concatenated gzip members are one file (gzip -c a b > c). */
+            if (remaining > 0 && is_gzip((const char *)zs.next_in, remaining)) {
+                inflateReset(&zs);
+                continue;
+            }
+            break;
+        }
+        if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            st = rga_error_set(err, RGA_ERR_IO, "bad gzip data: %s", zs.msg ? zs.msg : "corrupt stream");
+            goto fail;
+        }
+        if (zr == Z_BUF_ERROR && remaining == 0 && zs.avail_out > 0) {
+            st = rga_error_set(err, RGA_ERR_IO, "truncated gzip data");
+            goto fail;
+        }
+    }
+    inflateEnd(&zs);
+    *out = buf;
+    *out_len = used;
+    return RGA_OK;
+fail:
+    inflateEnd(&zs);
+    free(buf);
+    return st;
+}
+
+rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *name,
+                                    rga_report_t **out, rga_error_t *err)
+{
+    *out = NULL;
+    rga_error_clear(err);
+    if (err && name)
+        snprintf(err->file, sizeof(err->file), "%s", name);
+    char *inflated = NULL;
+    loader_t ld;
+    memset(&ld, 0, sizeof(ld));
+    rga_status_t st;
+    if (is_gzip(data, len)) {
+        size_t n = 0;
+        st = inflate_all(data, len, &inflated, &n, err);
+        if (st != RGA_OK)
+            return st;
+        data = inflated;
+        len = n;
+    }
+    ld.text = data;
+    ld.len = len;
+    ld.err = err;
+    ld.r = calloc(1, sizeof(rga_report_t));
+    if (!ld.r) {
+        st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory reading the report");
+        goto fail;
+    }
+    st = load_top(&ld);
+    if (st != RGA_OK)
+        goto fail;
+    st = rga_report_validate(ld.r, err);
+    if (st != RGA_OK)
+        goto fail;
+    free(inflated);
+    *out = ld.r;
+    return RGA_OK;
+fail:
+    rga_report_free(ld.r);
+    free(inflated);
+    return st;
+}
+
+rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err)
+{
+    *out = NULL;
+    rga_error_clear(err);
+    if (err)
+        snprintf(err->file, sizeof(err->file), "%s", path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rga_error_set(err, RGA_ERR_IO, "cannot open: %s", strerror(errno));
+    char *buf = NULL;
+    size_t cap = 0, used = 0;
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return rga_error_set(err, RGA_ERR_IO, "is a directory");
+    }
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0)
+        cap = (size_t)sb.st_size + 1;
+    rga_status_t st = RGA_OK;
+    for (;;) {
+        if (used == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *p = realloc(buf, ncap);
+            if (!p) {
+                st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory reading the file");
+                goto done;
+            }
+            buf = p;
+            cap = ncap;
+        }
+        if (!buf) {
+            buf = malloc(cap);
+            if (!buf) {
+                st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory reading the file");
+                goto done;
+            }
+        }
+        size_t n = fread(buf + used, 1, cap - used, f);
+        used += n;
+        if (n == 0) {
+            if (ferror(f))
+                st = rga_error_set(err, RGA_ERR_IO, "read error: %s", strerror(errno));
+            break;
+        }
+    }
+    if (st == RGA_OK)
+        st = rga_report_load_buffer(buf ? buf : "", used, path, out, err);
+done:
+    free(buf);
+    fclose(f);
+    return st;
+}

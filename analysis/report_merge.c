@@ -1,0 +1,434 @@
+/* report_merge.c — one report from a snapshot series (see rga_report_merge in report.h).
+ *
+ * Reports of one process share thread seqs and the monotonic clock, so they
+ * are put on one axis by shifting each by its meta.start_monotonic_ns. Label
+ * sets, frames and stacks are renumbered by content (each report has its own
+ * tables); keyed rows (threads, label totals, edges, blame) are summed.
+ * Dictionaries are jansson objects keyed by a text rendering of the key.
+ * Refuses reports of different processes (pid) or format versions.
+ */
+#include "report_internal.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct merger {
+    rga_report_t *out;
+    rga_error_t *err;
+    json_t *dict_labels, *dict_frames, *dict_stacks, *dict_totals, *dict_edges, *dict_blame;
+    size_t cap_threads, cap_label_sets, cap_label_totals, cap_frames, cap_stacks, cap_stack_frames, cap_samples,
+        cap_edges, cap_blame, cap_ractors;
+} merger_t;
+
+static bool grow(void **items, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*items, n * size);
+    if (!p)
+        return false;
+    *items = p;
+    *cap = n;
+    return true;
+}
+
+#define GROW(m, arr, count, cap) grow((void **)&(m)->out->arr, &(m)->cap, (m)->out->count + 1, sizeof(*(m)->out->arr))
+
+/* Looks key up in dict; when absent stores next and returns it. -1 = no memory. */
+static long intern(json_t *dict, const char *key, size_t next)
+{
+    json_t *v = json_object_get(dict, key);
+    if (v)
+        return (long)json_integer_value(v);
+    if (json_object_set_new_nocheck(dict, key, json_integer((json_int_t)next)) != 0)
+        return -1;
+    return (long)next;
+}
+
+/* Appends text to a growing key buffer. */
+typedef struct keybuf {
+    char *s;
+    size_t len, cap;
+} keybuf_t;
+
+static bool key_add(keybuf_t *k, const char *text)
+{
+    size_t n = strlen(text);
+    if (!grow((void **)&k->s, &k->cap, k->len + n + 2, 1))
+        return false;
+    memcpy(k->s + k->len, text, n);
+    k->len += n;
+    k->s[k->len++] = '\x1f';
+    k->s[k->len] = '\0';
+    return true;
+}
+
+static bool key_int(keybuf_t *k, int64_t v)
+{
+    char num[32];
+    snprintf(num, sizeof(num), "%" PRId64, v);
+    return key_add(k, num);
+}
+
+static char *dupstr(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static rga_status_t nomem(merger_t *m)
+{
+    return rga_error_set(m->err, RGA_ERR_NOMEM, "out of memory merging reports");
+}
+
+static int cmp_interval(const void *a, const void *b)
+{
+    const rga_interval_t *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->thread_index > y->thread_index) - (x->thread_index < y->thread_index);
+}
+
+/* New id of label set id of report in (label_map is by index; an unknown id
+ * can only be the implied empty set, which maps to 0). */
+static int64_t map_label(const rga_report_t *in, const long *label_map, int64_t id)
+{
+    long i = rga_report_label_set_index(in, id);
+    return i >= 0 ? label_map[i] : 0;
+}
+
+static rga_status_t merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
+{
+    rga_report_t *out = m->out;
+    keybuf_t k = {0};
+    long *label_map = calloc(in->n_label_sets + 1, sizeof(long));
+    long *frame_map = calloc(in->n_frames + 1, sizeof(long));
+    long *stack_map = calloc(in->n_stacks + 1, sizeof(long));
+    if (!label_map || !frame_map || !stack_map)
+        goto fail;
+
+    for (size_t i = 0; i < in->n_ractors; i++) {
+        size_t j = 0;
+        while (j < out->n_ractors && out->ractors[j].id != in->ractors[i].id)
+            j++;
+        if (j == out->n_ractors) {
+            if (!GROW(m, ractors, n_ractors, cap_ractors))
+                goto fail;
+            out->ractors[out->n_ractors++] = in->ractors[i];
+        } else {
+            out->ractors[j].main |= in->ractors[i].main;
+        }
+    }
+    for (size_t i = 0; i < in->n_threads; i++) {
+        const rga_thread_t *t = &in->threads[i];
+        long j = rga_report_thread_index(out, t->seq);
+        if (j < 0) {
+            if (!GROW(m, threads, n_threads, cap_threads))
+                goto fail;
+            /* Keep threads sorted by seq so rga_report_thread_index works as we go. */
+            size_t pos = out->n_threads;
+            while (pos > 0 && out->threads[pos - 1].seq > t->seq)
+                pos--;
+            memmove(&out->threads[pos + 1], &out->threads[pos], (out->n_threads - pos) * sizeof(*t));
+            rga_thread_t *n = &out->threads[pos];
+            *n = *t;
+            n->name = dupstr(t->name);
+            out->n_threads++;
+            if (!n->name)
+                goto fail;
+            n->first_seen_ns += shift;
+            n->last_seen_ns += shift;
+            continue;
+        }
+        rga_thread_t *n = &out->threads[j];
+        if (t->first_seen_ns + shift < n->first_seen_ns)
+            n->first_seen_ns = t->first_seen_ns + shift;
+        if (t->last_seen_ns + shift > n->last_seen_ns) {
+            n->last_seen_ns = t->last_seen_ns + shift;
+            n->exited = t->exited;
+        }
+        for (int s = 0; s < RGA_STATE_COUNT; s++)
+            n->state_ns[s] += t->state_ns[s];
+        n->acquisitions += t->acquisitions;
+        n->waits += t->waits;
+        if (t->name[0] && strcmp(t->name, n->name) != 0) {
+            char *name = dupstr(t->name);
+            if (!name)
+                goto fail;
+            free(n->name);
+            n->name = name;
+        }
+    }
+    for (size_t i = 0; i < in->n_label_sets; i++) {
+        const rga_label_set_t *ls = &in->label_sets[i];
+        k.len = 0;
+        if (!key_add(&k, ""))
+            goto fail;
+        for (size_t j = 0; j < ls->n_labels; j++)
+            if (!key_add(&k, ls->keys[j]) || !key_add(&k, ls->values[j]))
+                goto fail;
+        /* The empty set keeps id 0; others are numbered after it. */
+        size_t next = out->n_label_sets;
+        long id = intern(m->dict_labels, k.s, next);
+        if (id < 0)
+            goto fail;
+        label_map[i] = id;
+        if ((size_t)id == next) {
+            if (!GROW(m, label_sets, n_label_sets, cap_label_sets))
+                goto fail;
+            rga_label_set_t *n = &out->label_sets[out->n_label_sets];
+            memset(n, 0, sizeof(*n));
+            n->id = id;
+            out->n_label_sets++;
+            n->keys = calloc(ls->n_labels + 1, sizeof(char *));
+            n->values = calloc(ls->n_labels + 1, sizeof(char *));
+            if (!n->keys || !n->values)
+                goto fail;
+            for (size_t j = 0; j < ls->n_labels; j++) {
+                n->keys[j] = dupstr(ls->keys[j]);
+                n->values[j] = dupstr(ls->values[j]);
+                n->n_labels++;
+                if (!n->keys[j] || !n->values[j])
+                    goto fail;
+            }
+        }
+    }
+    for (size_t i = 0; i < in->n_frames; i++) {
+        k.len = 0;
+        if (!key_add(&k, in->frames[i].path) || !key_add(&k, in->frames[i].label))
+            goto fail;
+        long id = intern(m->dict_frames, k.s, out->n_frames);
+        if (id < 0)
+            goto fail;
+        frame_map[i] = id;
+        if ((size_t)id == out->n_frames) {
+            if (!GROW(m, frames, n_frames, cap_frames))
+                goto fail;
+            rga_frame_t *f = &out->frames[out->n_frames++];
+            f->path = dupstr(in->frames[i].path);
+            f->label = dupstr(in->frames[i].label);
+            if (!f->path || !f->label)
+                goto fail;
+        }
+    }
+    for (size_t i = 0; i < in->n_stacks; i++) {
+        const rga_stack_t *st = &in->stacks[i];
+        k.len = 0;
+        if (!key_add(&k, "s"))
+            goto fail;
+        for (uint32_t j = 0; j < st->depth; j++)
+            if (!key_int(&k, frame_map[in->stack_frames[st->first + j]]))
+                goto fail;
+        long id = intern(m->dict_stacks, k.s, out->n_stacks);
+        if (id < 0)
+            goto fail;
+        stack_map[i] = id;
+        if ((size_t)id == out->n_stacks) {
+            if (!GROW(m, stacks, n_stacks, cap_stacks) ||
+                !grow((void **)&out->stack_frames, &m->cap_stack_frames, out->n_stack_frames + st->depth + 1,
+                      sizeof(int64_t)))
+                goto fail;
+            for (uint32_t j = 0; j < st->depth; j++)
+                out->stack_frames[out->n_stack_frames + j] = frame_map[in->stack_frames[st->first + j]];
+            out->stacks[out->n_stacks++] = (rga_stack_t){out->n_stack_frames, st->depth};
+            out->n_stack_frames += st->depth;
+        }
+    }
+    for (size_t i = 0; i < in->n_label_totals; i++) {
+        const rga_label_total_t *lt = &in->label_totals[i];
+        int64_t ls = map_label(in, label_map, lt->label_set);
+        k.len = 0;
+        if (!key_int(&k, lt->thread) || !key_int(&k, ls))
+            goto fail;
+        long id = intern(m->dict_totals, k.s, out->n_label_totals);
+        if (id < 0)
+            goto fail;
+        if ((size_t)id == out->n_label_totals) {
+            if (!GROW(m, label_totals, n_label_totals, cap_label_totals))
+                goto fail;
+            out->label_totals[out->n_label_totals] = *lt;
+            out->label_totals[out->n_label_totals++].label_set = ls;
+        } else {
+            for (int s = 0; s < RGA_STATE_COUNT; s++)
+                out->label_totals[id].state_ns[s] += lt->state_ns[s];
+        }
+    }
+    for (size_t i = 0; i < in->n_samples; i++) {
+        if (!GROW(m, samples, n_samples, cap_samples))
+            goto fail;
+        rga_sample_t s = in->samples[i];
+        s.stack = stack_map[s.stack];
+        s.label_set = map_label(in, label_map, s.label_set);
+        out->samples[out->n_samples++] = s;
+    }
+    for (size_t i = 0; i < in->n_intervals; i++) {
+        rga_interval_t iv = in->intervals[i];
+        iv.start_ns += shift;
+        iv.end_ns += shift;
+        iv.thread_index = (uint32_t)in->threads[iv.thread_index].seq; /* validate() resolves it */
+        iv.label_set = (uint32_t)map_label(in, label_map, iv.label_set);
+        if (iv.stack >= 0)
+            iv.stack = (int32_t)stack_map[iv.stack];
+        out->intervals[out->n_intervals++] = iv;
+    }
+    for (size_t i = 0; i < in->n_edges; i++) {
+        rga_edge_t e = in->edges[i];
+        e.waiter_label_set = map_label(in, label_map, e.waiter_label_set);
+        e.holder_label_set = map_label(in, label_map, e.holder_label_set);
+        k.len = 0;
+        if (!key_int(&k, e.ractor) || !key_int(&k, e.waiter) || !key_int(&k, e.holder_kind) ||
+            !key_int(&k, e.holder) || !key_int(&k, e.waiter_label_set) || !key_int(&k, e.holder_label_set))
+            goto fail;
+        long id = intern(m->dict_edges, k.s, out->n_edges);
+        if (id < 0)
+            goto fail;
+        if ((size_t)id == out->n_edges) {
+            if (!GROW(m, edges, n_edges, cap_edges))
+                goto fail;
+            out->edges[out->n_edges++] = e;
+        } else {
+            out->edges[id].wait_ns += e.wait_ns;
+            out->edges[id].count += e.count;
+        }
+    }
+    for (size_t i = 0; i < in->n_blame; i++) {
+        rga_blame_t b = in->blame[i];
+        b.stack = stack_map[b.stack];
+        b.label_set = map_label(in, label_map, b.label_set);
+        k.len = 0;
+        if (!key_int(&k, b.stack) || !key_int(&k, b.holder) || !key_int(&k, b.label_set))
+            goto fail;
+        long id = intern(m->dict_blame, k.s, out->n_blame);
+        if (id < 0)
+            goto fail;
+        if ((size_t)id == out->n_blame) {
+            if (!GROW(m, blame, n_blame, cap_blame))
+                goto fail;
+            out->blame[out->n_blame++] = b;
+        } else {
+            out->blame[id].blame_ns += b.blame_ns;
+        }
+    }
+    free(k.s);
+    free(label_map);
+    free(frame_map);
+    free(stack_map);
+    return RGA_OK;
+fail:
+    free(k.s);
+    free(label_map);
+    free(frame_map);
+    free(stack_map);
+    return nomem(m);
+}
+
+rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, rga_error_t *err)
+{
+    *result = NULL;
+    if (n == 0)
+        return rga_error_set(err, RGA_ERR_ARGUMENT, "no reports to merge");
+    merger_t m = {0};
+    m.err = err;
+    rga_status_t st = RGA_ERR_NOMEM;
+    size_t first = 0;
+    size_t total_intervals = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (reports[i]->meta.pid != reports[0]->meta.pid) {
+            st = rga_error_set(err, RGA_ERR_ARGUMENT,
+                               "cannot merge reports of different processes (pid %" PRId64 " and %" PRId64 ")",
+                               reports[0]->meta.pid, reports[i]->meta.pid);
+            goto fail;
+        }
+        if (reports[i]->meta.start_monotonic_ns < reports[first]->meta.start_monotonic_ns)
+            first = i;
+        total_intervals += reports[i]->n_intervals;
+    }
+    const rga_report_t *base = reports[first];
+    m.out = calloc(1, sizeof(rga_report_t));
+    m.dict_labels = json_object();
+    m.dict_frames = json_object();
+    m.dict_stacks = json_object();
+    m.dict_totals = json_object();
+    m.dict_edges = json_object();
+    m.dict_blame = json_object();
+    if (!m.out || !m.dict_labels || !m.dict_frames || !m.dict_stacks || !m.dict_totals || !m.dict_edges ||
+        !m.dict_blame)
+        goto nomem;
+    rga_report_t *out = m.out;
+    out->version = base->version;
+    out->minor = base->minor;
+    out->meta = base->meta;
+    out->meta.tool = dupstr(base->meta.tool);
+    out->meta.tool_version = dupstr(base->meta.tool_version);
+    out->meta.ruby_version = dupstr(base->meta.ruby_version);
+    out->meta.program = dupstr(base->meta.program);
+    out->meta.mode = dupstr(base->meta.mode);
+    out->meta.sequence = 0;
+    if (!out->meta.tool || !out->meta.tool_version || !out->meta.ruby_version || !out->meta.program ||
+        !out->meta.mode)
+        goto nomem;
+    out->intervals = malloc((total_intervals ? total_intervals : 1) * sizeof(rga_interval_t));
+    if (!out->intervals)
+        goto nomem;
+    /* The empty label set is id 0 in every report; make it 0 here too. */
+    if (intern(m.dict_labels, "\x1f", 0) < 0 || !grow((void **)&out->label_sets, &m.cap_label_sets, 1,
+                                                       sizeof(rga_label_set_t)))
+        goto nomem;
+    memset(&out->label_sets[0], 0, sizeof(rga_label_set_t));
+    out->label_sets[0].keys = calloc(1, sizeof(char *));
+    out->label_sets[0].values = calloc(1, sizeof(char *));
+    out->n_label_sets = 1;
+    if (!out->label_sets[0].keys || !out->label_sets[0].values)
+        goto nomem;
+    int64_t end = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rga_report_t *in = reports[i];
+        int64_t shift = in->meta.start_monotonic_ns - base->meta.start_monotonic_ns;
+        st = merge_one(&m, in, shift);
+        if (st != RGA_OK)
+            goto fail;
+        if (shift + in->meta.duration_ns > end)
+            end = shift + in->meta.duration_ns;
+        const rga_stats_t *s = &in->stats;
+        rga_stats_t *o = &out->stats;
+        o->trigger_count += s->trigger_count;
+        o->sampling_count += s->sampling_count;
+        o->sampling_time_ns += s->sampling_time_ns;
+        o->hook_events += s->hook_events;
+        o->hook_time_ns += s->hook_time_ns;
+        o->dropped_samples += s->dropped_samples;
+        o->dropped_aggregation += s->dropped_aggregation;
+        o->dropped_intervals += s->dropped_intervals;
+        o->dropped_edges += s->dropped_edges;
+        o->dropped_threads += s->dropped_threads;
+        o->dropped_label_sets += s->dropped_label_sets;
+    }
+    out->meta.duration_ns = end;
+    qsort(out->intervals, out->n_intervals, sizeof(rga_interval_t), cmp_interval);
+    st = rga_report_validate(out, err);
+    if (st != RGA_OK)
+        goto fail;
+    json_decref(m.dict_labels);
+    json_decref(m.dict_frames);
+    json_decref(m.dict_stacks);
+    json_decref(m.dict_totals);
+    json_decref(m.dict_edges);
+    json_decref(m.dict_blame);
+    *result = out;
+    return RGA_OK;
+nomem:
+    st = nomem(&m);
+fail:
+    json_decref(m.dict_labels);
+    json_decref(m.dict_frames);
+    json_decref(m.dict_stacks);
+    json_decref(m.dict_totals);
+    json_decref(m.dict_edges);
+    json_decref(m.dict_blame);
+    rga_report_free(m.out);
+    return st;
+}

@@ -1,0 +1,106 @@
+/* report_model.c — lookups on a loaded rga_report_t and its destructor.
+ *
+ * Loading lives in report_load.c, checking in report_validate.c, merging in
+ * report_merge.c. Everything here is read-only except rga_report_free().
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rga_report_free(rga_report_t *r)
+{
+    if (!r)
+        return;
+    rga_meta_t *m = &r->meta;
+    free(m->tool);
+    free(m->tool_version);
+    free(m->ruby_version);
+    free(m->program);
+    free(m->mode);
+    for (size_t i = 0; i < r->n_threads; i++)
+        free(r->threads[i].name);
+    for (size_t i = 0; i < r->n_label_sets; i++) {
+        for (size_t j = 0; j < r->label_sets[i].n_labels; j++) {
+            free(r->label_sets[i].keys[j]);
+            free(r->label_sets[i].values[j]);
+        }
+        free(r->label_sets[i].keys);
+        free(r->label_sets[i].values);
+    }
+    for (size_t i = 0; i < r->n_frames; i++) {
+        free(r->frames[i].path);
+        free(r->frames[i].label);
+    }
+    free(r->ractors);
+    free(r->threads);
+    free(r->label_sets);
+    free(r->label_totals);
+    free(r->frames);
+    free(r->stacks);
+    free(r->stack_frames);
+    free(r->samples);
+    free(r->intervals);
+    free(r->edges);
+    free(r->blame);
+    free(r);
+}
+
+long rga_report_thread_index(const rga_report_t *r, int64_t seq)
+{
+    size_t lo = 0, hi = r->n_threads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->threads[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < r->n_threads && r->threads[lo].seq == seq) ? (long)lo : -1;
+}
+
+long rga_report_label_set_index(const rga_report_t *r, int64_t id)
+{
+    /* Ids are usually dense 0..n-1: try the direct slot first. */
+    if (id >= 0 && (uint64_t)id < r->n_label_sets && r->label_sets[id].id == id)
+        return (long)id;
+    size_t lo = 0, hi = r->n_label_sets;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->label_sets[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < r->n_label_sets && r->label_sets[lo].id == id) ? (long)lo : -1;
+}
+
+const char *rga_report_label_value(const rga_report_t *r, int64_t label_set, const char *key)
+{
+    long i = rga_report_label_set_index(r, label_set);
+    if (i < 0)
+        return NULL;
+    const rga_label_set_t *ls = &r->label_sets[i];
+    for (size_t j = 0; j < ls->n_labels; j++)
+        if (strcmp(ls->keys[j], key) == 0)
+            return ls->values[j];
+    return NULL;
+}
+
+const char *rga_state_name(int state)
+{
+    static const char *const names[RGA_STATE_COUNT] = {"running", "gvl_wait", "blocked", "gc_mark",
+                                                       "gc_sweep"};
+    return (state >= 0 && state < RGA_STATE_COUNT) ? names[state] : "unknown";
+}
+
+const char *rga_holder_kind_name(rga_holder_kind_t kind)
+{
+    switch (kind) {
+    case RGA_HOLDER_THREAD: return "thread";
+    case RGA_HOLDER_GC: return "gc";
+    case RGA_HOLDER_HANDOFF: return "handoff";
+    case RGA_HOLDER_UNKNOWN: return "unknown";
+    }
+    return "unknown";
+}

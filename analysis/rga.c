@@ -1,0 +1,103 @@
+/* rga.c — dispatch from a view name to the model builders and writers.
+ *
+ * Owns nothing long-lived: each call builds the filter and the view model,
+ * writes, and frees them. Loading is report_load.c's job.
+ */
+#include "rga.h"
+#include "dot_writer.h"
+#include "filter.h"
+#include "output.h"
+#include "perfetto_writer.h"
+#include "render.h"
+#include "summary.h"
+#include "summary_json.h"
+#include "timeline.h"
+#include "waitgraph.h"
+
+#include <string.h>
+
+static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json"};
+
+int rga_view_known(const char *view)
+{
+    for (size_t i = 0; view && i < sizeof(views) / sizeof(views[0]); i++)
+        if (strcmp(views[i], view) == 0)
+            return 1;
+    return 0;
+}
+
+rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t *opts,
+                               FILE *out, rga_error_t *err)
+{
+    static const rga_view_opts_t defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    if (!rga_view_known(view))
+        return rga_error_set(err, RGA_ERR_ARGUMENT,
+                             "unknown view \"%s\" (summary, timeline, dot, svg, png, perfetto, json)",
+                             view ? view : "(null)");
+    rga_filter_spec_t spec = {opts->thread, (long long)opts->ractor, opts->labels, opts->n_labels};
+    rga_filter_t filter;
+    rga_status_t st = rga_filter_init(&filter, r, &spec, err);
+    if (st != RGA_OK)
+        return st;
+    if (strcmp(view, "summary") == 0 || strcmp(view, "json") == 0) {
+        rga_summary_t s;
+        st = rga_summary_build(r, &filter, &s, err);
+        if (st == RGA_OK) {
+            rga_summary_text_opts_t to = {opts->color != 0, opts->top};
+            st = view[0] == 's' ? rga_summary_write_text(&s, out, &to, err) : rga_summary_write_json(&s, out, err);
+            rga_summary_free(&s);
+        }
+    } else if (strcmp(view, "timeline") == 0) {
+        rga_timeline_t t;
+        size_t width = opts->width > 0 ? (size_t)opts->width : 100;
+        st = rga_timeline_build(r, &filter, opts->from_ns, opts->to_ns, width, &t, err);
+        if (st == RGA_OK) {
+            rga_timeline_text_opts_t to = {opts->color != 0, opts->ascii != 0};
+            st = rga_timeline_write_text(&t, out, &to, err);
+            rga_timeline_free(&t);
+        }
+    } else if (strcmp(view, "perfetto") == 0) {
+        st = rga_perfetto_write(r, &filter, opts->from_ns, opts->to_ns, out, err);
+    } else {
+        rga_group_by_t by;
+        if (!rga_group_by_parse(opts->by, &by)) {
+            st = rga_error_set(err, RGA_ERR_ARGUMENT, "--by %s: expected thread, label or ractor", opts->by);
+        } else {
+            rga_waitgraph_t g;
+            st = rga_waitgraph_build(r, &filter, by, opts->min_share, &g, err);
+            if (st == RGA_OK) {
+                st = strcmp(view, "dot") == 0 ? rga_dot_write(&g, out, err) : rga_graph_render(&g, view, out, err);
+                rga_waitgraph_free(&g);
+            }
+        }
+    }
+    rga_filter_free(&filter);
+    return st;
+}
+
+int rga_render(const char *json, size_t len, const char *view, const rga_view_opts_t *opts, char **out,
+               size_t *out_len, rga_error_t *err)
+{
+    *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    rga_error_clear(err);
+    if (!rga_view_known(view))
+        return rga_error_set(err, RGA_ERR_ARGUMENT, "unknown view \"%s\"", view ? view : "(null)");
+    rga_report_t *r = NULL;
+    rga_status_t st = rga_report_load_buffer(json ? json : "", json ? len : 0, NULL, &r, err);
+    if (st != RGA_OK)
+        return st;
+    rga_output_t o;
+    st = rga_output_open(&o, RGA_OUTPUT_MEMORY, err);
+    if (st == RGA_OK) {
+        rga_status_t wst = rga_render_report(r, view, opts, o.fp, err);
+        st = rga_output_close(&o, wst == RGA_OK ? out : NULL, out_len, wst == RGA_OK ? err : NULL);
+        if (wst != RGA_OK)
+            st = wst;
+    }
+    rga_report_free(r);
+    return st;
+}

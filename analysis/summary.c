@@ -1,0 +1,281 @@
+/* summary.c — computing rga_summary_t from a report (see summary.h).
+ *
+ * Arithmetic only: sums, groupings and sorts. Formatting lives in
+ * summary_text.c and summary_json.c.
+ */
+#include "summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t rga_summary_gc_ns(const int64_t *state_ns)
+{
+    return state_ns[RGA_STATE_GC_MARK] + state_ns[RGA_STATE_GC_SWEEP];
+}
+
+char *rga_label_set_text(const rga_report_t *r, int64_t label_set, char *buf, size_t size)
+{
+    long i = rga_report_label_set_index(r, label_set);
+    if (i < 0 || r->label_sets[i].n_labels == 0) {
+        snprintf(buf, size, "(no labels)");
+        return buf;
+    }
+    const rga_label_set_t *ls = &r->label_sets[i];
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t j = 0; j < ls->n_labels && used + 1 < size; j++) {
+        int n = snprintf(buf + used, size - used, "%s%s=%s", j ? ", " : "", ls->keys[j], ls->values[j]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    return buf;
+}
+
+char *rga_stack_text(const rga_report_t *r, int64_t stack, int max_frames, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (stack < 0 || (uint64_t)stack >= r->n_stacks) {
+        snprintf(buf, size, "(no stack)");
+        return buf;
+    }
+    const rga_stack_t *s = &r->stacks[stack];
+    size_t used = 0;
+    int shown = 0;
+    for (uint32_t i = 0; i < s->depth && shown < max_frames && used + 1 < size; i++) {
+        int64_t fid = r->stack_frames[s->first + i];
+        const rga_frame_t *f = &r->frames[fid];
+        if (fid <= RGA_FRAME_GC_SWEEP && f->path[0] == '<')
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s (%s)", shown ? " < " : "", f->label, f->path);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+        shown++;
+    }
+    if (shown == 0)
+        snprintf(buf, size, "%s", s->depth > 0 ? r->frames[r->stack_frames[s->first]].label : "(empty stack)");
+    return buf;
+}
+
+static int cmp_label_by_wait(const void *a, const void *b)
+{
+    const rga_summary_label_t *x = a, *y = b;
+    int64_t wx = x->state_ns[RGA_STATE_GVL_WAIT], wy = y->state_ns[RGA_STATE_GVL_WAIT];
+    if (wx != wy)
+        return wx < wy ? 1 : -1;
+    return (x->label_set > y->label_set) - (x->label_set < y->label_set);
+}
+
+static int cmp_holder(const void *a, const void *b)
+{
+    const rga_summary_holder_t *x = a, *y = b;
+    if (x->wait_ns != y->wait_ns)
+        return x->wait_ns < y->wait_ns ? 1 : -1;
+    if (x->kind != y->kind)
+        return (int)x->kind - (int)y->kind;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+    const rga_summary_stack_t *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+/* qsort has no context argument; waiters are sorted through this pointer. */
+static const rga_summary_thread_t *sort_threads;
+
+static int cmp_waiter(const void *a, const void *b)
+{
+    const rga_summary_thread_t *x = &sort_threads[*(const size_t *)a], *y = &sort_threads[*(const size_t *)b];
+    int64_t wx = x->state_ns[RGA_STATE_GVL_WAIT], wy = y->state_ns[RGA_STATE_GVL_WAIT];
+    if (wx != wy)
+        return wx < wy ? 1 : -1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Collects the non-zero entries of sums[0..n) into a sorted stack list. */
+static rga_summary_stack_t *collect_stacks(const int64_t *sums, size_t n, size_t *count)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += sums[i] > 0;
+    rga_summary_stack_t *list = calloc(k ? k : 1, sizeof(*list));
+    if (!list)
+        return NULL;
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sums[i] > 0)
+            list[k++] = (rga_summary_stack_t){(int64_t)i, sums[i]};
+    qsort(list, k, sizeof(*list), cmp_stack);
+    *count = k;
+    return list;
+}
+
+rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s,
+                               rga_error_t *err)
+{
+    memset(s, 0, sizeof(*s));
+    s->report = r;
+    s->duration_ns = r->meta.duration_ns;
+    size_t nt = r->n_threads, nl = r->n_label_sets ? r->n_label_sets : 1;
+    int64_t *stack_sums = NULL;
+    s->threads = calloc(nt ? nt : 1, sizeof(*s->threads));
+    s->ractors = calloc(r->n_ractors ? r->n_ractors : 1, sizeof(*s->ractors));
+    s->labels = calloc(nl, sizeof(*s->labels));
+    s->waiters = calloc(nt ? nt : 1, sizeof(size_t));
+    s->holders = calloc(nt + 4, sizeof(*s->holders));
+    stack_sums = calloc(r->n_stacks ? r->n_stacks : 1, sizeof(int64_t));
+    if (!s->threads || !s->ractors || !s->labels || !s->waiters || !s->holders || !stack_sums)
+        goto nomem;
+
+    /* Threads, from label_totals when a label filter is on. */
+    long *row_of_thread = calloc(nt ? nt : 1, sizeof(long));
+    if (!row_of_thread)
+        goto nomem;
+    for (size_t i = 0; i < nt; i++) {
+        row_of_thread[i] = -1;
+        if (!rga_filter_thread_index(filter, i))
+            continue;
+        const rga_thread_t *t = &r->threads[i];
+        rga_summary_thread_t *st = &s->threads[s->n_threads];
+        st->seq = t->seq;
+        st->name = t->name;
+        st->ractor = t->ractor;
+        st->lifetime_ns = t->last_seen_ns - t->first_seen_ns;
+        st->acquisitions = t->acquisitions;
+        st->waits = t->waits;
+        st->exited = t->exited;
+        if (!filter->labels_active)
+            memcpy(st->state_ns, t->state_ns, sizeof(st->state_ns));
+        row_of_thread[i] = (long)s->n_threads++;
+    }
+    /* Label totals: per label set, and per thread under a label filter. */
+    for (size_t i = 0; i < nl; i++)
+        s->labels[i].label_set = r->n_label_sets ? r->label_sets[i].id : 0;
+    for (size_t i = 0; i < r->n_label_totals; i++) {
+        const rga_label_total_t *lt = &r->label_totals[i];
+        long ti = rga_report_thread_index(r, lt->thread);
+        if (ti < 0 || row_of_thread[ti] < 0 || !rga_filter_label_set(filter, r, lt->label_set))
+            continue;
+        long li = rga_report_label_set_index(r, lt->label_set);
+        if (li < 0)
+            li = 0;
+        for (int k = 0; k < RGA_STATE_COUNT; k++) {
+            s->labels[li].state_ns[k] += lt->state_ns[k];
+            if (filter->labels_active)
+                s->threads[row_of_thread[ti]].state_ns[k] += lt->state_ns[k];
+        }
+        s->labels[li].n_threads++;
+    }
+    free(row_of_thread);
+    size_t kept = 0;
+    for (size_t i = 0; i < nl; i++) {
+        int64_t any = 0;
+        for (int k = 0; k < RGA_STATE_COUNT; k++)
+            any += s->labels[i].state_ns[k];
+        if (any > 0 || s->labels[i].n_threads > 0)
+            s->labels[kept++] = s->labels[i];
+    }
+    s->n_labels = kept;
+    qsort(s->labels, s->n_labels, sizeof(*s->labels), cmp_label_by_wait);
+
+    /* Totals, Ractors, waiters. */
+    for (size_t i = 0; i < r->n_ractors; i++) {
+        s->ractors[i].id = r->ractors[i].id;
+        s->ractors[i].main = r->ractors[i].main;
+    }
+    s->n_ractors = r->n_ractors;
+    for (size_t i = 0; i < s->n_threads; i++) {
+        const rga_summary_thread_t *t = &s->threads[i];
+        for (int k = 0; k < RGA_STATE_COUNT; k++)
+            s->total_ns[k] += t->state_ns[k];
+        s->total_lifetime_ns += t->lifetime_ns;
+        for (size_t j = 0; j < s->n_ractors; j++) {
+            if (s->ractors[j].id == t->ractor) {
+                s->ractors[j].n_threads++;
+                s->ractors[j].lifetime_ns += t->lifetime_ns;
+                for (int k = 0; k < RGA_STATE_COUNT; k++)
+                    s->ractors[j].state_ns[k] += t->state_ns[k];
+            }
+        }
+        if (t->state_ns[RGA_STATE_GVL_WAIT] > 0)
+            s->waiters[s->n_waiters++] = i;
+    }
+    sort_threads = s->threads;
+    qsort(s->waiters, s->n_waiters, sizeof(size_t), cmp_waiter);
+    sort_threads = NULL;
+
+    /* Holders: slot per thread index, then gc, handoff, unknown. */
+    for (size_t i = 0; i < nt; i++) {
+        s->holders[i].kind = RGA_HOLDER_THREAD;
+        s->holders[i].seq = r->threads[i].seq;
+    }
+    s->holders[nt].kind = RGA_HOLDER_GC;
+    s->holders[nt + 1].kind = RGA_HOLDER_HANDOFF;
+    s->holders[nt + 2].kind = RGA_HOLDER_UNKNOWN;
+    for (size_t i = 0; i < r->n_edges; i++) {
+        const rga_edge_t *e = &r->edges[i];
+        if (!rga_filter_thread(filter, r, e->waiter) || !rga_filter_label_set(filter, r, e->waiter_label_set))
+            continue;
+        size_t slot;
+        if (e->holder_kind == RGA_HOLDER_THREAD)
+            slot = (size_t)rga_report_thread_index(r, e->holder);
+        else
+            slot = nt + (size_t)e->holder_kind - 1;
+        s->holders[slot].wait_ns += e->wait_ns;
+        s->holders[slot].count += e->count;
+        s->total_edge_wait_ns += e->wait_ns;
+    }
+    kept = 0;
+    for (size_t i = 0; i < nt + 3; i++)
+        if (s->holders[i].wait_ns > 0 || s->holders[i].count > 0)
+            s->holders[kept++] = s->holders[i];
+    s->n_holders = kept;
+    qsort(s->holders, s->n_holders, sizeof(*s->holders), cmp_holder);
+
+    /* Wait stacks: samples whose leaf is the synthetic [GVL wait] frame. */
+    for (size_t i = 0; i < r->n_samples; i++) {
+        const rga_sample_t *sm = &r->samples[i];
+        const rga_stack_t *st = &r->stacks[sm->stack];
+        if (st->depth == 0 || r->stack_frames[st->first] != RGA_FRAME_GVL_WAIT)
+            continue;
+        if (!rga_filter_thread(filter, r, sm->thread) || !rga_filter_label_set(filter, r, sm->label_set))
+            continue;
+        stack_sums[sm->stack] += sm->weight_ns;
+    }
+    s->wait_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_wait_stacks);
+    if (!s->wait_stacks)
+        goto nomem;
+    memset(stack_sums, 0, (r->n_stacks ? r->n_stacks : 1) * sizeof(int64_t));
+    for (size_t i = 0; i < r->n_blame; i++) {
+        const rga_blame_t *b = &r->blame[i];
+        if (!rga_filter_thread(filter, r, b->holder) || !rga_filter_label_set(filter, r, b->label_set))
+            continue;
+        stack_sums[b->stack] += b->blame_ns;
+    }
+    s->blame_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_blame_stacks);
+    if (!s->blame_stacks)
+        goto nomem;
+    free(stack_sums);
+    return RGA_OK;
+nomem:
+    free(stack_sums);
+    rga_summary_free(s);
+    return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the summary");
+}
+
+void rga_summary_free(rga_summary_t *s)
+{
+    free(s->threads);
+    free(s->ractors);
+    free(s->labels);
+    free(s->waiters);
+    free(s->holders);
+    free(s->wait_stacks);
+    free(s->blame_stacks);
+    memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,96 @@
+/* summary.h — the numbers behind the default view: per thread, per Ractor,
+ * per label set, top waiters, top holders, top wait stacks, top blame stacks.
+ *
+ * rga_summary_build() computes them from a loaded report and a filter; the
+ * text (summary_text.c) and JSON (summary_json.c) writers only format them.
+ * Thread totals come from threads[] unless a label filter is active, then
+ * from the matching label_totals rows. Holders, wait stacks and blame are
+ * restricted to rows whose waiter (holders, wait stacks) or holder (blame)
+ * passes the filter. Lists are sorted, largest first.
+ *
+ * The summary borrows strings from the report: keep the report alive while
+ * the summary is used. Free with rga_summary_free().
+ */
+#ifndef RGA_SUMMARY_H
+#define RGA_SUMMARY_H
+
+#include <stdio.h>
+
+#include "filter.h"
+#include "report.h"
+
+typedef struct rga_summary_thread {
+    int64_t seq;
+    const char *name;
+    int64_t ractor;
+    int64_t lifetime_ns;
+    int64_t state_ns[RGA_STATE_COUNT];
+    int64_t acquisitions, waits;
+    bool exited;
+} rga_summary_thread_t;
+
+typedef struct rga_summary_ractor {
+    int64_t id;
+    bool main;
+    size_t n_threads;
+    int64_t state_ns[RGA_STATE_COUNT];
+    int64_t lifetime_ns; /* sum of its threads' lifetimes */
+} rga_summary_ractor_t;
+
+typedef struct rga_summary_label {
+    int64_t label_set;
+    size_t n_threads;
+    int64_t state_ns[RGA_STATE_COUNT];
+} rga_summary_label_t;
+
+typedef struct rga_summary_holder {
+    rga_holder_kind_t kind;
+    int64_t seq; /* thread holders; 0 otherwise */
+    int64_t wait_ns, count;
+} rga_summary_holder_t;
+
+typedef struct rga_summary_stack {
+    int64_t stack;
+    int64_t ns;
+} rga_summary_stack_t;
+
+typedef struct rga_summary {
+    const rga_report_t *report;
+    int64_t duration_ns;
+    int64_t total_ns[RGA_STATE_COUNT];      /* over the listed threads */
+    int64_t total_lifetime_ns;
+    rga_summary_thread_t *threads;  size_t n_threads;   /* by seq */
+    rga_summary_ractor_t *ractors;  size_t n_ractors;   /* by id */
+    rga_summary_label_t *labels;    size_t n_labels;    /* by gvl_wait, desc */
+    size_t *waiters;                size_t n_waiters;   /* indices into threads, by gvl_wait desc, wait > 0 */
+    rga_summary_holder_t *holders;  size_t n_holders;   /* by wait_ns desc */
+    rga_summary_stack_t *wait_stacks;  size_t n_wait_stacks;
+    rga_summary_stack_t *blame_stacks; size_t n_blame_stacks;
+    int64_t total_edge_wait_ns;
+} rga_summary_t;
+
+rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *out,
+                               rga_error_t *err);
+void rga_summary_free(rga_summary_t *s);
+
+/* gc_mark + gc_sweep */
+int64_t rga_summary_gc_ns(const int64_t *state_ns);
+
+/* "k=v, k2=v2" for a label set, "(no labels)" for the empty set. Returns buf. */
+char *rga_label_set_text(const rga_report_t *r, int64_t label_set, char *buf, size_t size);
+
+/* "label (path:line) < caller < ..." for a stack, leaf first, skipping the
+ * synthetic <GVL>/<GC> frames, at most max_frames frames. Returns buf. */
+char *rga_stack_text(const rga_report_t *r, int64_t stack, int max_frames, char *buf, size_t size);
+
+/* Text view options. */
+typedef struct rga_summary_text_opts {
+    bool color;
+    size_t top; /* rows in the top-N tables; 0 = 10 */
+} rga_summary_text_opts_t;
+
+/* Writes the human-readable summary. Returns 0, or RGA_ERR_IO when out fails. */
+rga_status_t rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text_opts_t *opts,
+                                    rga_error_t *err);
+
+#endif

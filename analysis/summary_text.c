@@ -1,0 +1,298 @@
+/* summary_text.c — the human-readable summary (default view of the CLI).
+ *
+ * Formats an rga_summary_t as aligned tables with readable units; colour
+ * (ANSI) only when asked. Computes nothing beyond percentages.
+ */
+#include "summary.h"
+#include "table.h"
+#include "units.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_DIM "\033[2m"
+
+static const char *wait_color(int64_t wait, int64_t whole)
+{
+    if (whole <= 0)
+        return NULL;
+    double share = (double)wait / (double)whole;
+    return share >= 0.20 ? C_RED : share >= 0.05 ? C_YELLOW : NULL;
+}
+
+static void heading(FILE *out, const char *title, bool color)
+{
+    fprintf(out, "\n%s%s%s\n", color ? "\033[1;4m" : "", title, color ? "\033[0m" : "");
+}
+
+static char *thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t size)
+{
+    long i = rga_report_thread_index(r, seq);
+    const char *name = i >= 0 ? r->threads[i].name : "";
+    if (name[0])
+        snprintf(buf, size, "%s (#%lld)", name, (long long)seq);
+    else
+        snprintf(buf, size, "#%lld", (long long)seq);
+    return buf;
+}
+
+static int add_state_row(rga_table_t *t, const char *first, const char *second, int64_t lifetime,
+                         const int64_t *state_ns, bool color)
+{
+    char life[32], run[32], wait[32], blk[32], gc[32], pct[32];
+    rga_format_duration(lifetime, life, sizeof(life));
+    rga_format_duration(state_ns[RGA_STATE_RUNNING], run, sizeof(run));
+    rga_format_duration(state_ns[RGA_STATE_GVL_WAIT], wait, sizeof(wait));
+    rga_format_duration(state_ns[RGA_STATE_BLOCKED], blk, sizeof(blk));
+    rga_format_duration(rga_summary_gc_ns(state_ns), gc, sizeof(gc));
+    rga_format_percent(state_ns[RGA_STATE_GVL_WAIT], lifetime, pct, sizeof(pct));
+    const char *cells[] = {first, second, life, run, wait, blk, gc, pct};
+    return rga_table_add(t, cells, color ? wait_color(state_ns[RGA_STATE_GVL_WAIT], lifetime) : NULL);
+}
+
+static int write_threads(const rga_summary_t *s, FILE *out, bool color)
+{
+    const rga_report_t *r = s->report;
+    heading(out, "Threads", color);
+    rga_table_t t;
+    if (rga_table_init(&t, 9, (const char *const[]){"thread", "ractor", "lifetime", "running", "GVL wait",
+                                                    "blocked", "GC", "wait %", ""}) != 0)
+        return -1;
+    rga_table_left(&t, 8);
+    int rc = 0;
+    for (size_t i = 0; i < s->n_threads && rc == 0; i++) {
+        const rga_summary_thread_t *th = &s->threads[i];
+        char name[160], ractor[32], life[32], run[32], wait[32], blk[32], gc[32], pct[32];
+        thread_label(r, th->seq, name, sizeof(name));
+        snprintf(ractor, sizeof(ractor), "%lld", (long long)th->ractor);
+        rga_format_duration(th->lifetime_ns, life, sizeof(life));
+        rga_format_duration(th->state_ns[RGA_STATE_RUNNING], run, sizeof(run));
+        rga_format_duration(th->state_ns[RGA_STATE_GVL_WAIT], wait, sizeof(wait));
+        rga_format_duration(th->state_ns[RGA_STATE_BLOCKED], blk, sizeof(blk));
+        rga_format_duration(rga_summary_gc_ns(th->state_ns), gc, sizeof(gc));
+        rga_format_percent(th->state_ns[RGA_STATE_GVL_WAIT], th->lifetime_ns, pct, sizeof(pct));
+        const char *cells[] = {name, ractor, life, run, wait, blk, gc, pct, th->exited ? "exited" : ""};
+        rc = rga_table_add(&t, cells, color ? wait_color(th->state_ns[RGA_STATE_GVL_WAIT], th->lifetime_ns) : NULL);
+    }
+    if (rc == 0) {
+        char life[32], run[32], wait[32], blk[32], gc[32], pct[32];
+        const char *cells[] = {"total", "",
+                               rga_format_duration(s->total_lifetime_ns, life, sizeof(life)),
+                               rga_format_duration(s->total_ns[RGA_STATE_RUNNING], run, sizeof(run)),
+                               rga_format_duration(s->total_ns[RGA_STATE_GVL_WAIT], wait, sizeof(wait)),
+                               rga_format_duration(s->total_ns[RGA_STATE_BLOCKED], blk, sizeof(blk)),
+                               rga_format_duration(rga_summary_gc_ns(s->total_ns), gc, sizeof(gc)),
+                               rga_format_percent(s->total_ns[RGA_STATE_GVL_WAIT], s->total_lifetime_ns, pct,
+                                                  sizeof(pct)),
+                               ""};
+        rc = rga_table_add(&t, cells, color ? "\033[1m" : NULL);
+    }
+    if (rc == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc;
+}
+
+static int write_ractors(const rga_summary_t *s, FILE *out, bool color)
+{
+    heading(out, "Ractors", color);
+    rga_table_t t;
+    if (rga_table_init(&t, 8, (const char *const[]){"ractor", "threads", "thread time", "running", "GVL wait",
+                                                    "blocked", "GC", "wait %"}) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_ractors && rc == 0; i++) {
+        const rga_summary_ractor_t *rc_ = &s->ractors[i];
+        if (rc_->n_threads == 0)
+            continue;
+        char id[48], n[24];
+        snprintf(id, sizeof(id), "%lld%s", (long long)rc_->id, rc_->main ? " (main)" : "");
+        snprintf(n, sizeof(n), "%zu", rc_->n_threads);
+        rc = add_state_row(&t, id, n, rc_->lifetime_ns, rc_->state_ns, color);
+    }
+    if (rc == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc;
+}
+
+static int write_labels(const rga_summary_t *s, FILE *out, bool color)
+{
+    if (s->n_labels == 0)
+        return 0;
+    heading(out, "Label sets", color);
+    rga_table_t t;
+    if (rga_table_init(&t, 8, (const char *const[]){"labels", "threads", "time", "running", "GVL wait",
+                                                    "blocked", "GC", "wait %"}) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_labels && rc == 0; i++) {
+        const rga_summary_label_t *l = &s->labels[i];
+        char text[256], n[24];
+        int64_t time = 0;
+        for (int k = 0; k < RGA_STATE_COUNT; k++)
+            time += l->state_ns[k];
+        rga_label_set_text(s->report, l->label_set, text, sizeof(text));
+        snprintf(n, sizeof(n), "%zu", l->n_threads);
+        rc = add_state_row(&t, text, n, time, l->state_ns, color);
+    }
+    if (rc == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc;
+}
+
+static int write_waiters(const rga_summary_t *s, FILE *out, bool color, size_t top)
+{
+    heading(out, "Top waiters (GVL wait)", color);
+    if (s->n_waiters == 0) {
+        fprintf(out, "  no thread waited for the GVL\n");
+        return 0;
+    }
+    rga_table_t t;
+    if (rga_table_init(&t, 5, (const char *const[]){"thread", "GVL wait", "waits", "mean wait", "of lifetime"}) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_waiters && i < top && rc == 0; i++) {
+        const rga_summary_thread_t *th = &s->threads[s->waiters[i]];
+        char name[160], wait[32], waits[32], mean[32], pct[32];
+        int64_t w = th->state_ns[RGA_STATE_GVL_WAIT];
+        thread_label(s->report, th->seq, name, sizeof(name));
+        rga_format_duration(w, wait, sizeof(wait));
+        snprintf(waits, sizeof(waits), "%lld", (long long)th->waits);
+        if (th->waits > 0)
+            rga_format_duration(w / th->waits, mean, sizeof(mean));
+        else
+            snprintf(mean, sizeof(mean), "-");
+        rga_format_percent(w, th->lifetime_ns, pct, sizeof(pct));
+        const char *cells[] = {name, wait, waits, mean, pct};
+        rc = rga_table_add(&t, cells, color ? wait_color(w, th->lifetime_ns) : NULL);
+    }
+    if (rc == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc;
+}
+
+static int write_holders(const rga_summary_t *s, FILE *out, bool color, size_t top)
+{
+    heading(out, "Top holders (who made others wait)", color);
+    if (s->n_holders == 0) {
+        fprintf(out, "  no wait-graph edges\n");
+        return 0;
+    }
+    rga_table_t t;
+    if (rga_table_init(&t, 4, (const char *const[]){"holder", "caused wait", "share", "waits"}) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_holders && i < top && rc == 0; i++) {
+        const rga_summary_holder_t *h = &s->holders[i];
+        char name[160], wait[32], share[32], count[32];
+        if (h->kind == RGA_HOLDER_THREAD)
+            thread_label(s->report, h->seq, name, sizeof(name));
+        else if (h->kind == RGA_HOLDER_GC)
+            snprintf(name, sizeof(name), "[GC]");
+        else if (h->kind == RGA_HOLDER_HANDOFF)
+            snprintf(name, sizeof(name), "[hand-off latency]");
+        else
+            snprintf(name, sizeof(name), "[unknown]");
+        rga_format_duration(h->wait_ns, wait, sizeof(wait));
+        rga_format_percent(h->wait_ns, s->total_edge_wait_ns, share, sizeof(share));
+        snprintf(count, sizeof(count), "%lld", (long long)h->count);
+        const char *cells[] = {name, wait, share, count};
+        rc = rga_table_add(&t, cells, NULL);
+    }
+    if (rc == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc;
+}
+
+static int write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, const char *title,
+                        const char *empty, const rga_summary_stack_t *list, size_t n)
+{
+    heading(out, title, color);
+    if (n == 0) {
+        fprintf(out, "  %s\n", empty);
+        return 0;
+    }
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += list[i].ns;
+    rga_table_t t;
+    if (rga_table_init(&t, 3, (const char *const[]){"time", "share", "stack (leaf first)"}) != 0)
+        return -1;
+    t.left[0] = false;
+    rga_table_left(&t, 2);
+    int rc = 0;
+    for (size_t i = 0; i < n && i < top && rc == 0; i++) {
+        char time[32], share[32], text[512];
+        rga_format_duration(list[i].ns, time, sizeof(time));
+        rga_format_percent(list[i].ns, total, share, sizeof(share));
+        rga_stack_text(s->report, list[i].stack, 4, text, sizeof(text));
+        const char *cells[] = {time, share, text};
+        rc = rga_table_add(&t, cells, NULL);
+    }
+    if (rc == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc;
+}
+
+static void write_header(const rga_summary_t *s, FILE *out, bool color)
+{
+    const rga_report_t *r = s->report;
+    char dur[32];
+    fprintf(out, "%srperf-gvl summary%s: %s (pid %lld, ruby %s, %s mode, %lld Hz), %s, %zu threads, %zu Ractors\n",
+            color ? "\033[1m" : "", color ? "\033[0m" : "", r->meta.program[0] ? r->meta.program : "(unknown program)",
+            (long long)r->meta.pid, r->meta.ruby_version[0] ? r->meta.ruby_version : "?",
+            r->meta.mode[0] ? r->meta.mode : "?", (long long)r->meta.frequency,
+            rga_format_duration(r->meta.duration_ns, dur, sizeof(dur)), r->n_threads, r->n_ractors);
+    const rga_stats_t *st = &r->stats;
+    const struct { const char *name; int64_t v; } drops[] = {
+        {"samples", st->dropped_samples},     {"aggregation", st->dropped_aggregation},
+        {"intervals", st->dropped_intervals}, {"edges", st->dropped_edges},
+        {"threads", st->dropped_threads},     {"label_sets", st->dropped_label_sets},
+    };
+    bool any = false;
+    for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++) {
+        if (drops[i].v == 0)
+            continue;
+        if (!any)
+            fprintf(out, "%sincomplete report, dropped:", color ? C_YELLOW : "");
+        fprintf(out, " %s=%lld", drops[i].name, (long long)drops[i].v);
+        any = true;
+    }
+    if (any)
+        fprintf(out, "%s\n", color ? "\033[0m" : "");
+}
+
+rga_status_t rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text_opts_t *opts,
+                                    rga_error_t *err)
+{
+    bool color = opts && opts->color;
+    size_t top = (opts && opts->top) ? opts->top : 10;
+    write_header(s, out, color);
+    int rc = write_threads(s, out, color);
+    if (rc == 0)
+        rc = write_ractors(s, out, color);
+    if (rc == 0)
+        rc = write_labels(s, out, color);
+    if (rc == 0)
+        rc = write_waiters(s, out, color, top);
+    if (rc == 0)
+        rc = write_holders(s, out, color, top);
+    if (rc == 0)
+        rc = write_stacks(s, out, color, top, "Top wait stacks (where threads waited for the GVL)",
+                          "no samples in GVL wait", s->wait_stacks, s->n_wait_stacks);
+    if (rc == 0)
+        rc = write_stacks(s, out, color, top, "Top blame stacks (what ran while others waited)",
+                          "no blame data", s->blame_stacks, s->n_blame_stacks);
+    if (rc != 0)
+        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory writing the summary");
+    if (ferror(out))
+        return rga_error_set(err, RGA_ERR_IO, "write error: %s", strerror(errno));
+    return RGA_OK;
+}

@@ -1,0 +1,221 @@
+/* waitgraph.c — building the wait graph model (see waitgraph.h).
+ *
+ * Node and edge counts are small (threads × holders at most), so lookups are
+ * linear scans. Does not talk to Graphviz.
+ */
+#include "waitgraph.h"
+#include "summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool rga_group_by_parse(const char *text, rga_group_by_t *out)
+{
+    if (!text || strcmp(text, "thread") == 0)
+        *out = RGA_BY_THREAD;
+    else if (strcmp(text, "label") == 0 || strcmp(text, "labels") == 0)
+        *out = RGA_BY_LABEL;
+    else if (strcmp(text, "ractor") == 0)
+        *out = RGA_BY_RACTOR;
+    else
+        return false;
+    return true;
+}
+
+long rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t key)
+{
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == kind && g->nodes[i].key == key)
+            return (long)i;
+    return -1;
+}
+
+typedef struct builder {
+    rga_waitgraph_t *g;
+    size_t cap_nodes, cap_edges;
+} builder_t;
+
+static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key, int64_t ractor)
+{
+    long i = rga_waitgraph_find(b->g, kind, key);
+    if (i >= 0) {
+        if (b->g->nodes[i].ractor != ractor)
+            b->g->nodes[i].ractor = 0;
+        return i;
+    }
+    if (b->g->n_nodes == b->cap_nodes) {
+        size_t cap = b->cap_nodes ? b->cap_nodes * 2 : 16;
+        rga_wg_node_t *p = realloc(b->g->nodes, cap * sizeof(*p));
+        if (!p)
+            return -1;
+        b->g->nodes = p;
+        b->cap_nodes = cap;
+    }
+    rga_wg_node_t *n = &b->g->nodes[b->g->n_nodes];
+    memset(n, 0, sizeof(*n));
+    n->kind = kind;
+    n->key = key;
+    n->ractor = ractor;
+    switch (kind) {
+    case RGA_NODE_THREAD: {
+        long ti = rga_report_thread_index(r, key);
+        const char *name = ti >= 0 ? r->threads[ti].name : "";
+        if (name[0])
+            snprintf(n->label, sizeof(n->label), "%s #%lld", name, (long long)key);
+        else
+            snprintf(n->label, sizeof(n->label), "thread #%lld", (long long)key);
+        if (ti >= 0)
+            n->running_ns = r->threads[ti].state_ns[RGA_STATE_RUNNING];
+        break;
+    }
+    case RGA_NODE_LABEL_SET:
+        rga_label_set_text(r, key, n->label, sizeof(n->label));
+        break;
+    case RGA_NODE_RACTOR:
+        snprintf(n->label, sizeof(n->label), "Ractor %lld", (long long)key);
+        for (size_t t = 0; t < r->n_threads; t++)
+            if (r->threads[t].ractor == key)
+                n->running_ns += r->threads[t].state_ns[RGA_STATE_RUNNING];
+        break;
+    case RGA_NODE_GC:
+        snprintf(n->label, sizeof(n->label), "GC");
+        break;
+    case RGA_NODE_HANDOFF:
+        snprintf(n->label, sizeof(n->label), "hand-off");
+        break;
+    case RGA_NODE_UNKNOWN:
+        snprintf(n->label, sizeof(n->label), "unknown");
+        break;
+    }
+    return (long)b->g->n_nodes++;
+}
+
+static int add_edge(builder_t *b, size_t from, size_t to, int64_t wait_ns, int64_t count)
+{
+    for (size_t i = 0; i < b->g->n_edges; i++) {
+        rga_wg_edge_t *e = &b->g->edges[i];
+        if (e->from == from && e->to == to) {
+            e->wait_ns += wait_ns;
+            e->count += count;
+            return 0;
+        }
+    }
+    if (b->g->n_edges == b->cap_edges) {
+        size_t cap = b->cap_edges ? b->cap_edges * 2 : 16;
+        rga_wg_edge_t *p = realloc(b->g->edges, cap * sizeof(*p));
+        if (!p)
+            return -1;
+        b->g->edges = p;
+        b->cap_edges = cap;
+    }
+    b->g->edges[b->g->n_edges++] = (rga_wg_edge_t){from, to, wait_ns, count};
+    return 0;
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const rga_wg_edge_t *x = a, *y = b;
+    if (x->wait_ns != y->wait_ns)
+        return x->wait_ns < y->wait_ns ? 1 : -1;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+                                 double min_share, rga_waitgraph_t *g, rga_error_t *err)
+{
+    memset(g, 0, sizeof(*g));
+    g->by = by;
+    if (!(min_share >= 0.0 && min_share <= 1.0))
+        return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
+    builder_t b = {g, 0, 0};
+    for (size_t i = 0; i < r->n_edges; i++) {
+        const rga_edge_t *e = &r->edges[i];
+        bool holder_is_thread = e->holder_kind == RGA_HOLDER_THREAD;
+        bool waiter_ok = rga_filter_thread(filter, r, e->waiter) &&
+                         rga_filter_label_set(filter, r, e->waiter_label_set);
+        bool holder_ok = holder_is_thread && rga_filter_thread(filter, r, e->holder) &&
+                         rga_filter_label_set(filter, r, e->holder_label_set);
+        if (!waiter_ok && !holder_ok)
+            continue;
+        long from, to;
+        switch (by) {
+        case RGA_BY_LABEL:
+            from = node_for(&b, r, RGA_NODE_LABEL_SET, e->waiter_label_set, e->ractor);
+            break;
+        case RGA_BY_RACTOR:
+            from = node_for(&b, r, RGA_NODE_RACTOR, e->ractor, e->ractor);
+            break;
+        default:
+            from = node_for(&b, r, RGA_NODE_THREAD, e->waiter, e->ractor);
+        }
+        if (from < 0)
+            goto nomem;
+        switch (e->holder_kind) {
+        case RGA_HOLDER_GC: to = node_for(&b, r, RGA_NODE_GC, 0, 0); break;
+        case RGA_HOLDER_HANDOFF: to = node_for(&b, r, RGA_NODE_HANDOFF, 0, 0); break;
+        case RGA_HOLDER_UNKNOWN: to = node_for(&b, r, RGA_NODE_UNKNOWN, 0, 0); break;
+        default:
+            if (by == RGA_BY_LABEL)
+                to = node_for(&b, r, RGA_NODE_LABEL_SET, e->holder_label_set, e->ractor);
+            else if (by == RGA_BY_RACTOR)
+                to = node_for(&b, r, RGA_NODE_RACTOR, e->ractor, e->ractor);
+            else
+                to = node_for(&b, r, RGA_NODE_THREAD, e->holder, e->ractor);
+        }
+        if (to < 0 || add_edge(&b, (size_t)from, (size_t)to, e->wait_ns, e->count) != 0)
+            goto nomem;
+        g->nodes[from].wait_ns += e->wait_ns;
+        g->nodes[to].caused_ns += e->wait_ns;
+        g->total_wait_ns += e->wait_ns;
+    }
+    /* Prune small edges, then nodes left without any edge. */
+    size_t kept = 0;
+    for (size_t i = 0; i < g->n_edges; i++) {
+        rga_wg_edge_t *e = &g->edges[i];
+        if (g->total_wait_ns > 0 && (double)e->wait_ns < min_share * (double)g->total_wait_ns) {
+            g->n_pruned++;
+            continue;
+        }
+        g->edges[kept++] = *e;
+    }
+    g->n_edges = kept;
+    if (g->n_pruned > 0) {
+        size_t *remap = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(size_t));
+        bool *used = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(bool));
+        if (!remap || !used) {
+            free(remap);
+            free(used);
+            goto nomem;
+        }
+        for (size_t i = 0; i < g->n_edges; i++)
+            used[g->edges[i].from] = used[g->edges[i].to] = true;
+        size_t n = 0;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            if (used[i]) {
+                remap[i] = n;
+                g->nodes[n++] = g->nodes[i];
+            }
+        }
+        g->n_nodes = n;
+        for (size_t i = 0; i < g->n_edges; i++) {
+            g->edges[i].from = remap[g->edges[i].from];
+            g->edges[i].to = remap[g->edges[i].to];
+        }
+        free(remap);
+        free(used);
+    }
+    qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
+    return RGA_OK;
+nomem:
+    rga_waitgraph_free(g);
+    return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");
+}
+
+void rga_waitgraph_free(rga_waitgraph_t *g)
+{
+    free(g->nodes);
+    free(g->edges);
+    memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,59 @@
+/* waitgraph.h — who makes whom wait: the report's edges as a graph.
+ *
+ * rga_waitgraph_build() turns edges (waiter → holder, wait_ns, count) into
+ * nodes and aggregated edges. Nodes are threads by default; `by` collapses
+ * them into label sets or Ractors. GC, hand-off latency and unknown holders
+ * are their own nodes. Edges below min_share of the total wait are pruned
+ * (their time is still in the totals). An edge passes the filter when its
+ * waiter or its holder passes it, so filtering on a thread shows both who
+ * made it wait and whom it made wait.
+ *
+ * This is the model only; dot_writer.c turns it into a Graphviz graph.
+ * The graph owns its arrays and copies its labels.
+ */
+#ifndef RGA_WAITGRAPH_H
+#define RGA_WAITGRAPH_H
+
+#include "filter.h"
+#include "report.h"
+
+typedef enum rga_group_by { RGA_BY_THREAD = 0, RGA_BY_LABEL = 1, RGA_BY_RACTOR = 2 } rga_group_by_t;
+
+typedef enum rga_node_kind {
+    RGA_NODE_THREAD, RGA_NODE_LABEL_SET, RGA_NODE_RACTOR, RGA_NODE_GC, RGA_NODE_HANDOFF, RGA_NODE_UNKNOWN
+} rga_node_kind_t;
+
+typedef struct rga_wg_node {
+    rga_node_kind_t kind;
+    int64_t key;          /* thread seq, label set id or Ractor id; 0 for the special nodes */
+    int64_t ractor;       /* for clustering; 0 when the node spans Ractors */
+    char label[160];      /* display name, e.g. "worker-1 #3" */
+    int64_t wait_ns;      /* waited (as waiter) in the kept edges' source totals */
+    int64_t caused_ns;    /* made others wait */
+    int64_t running_ns;   /* thread/ractor nodes: running time; else 0 */
+} rga_wg_node_t;
+
+typedef struct rga_wg_edge {
+    size_t from, to;      /* node indices: waiter → holder */
+    int64_t wait_ns, count;
+} rga_wg_edge_t;
+
+typedef struct rga_waitgraph {
+    rga_group_by_t by;
+    rga_wg_node_t *nodes; size_t n_nodes;
+    rga_wg_edge_t *edges; size_t n_edges;   /* kept edges, by wait_ns desc */
+    int64_t total_wait_ns;                  /* over all filtered edges */
+    size_t n_pruned;
+} rga_waitgraph_t;
+
+/* Parses "thread" | "label" | "ractor". */
+bool rga_group_by_parse(const char *text, rga_group_by_t *out);
+
+rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+                                 double min_share, rga_waitgraph_t *out, rga_error_t *err);
+void rga_waitgraph_free(rga_waitgraph_t *g);
+
+/* Index of the node (kind, key), or -1. */
+long rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t key);
+
+#endif

@@ -1,0 +1,27 @@
+/* rga_test_util.h — helpers shared by the analysis cmocka tests: generating
+ * a report with the generator binary and loading reports from strings. */
+#ifndef RGA_TEST_UTIL_H
+#define RGA_TEST_UTIL_H
+
+#include <stddef.h>
+
+#include "report.h"
+
+/* Runs the report generator with args into a new temp file; returns its
+ * malloc'd path (the caller unlinks and frees it) or NULL. */
+char *rga_test_generate(const char *args);
+
+/* Creates an empty file in $TMPDIR (or the system temp dir); returns its
+ * malloc'd path or NULL. */
+char *rga_test_tempfile(const char *prefix);
+
+/* Reads a whole file; NULL on failure. *len receives its size. */
+char *rga_test_slurp(const char *path, size_t *len);
+
+/* Loads text as a report, asserting success. */
+rga_report_t *rga_test_load(const char *text);
+
+/* A small hand-written report with known numbers (see rga_test_util.c). */
+extern const char rga_test_small_report[];
+
+#endif

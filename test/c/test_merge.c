@@ -1,0 +1,113 @@
+/* test_merge.c — merging a snapshot series onto one time axis. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rga_test_util.h"
+
+static rga_report_t *gen_load(const char *args)
+{
+    char *path = rga_test_generate(args);
+    assert_non_null(path);
+    rga_report_t *r = NULL;
+    rga_error_t err;
+    assert_int_equal(rga_report_load_file(path, &r, &err), RGA_OK);
+    unlink(path);
+    free(path);
+    return r;
+}
+
+static void test_series_on_one_axis(void **state)
+{
+    (void)state;
+    rga_report_t *in[2];
+    in[0] = gen_load("--threads 6 --labels 4 --slices 300 --seed 1 --start-ns 1000000000 --seq 1");
+    /* The second snapshot starts 50 ms after the first one. */
+    in[1] = gen_load("--threads 6 --labels 4 --slices 200 --seed 2 --start-ns 1050000000 --seq 2");
+    rga_report_t *m = NULL;
+    rga_error_t err;
+    assert_int_equal(rga_report_merge(in, 2, &m, &err), RGA_OK);
+    assert_int_equal(m->meta.start_monotonic_ns, 1000000000);
+    int64_t end = 50000000 + in[1]->meta.duration_ns;
+    assert_int_equal(m->meta.duration_ns, end > in[0]->meta.duration_ns ? end : in[0]->meta.duration_ns);
+    assert_int_equal(m->n_threads, 6);
+    assert_int_equal(m->n_intervals, in[0]->n_intervals + in[1]->n_intervals);
+    for (size_t i = 0; i < m->n_threads; i++) {
+        for (int s = 0; s < RGA_STATE_COUNT; s++)
+            assert_int_equal(m->threads[i].state_ns[s], in[0]->threads[i].state_ns[s] + in[1]->threads[i].state_ns[s]);
+        assert_int_equal(m->threads[i].first_seen_ns, in[0]->threads[i].first_seen_ns);
+        assert_int_equal(m->threads[i].last_seen_ns, 50000000 + in[1]->threads[i].last_seen_ns);
+    }
+    /* Sorted by start, and the second report's intervals are shifted by 50 ms. */
+    int64_t later = 0;
+    for (size_t i = 1; i < m->n_intervals; i++)
+        assert_true(m->intervals[i - 1].start_ns <= m->intervals[i].start_ns);
+    for (size_t i = 0; i < m->n_intervals; i++)
+        later += m->intervals[i].start_ns >= 50000000;
+    assert_true((size_t)later >= in[1]->n_intervals);
+    /* Equal content is interned once: frames and label sets do not double. */
+    assert_int_equal(m->n_frames, in[0]->n_frames);
+    assert_int_equal(m->n_label_sets, in[0]->n_label_sets);
+    int64_t edges = 0, waits = 0;
+    for (size_t i = 0; i < m->n_edges; i++)
+        edges += m->edges[i].wait_ns;
+    for (size_t i = 0; i < m->n_threads; i++)
+        waits += m->threads[i].state_ns[RGA_STATE_GVL_WAIT];
+    assert_int_equal(edges, waits);
+    rga_report_free(m);
+
+    /* Order of the inputs does not matter. */
+    rga_report_t *rev[2] = {in[1], in[0]};
+    assert_int_equal(rga_report_merge(rev, 2, &m, &err), RGA_OK);
+    assert_int_equal(m->meta.start_monotonic_ns, 1000000000);
+    rga_report_free(m);
+    rga_report_free(in[0]);
+    rga_report_free(in[1]);
+}
+
+static void test_refuses_other_process(void **state)
+{
+    (void)state;
+    rga_report_t *in[2];
+    in[0] = gen_load("--threads 2 --slices 20 --pid 10");
+    in[1] = gen_load("--threads 2 --slices 20 --pid 11");
+    rga_report_t *m = NULL;
+    rga_error_t err;
+    assert_int_equal(rga_report_merge(in, 2, &m, &err), RGA_ERR_ARGUMENT);
+    assert_null(m);
+    assert_non_null(strstr(err.reason, "different processes"));
+    rga_report_free(in[0]);
+    rga_report_free(in[1]);
+}
+
+static void test_merge_of_one_is_a_copy(void **state)
+{
+    (void)state;
+    rga_report_t *r = rga_test_load(rga_test_small_report);
+    rga_report_t *m = NULL;
+    rga_error_t err;
+    assert_int_equal(rga_report_merge(&r, 1, &m, &err), RGA_OK);
+    assert_int_equal(m->n_threads, r->n_threads);
+    assert_int_equal(m->n_edges, r->n_edges);
+    assert_int_equal(m->n_intervals, r->n_intervals);
+    assert_int_equal(m->meta.duration_ns, r->meta.duration_ns);
+    assert_string_equal(rga_report_label_value(m, 2, "tenant"), "x");
+    rga_report_free(m);
+    rga_report_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_series_on_one_axis),
+        cmocka_unit_test(test_refuses_other_process),
+        cmocka_unit_test(test_merge_of_one_is_a_copy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# cli_test.sh — end-to-end tests of the rperf-gvl CLI.
+# usage: cli_test.sh PATH/TO/rperf-gvl PATH/TO/rga_gen_report
+# Runs the binary on synthetic reports and on broken ones, checking output,
+# exit codes and that every error is one line naming file, position and problem.
+set -u
+CLI=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+GEN=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+WORK=$(mktemp -d)
+[ -n "${KEEP:-}" ] && echo "work dir: $WORK"
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
+passed=0
+failed=0
+
+ok()   { passed=$((passed + 1)); }
+bad()  { failed=$((failed + 1)); printf 'FAIL: %s\n' "$*" >&2; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+
+# run ARGS...: runs the CLI, capturing stdout, stderr and the exit code.
+run() {
+  "$CLI" "$@" >"$WORK/out" 2>"$WORK/err"
+  rc=$?
+}
+
+# expect_fail CODE PATTERN ARGS...: exit code CODE, one stderr line matching PATTERN.
+expect_fail() {
+  local code=$1 pattern=$2; shift 2
+  run "$@"
+  if [ "$rc" -ne "$code" ]; then bad "rperf-gvl $* exited $rc, expected $code: $(cat "$WORK/err")"; return; fi
+  if [ "$(wc -l <"$WORK/err")" -lt 1 ] || ! grep -Eq -- "$pattern" "$WORK/err"; then
+    bad "rperf-gvl $*: stderr does not match '$pattern': $(cat "$WORK/err")"; return
+  fi
+  if [ "$code" -eq 2 ] && [ "$(wc -l <"$WORK/err")" -ne 1 ]; then
+    bad "rperf-gvl $*: expected one error line, got: $(cat "$WORK/err")"; return
+  fi
+  ok
+}
+
+R=$WORK/report.json
+"$GEN" --threads 8 --ractors 2 --labels 5 --slices 400 --seed 5 -o "$R" || { echo "generator failed"; exit 1; }
+
+# --- help, version, usage errors ------------------------------------------
+run --help;    check "--help exits 0 with usage" test "$rc" -eq 0 -a -n "$(grep -c '^Usage:' "$WORK/out")"
+run --version; check "--version" grep -q '^rperf-gvl [0-9]' "$WORK/out"
+expect_fail 64 'no report given' 
+expect_fail 64 'invalid option|unrecognized' --frobnicate "$R"
+expect_fail 64 '--width abc' --width abc "$R"
+expect_fail 64 '--from 10parsecs' --from 10parsecs "$R"
+expect_fail 64 '--to must be after --from' --from 20ms --to 10ms "$R"
+expect_fail 64 '--by fiber' --by fiber "$R"
+expect_fail 64 '--min-share 2' --min-share 2 "$R"
+expect_fail 64 '--color=sometimes' --color=sometimes "$R"
+expect_fail 64 'matches no thread' --thread nobody "$R"
+
+# --- summary ----------------------------------------------------------------
+run "$R"
+check "summary exits 0" test "$rc" -eq 0
+for section in Threads Ractors 'Label sets' 'Top waiters' 'Top holders' 'Top wait stacks' 'Top blame stacks'; do
+  check "summary has section $section" grep -q "^$section" "$WORK/out"
+done
+check "no colour when piped" bash -c "! grep -q \$'\\e\\[' '$WORK/out'"
+check "8 thread rows" test "$(grep -cE '^  (main|worker-[0-9]+|#[0-9]+)( \(#[0-9]+\))? ' "$WORK/out")" -ge 8
+run --color=always "$R"
+check "--color=always colours" grep -q $'\e\[' "$WORK/out"
+check "units are readable" grep -Eq '[0-9.]+(µs|ms|s) ' "$WORK/out"
+
+"$GEN" --threads 3 --slices 30 --drops -o "$WORK/drops.json"
+run "$WORK/drops.json"
+check "drop counters shown" grep -q 'dropped:.*intervals=1234' "$WORK/out"
+
+# --- timeline -----------------------------------------------------------------
+run --timeline --width 50 --ascii "$R"
+check "timeline exits 0" test "$rc" -eq 0
+rows=$(grep -E '^\S.* \|.{50}\|$' "$WORK/out" | wc -l)
+check "timeline: one 50-column row per thread (got $rows)" test "$rows" -eq 8
+check "timeline legend" grep -q '^legend:' "$WORK/out"
+run --timeline --width 30 --from 5ms --to 15ms --thread 1 "$R"
+check "timeline window" grep -q '5.00ms .. 15.0ms' "$WORK/out"
+check "timeline --thread 1: one row" test "$(grep -c '|$' "$WORK/out")" -eq 1
+
+# --- graphs -------------------------------------------------------------------
+run --dot "$R"
+check "dot to stdout" grep -q '^digraph wait_graph' "$WORK/out"
+check "dot has Ractor clusters" grep -q 'subgraph cluster_ractor_2' "$WORK/out"
+if command -v dot >/dev/null; then
+  check "dot output is valid DOT" dot -Tsvg -o /dev/null "$WORK/out"
+fi
+run --dot "$WORK/g.dot" --svg "$WORK/g.svg" --png "$WORK/g.png" "$R"
+check "graph files written" test "$rc" -eq 0 -a -s "$WORK/g.dot" -a -s "$WORK/g.svg" -a -s "$WORK/g.png"
+check "svg is svg" grep -q '<svg' "$WORK/g.svg"
+check "png is png" bash -c "head -c 4 '$WORK/g.png' | grep -q PNG"
+run --dot --by label --min-share 0.05 "$R"
+check "dot --by label" grep -q 'endpoint=' "$WORK/out"
+all=$("$CLI" --dot "$R" | grep -c -- '->')
+some=$("$CLI" --dot --min-share 0.05 "$R" | grep -c -- '->')
+check "--min-share prunes edges ($some < $all)" test "$some" -lt "$all"
+run --dot --by ractor "$R"
+check "dot --by ractor" grep -q 'Ractor 2' "$WORK/out"
+
+# --- perfetto and json ---------------------------------------------------------
+run --perfetto "$WORK/trace.json" "$R"
+check "perfetto written" test "$rc" -eq 0 -a -s "$WORK/trace.json"
+n_x=$(grep -c '"ph":"X"' "$WORK/trace.json")
+n_iv=$(grep -cE '^,?\[[0-9]+,[0-4],' "$R")
+check "perfetto: one complete event per interval ($n_x vs $n_iv)" test "$n_x" -eq "$n_iv"
+check "perfetto thread names" grep -q '"thread_name"' "$WORK/trace.json"
+check "perfetto Ractor processes" grep -q '"process_name".*"Ractor 2"' "$WORK/trace.json"
+run --json "$R"
+check "json summary" grep -q '"format": "rperf-gvl-summary"' "$WORK/out"
+run --json -o "$WORK/s.json" "$R"
+check "-o writes the stdout view to a file" grep -q 'rperf-gvl-summary' "$WORK/s.json"
+
+# --- filters --------------------------------------------------------------------
+run --thread 2 "$R"
+check "--thread 2: one thread row" test "$(sed -n '/^Threads/,/^$/p' "$WORK/out" | grep -c '(#')" -eq 1
+run --ractor 2 --json "$R"
+check "--ractor 2: only Ractor 2 threads" bash -c "! grep -q '\"ractor\": 1,' '$WORK/out'"
+run --label 'endpoint=POST /orders' "$R"
+check "--label filter" test "$rc" -eq 0 -a "$(sed -n '/^Label sets/,/^$/p' "$WORK/out" | grep -c 'endpoint=')" -ge 1
+check "--label keeps only matching label sets" bash -c "! sed -n '/^Label sets/,/^\$/p' '$WORK/out' | grep -q 'GET /search'"
+expect_fail 64 'KEY=VALUE' --label novalue "$R"
+
+# --- several reports, gzip -------------------------------------------------------
+"$GEN" --threads 4 --slices 100 --seed 1 --start-ns 1000000000 -o "$WORK/s1.json"
+"$GEN" --threads 4 --slices 100 --seed 2 --start-ns 1100000000 -o "$WORK/s2.json"
+run --json "$WORK/s1.json" "$WORK/s2.json"
+check "merge of a series" test "$rc" -eq 0
+check "merged duration spans both" bash -c "grep -q '\"duration_ns\": 1[0-9]\{8\},' '$WORK/out'"
+"$GEN" --threads 4 --slices 50 --pid 99 -o "$WORK/other.json"
+expect_fail 2 'different processes' "$WORK/s1.json" "$WORK/other.json"
+gzip -c "$R" >"$WORK/report.json.gz"
+run "$WORK/report.json.gz"
+check "gzip report" test "$rc" -eq 0
+
+# --- bad input: exit 2, one line naming file, position, problem -------------------
+expect_fail 2 "^rperf-gvl: $WORK/missing.json: cannot open: No such file" "$WORK/missing.json"
+printf 'hello world\n' >"$WORK/text.json"
+expect_fail 2 'text.json:1:1: .*expected' "$WORK/text.json"
+head -c 3000 "$R" >"$WORK/trunc.json"
+expect_fail 2 'trunc.json:[0-9]+:[0-9]+: .*(end of|truncated)' "$WORK/trunc.json"
+sed 's/"version":1,/"version":2,/' "$R" >"$WORK/v2.json"
+expect_fail 2 'v2.json:1:[0-9]+: version: unsupported report version 2 \(this reader supports 1\)' "$WORK/v2.json"
+sed '0,/"gvl_wait_ns":[0-9]*/s//"gvl_wait_ns":"lots"/' "$R" >"$WORK/type.json"
+expect_fail 2 'type.json:[0-9]+:[0-9]+: threads\[0\]\.gvl_wait_ns: expected an integer, got a string' "$WORK/type.json"
+sed '0,/"blocked_ns":[0-9]*/s//"blocked_ns":-7/' "$R" >"$WORK/neg.json"
+expect_fail 2 'threads\[0\]\.blocked_ns: negative value -7' "$WORK/neg.json"
+sed '0,/"running_ns":[0-9]*/s//"running_ns":123456789012345678901234/' "$R" >"$WORK/huge.json"
+expect_fail 2 'huge.json:[0-9]+:[0-9]+: invalid JSON: too big integer' "$WORK/huge.json"
+sed '0,/"waiter":[0-9]*/s//"waiter":999/' "$R" >"$WORK/ref.json"
+expect_fail 2 'ref.json: edges\[0\]\.waiter: thread seq 999 is not in the report' "$WORK/ref.json"
+sed 's/^\[1,\([0-4]\),/[77,\1,/' "$R" >"$WORK/ivref.json"
+expect_fail 2 'intervals\[[0-9]+\]\[0\]: thread seq 77' "$WORK/ivref.json"
+: >"$WORK/empty.json"
+expect_fail 2 'empty.json:1:1: empty input' "$WORK/empty.json"
+expect_fail 2 'is a directory' "$WORK"
+head -c 100 "$WORK/report.json.gz" >"$WORK/cut.json.gz"
+expect_fail 2 'cut.json.gz: .*gzip' "$WORK/cut.json.gz"
+
+# --- output errors ----------------------------------------------------------------
+expect_fail 74 'cannot open for writing' --svg "$WORK/no/such/dir/g.svg" "$R"
+expect_fail 74 'cannot open for writing' --perfetto "$WORK/no/such/dir/t.json" "$R"
+if [ -w /dev/full ]; then
+  "$CLI" "$R" >/dev/full 2>"$WORK/err"; rc=$?
+  check "write error on stdout exits 74 (got $rc)" test "$rc" -eq 74
+fi
+
+# --- record -----------------------------------------------------------------------
+LIB=$WORK/lib
+mkdir -p "$LIB/rperf"
+: >"$LIB/rperf/autorecord.rb"
+# A stand-in program: records what the profiler hook would see, writes a report, exits 3.
+cat >"$WORK/fake-ruby" <<FAKE
+#!/usr/bin/env bash
+printf '%s\n' "\$RUBYOPT" >"$WORK/rubyopt"
+printf '%s\n' "\${RPERF_GVL_FREQUENCY:-}" >"$WORK/frequency"
+cp "$R" "\$RPERF_GVL_OUTPUT"
+exit 3
+FAKE
+chmod +x "$WORK/fake-ruby"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o rec.json --frequency 250 -- "$WORK/fake-ruby" app.rb >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record passes the exit status through (got $rc)" test "$rc" -eq 3
+check "record prints the summary" grep -q '^Threads' "$WORK/out"
+check "record writes the report" test -s "$WORK/rec.json"
+check "record sets RUBYOPT" grep -q -- "-r$LIB/rperf/autorecord" "$WORK/rubyopt"
+check "record sets the frequency" grep -qx 250 "$WORK/frequency"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- true >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record without a report says so" grep -q 'wrote no report' "$WORK/err"
+check "record without a report fails" test "$rc" -ne 0
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -- "$WORK/does-not-exist" >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record of a missing program exits 127 (got $rc)" test "$rc" -eq 127
+expect_fail 64 'no command' record
+expect_fail 64 'frequency' record --frequency 0 -- true
+
+printf '%d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
