@@ -73,11 +73,24 @@ rperf_contention_init_once(void)
     if (!ractor_key) ractor_key = rb_ractor_local_storage_ptr_newkey(NULL);
 }
 
+/* Runs on a thread of the Ractor that asked (or, if another Ractor's
+ * thread flushed the shared job bits first, on that one: registering is
+ * idempotent and the asking Ractor triggers again at its next RESUMED).
+ * Outside any hook, so it may allocate. Threads of the Ractor that have
+ * no further GVL event (one thread per Ractor never switches) get their
+ * Ractor here. */
 static void
 register_job_run(void *data)
 {
     (void)data;
-    if (rperf_contention_recording()) rperf_ractor_register_current();
+    if (!rperf_contention_recording()) return;
+    rperf_ractor_slot_t *r = rperf_ractor_register_current();
+    if (!r) return;
+    VALUE threads = rb_funcall(rb_cThread, rb_intern("list"), 0);
+    for (long i = 0; i < RARRAY_LEN(threads); i++) {
+        rperf_thread_slot_t *slot = rperf_slot_find(RARRAY_AREF(threads, i));
+        if (slot && !RPERF_LOAD(slot->ractor)) RPERF_STORE(slot->ractor, r);
+    }
 }
 
 void
@@ -679,11 +692,10 @@ rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now,
 }
 
 void
-rperf_slot_report_totals(rperf_thread_slot_t *slot, int64_t cut_ns, rperf_slot_view_t *view,
-                         int64_t delta[RPERF_STATE_COUNT], uint64_t *acquisitions,
-                         uint64_t *waits)
+rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns,
+                         const rperf_slot_view_t *view, int64_t delta[RPERF_STATE_COUNT],
+                         uint64_t *acquisitions, uint64_t *waits)
 {
-    rperf_slot_read(slot, view);
     effective_totals(view, cut_ns, delta);
     for (int i = 0; i < RPERF_STATE_COUNT; i++) {
         delta[i] -= slot->base_totals[i];
@@ -902,22 +914,36 @@ rperf_contention_get_stats(rperf_contention_stats_t *out)
     }
 }
 
+typedef struct baseline_ctx {
+    int64_t now;
+    const rperf_slot_view_t *views;
+    int nviews;
+} baseline_ctx_t;
+
 static void
 baseline_one(rperf_thread_slot_t *slot, void *arg)
 {
-    int64_t now = *(int64_t *)arg;
-    rperf_slot_view_t v;
-    rperf_slot_read(slot, &v);
-    effective_totals(&v, now, slot->base_totals);
-    slot->base_acquisitions = v.acquisitions;
-    slot->base_waits = v.waits;
+    baseline_ctx_t *ctx = arg;
+    rperf_slot_view_t fresh;
+    const rperf_slot_view_t *v = NULL;
+    if (ctx->views && slot->seq <= ctx->nviews && ctx->views[slot->seq - 1].state >= 0)
+        v = &ctx->views[slot->seq - 1];
+    if (!v) {
+        rperf_slot_read(slot, &fresh);
+        v = &fresh;
+    }
+    effective_totals(v, ctx->now, slot->base_totals);
+    slot->base_acquisitions = v->acquisitions;
+    slot->base_waits = v->waits;
     slot->base_hook_events = RPERF_LOAD(slot->hook_events);
 }
 
 void
-rperf_contention_begin_interval(int64_t now, int64_t now_realtime)
+rperf_contention_begin_interval(int64_t now, int64_t now_realtime,
+                                const rperf_slot_view_t *views, int nviews)
 {
-    rperf_slots_foreach(baseline_one, &now);
+    baseline_ctx_t ctx = { now, views, nviews };
+    rperf_slots_foreach(baseline_one, &ctx);
     run.interval_start_ns = now;
     run.interval_start_realtime_ns = now_realtime;
     run.sequence++;

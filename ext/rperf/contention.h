@@ -145,10 +145,15 @@ void rperf_contention_cut_open_waits(const rperf_cut_t *cut, rperf_edge_list_t *
 void rperf_contention_get_stats(rperf_contention_stats_t *out);
 /* Starts the next report interval at `now` (snapshot clear): resets
  * counters and stores per-slot baselines. */
-void rperf_contention_begin_interval(int64_t now, int64_t now_realtime);
-/* Slot delta for the current report: totals/counts minus baselines. */
-void rperf_slot_report_totals(rperf_thread_slot_t *slot, int64_t cut_ns,
-                              rperf_slot_view_t *view, int64_t delta[RPERF_STATE_COUNT],
+/* views[seq - 1] are the slot views the report was built from (read at the
+ * cut, before any Ruby allocation could run GC hooks on the builder), so
+ * the baselines match the report exactly; NULL reads them afresh. */
+void rperf_contention_begin_interval(int64_t now, int64_t now_realtime,
+                                     const rperf_slot_view_t *views, int nviews);
+/* Slot delta for the current report from a view read at the cut:
+ * totals/counts minus baselines. */
+void rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns,
+                              const rperf_slot_view_t *view, int64_t delta[RPERF_STATE_COUNT],
                               uint64_t *acquisitions, uint64_t *waits);
 
 #endif

@@ -189,6 +189,10 @@ typedef struct build_ctx {
     int unidentified;          /* threads without a Ractor exist */
     rperf_interval_t *open;    /* intervals open at the cut */
     size_t open_count, open_cap;
+    rperf_slot_view_t *views;  /* views[seq - 1] read at the cut; state -1: none */
+    int nviews;
+    rperf_label_total_t *labels;
+    size_t nlabels;
 } build_ctx_t;
 
 static int
@@ -228,11 +232,12 @@ static void
 build_thread(rperf_thread_slot_t *slot, void *arg)
 {
     build_ctx_t *ctx = arg;
-    rperf_slot_view_t v;
     int64_t delta[RPERF_STATE_COUNT];
     uint64_t acq, waits;
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
 
+    if (slot->seq > ctx->nviews || ctx->views[slot->seq - 1].state < 0) return;  /* after the cut */
+    const rperf_slot_view_t v = ctx->views[slot->seq - 1];
     rperf_slot_report_totals(slot, end, &v, delta, &acq, &waits);
     if (v.exited && v.last_seen_ns < start) return;  /* gone before this interval */
 
@@ -410,18 +415,15 @@ build_ractors(build_ctx_t *ctx)
 static VALUE
 build_label_totals(build_ctx_t *ctx)
 {
-    rperf_contention_flush_labels(ctx->cut.end_ns);
-    size_t n = 0;
-    rperf_label_total_t *rows = rperf_contention_label_totals(&n, ctx->clear);
     VALUE ary = rb_ary_new();
-    for (size_t i = 0; rows && i < n; i++) {
+    for (size_t i = 0; ctx->labels && i < ctx->nlabels; i++) {
+        const rperf_label_total_t *row = &ctx->labels[i];
         VALUE h = rb_hash_new();
-        aset(h, "thread", INT2NUM(rows[i].thread_seq));
-        aset(h, "label_set", INT2NUM(rows[i].label_set_id));
-        for (int s = 0; s < RPERF_STATE_COUNT; s++) aset(h, state_keys[s], i64(rows[i].totals[s]));
+        aset(h, "thread", INT2NUM(row->thread_seq));
+        aset(h, "label_set", INT2NUM(row->label_set_id));
+        for (int s = 0; s < RPERF_STATE_COUNT; s++) aset(h, state_keys[s], i64(row->totals[s]));
         rb_ary_push(ary, h);
     }
-    free(rows);
     return ary;
 }
 
@@ -477,8 +479,17 @@ build_stats(void)
     return h;
 }
 
+/* 0 for a whole run; n for the n-th interval of a snapshot(clear) series
+ * (the tail after the last clear included). */
+static int
+report_sequence(int clear)
+{
+    int done = rperf_contention_sequence();
+    return (clear || done > 0) ? done + 1 : 0;
+}
+
 static VALUE
-build_meta(const rperf_cut_t *cut)
+build_meta(const rperf_cut_t *cut, int clear)
 {
     VALUE h = rb_hash_new();
     aset(h, "tool", rb_str_new_cstr("rperf-gvl"));
@@ -495,7 +506,7 @@ build_meta(const rperf_cut_t *cut)
     aset(h, "start_monotonic_ns", i64(cut->start_ns));
     int64_t duration = cut->end_ns - cut->start_ns;
     aset(h, "duration_ns", i64(duration > 0 ? duration : 1));
-    aset(h, "sequence", INT2NUM(rperf_contention_sequence()));
+    aset(h, "sequence", INT2NUM(report_sequence(clear)));
     return h;
 }
 
@@ -506,36 +517,63 @@ struct build_args {
     size_t ncopied;
 };
 
-static VALUE
-build_report_body(VALUE arg)
+static void
+read_view(rperf_thread_slot_t *slot, void *arg)
 {
-    struct build_args *a = (struct build_args *)arg;
-    build_ctx_t *ctx = a->ctx;
-    VALUE report = rb_hash_new();
-    aset(report, "format", rb_str_new_cstr("rperf-gvl-report"));
-    aset(report, "version", INT2FIX(1));
-    aset(report, "minor", INT2FIX(0));
-    aset(report, "meta", build_meta(&ctx->cut));
+    build_ctx_t *ctx = arg;
+    if (slot->seq <= ctx->nviews) rperf_slot_read(slot, &ctx->views[slot->seq - 1]);
+}
 
-    /* Copy the timeline before reading slot views: an interval pushed in
-     * between then shows up as a later open start, never as an overlap. */
+/* Everything the report needs from C state, gathered before the first
+ * Ruby allocation: allocating may run GC and with it the GC hook on this
+ * very thread, which would move its numbers past the cut. */
+static void
+collect(struct build_args *a)
+{
+    build_ctx_t *ctx = a->ctx;
+    int consume = ctx->clear || ctx->cut.final;
+
+    /* The timeline first, then the slot views: an interval pushed in
+     * between shows up as a later open start, never as an overlap. */
     size_t cap = 0;
     for (int i = 1; i <= ctx->nractors; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
         if (r) cap += rperf_interval_buffer_count(&r->intervals);
     }
     a->copied = malloc((cap ? cap : 1) * sizeof(rperf_interval_t));
-    if (!a->copied) rb_raise(rb_eNoMemError, "rperf: cannot allocate intervals");
+    ctx->nviews = rperf_slot_count();
+    ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
+    if (!a->copied || !ctx->views) rb_raise(rb_eNoMemError, "rperf: cannot allocate the report");
     for (int i = 1; i <= ctx->nractors && a->ncopied < cap; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
         if (r) a->ncopied += rperf_interval_buffer_copy(&r->intervals, a->copied + a->ncopied,
-                                                        cap - a->ncopied, ctx->clear || ctx->cut.final);
+                                                        cap - a->ncopied, consume);
     }
+    for (int i = 0; i < ctx->nviews; i++) ctx->views[i].state = -1;
+    rperf_slots_foreach(read_view, ctx);
+
+    rperf_contention_flush_labels(ctx->cut.end_ns);
+    ctx->labels = rperf_contention_label_totals(&ctx->nlabels, ctx->clear);
+
     if (rperf_edges_copy(&a->table, ctx->clear) < 0)
         rb_raise(rb_eNoMemError, "rperf: cannot copy wait edges");
     rperf_contention_cut_open_waits(&ctx->cut, &a->extra);
-    unknown_ctx_t u = { ctx, &a->extra, ctx->clear || ctx->cut.final };
+    unknown_ctx_t u = { ctx, &a->extra, consume };
     rperf_slots_foreach(collect_unknown, &u);
+}
+
+static VALUE
+build_report_body(VALUE arg)
+{
+    struct build_args *a = (struct build_args *)arg;
+    build_ctx_t *ctx = a->ctx;
+    collect(a);
+
+    VALUE report = rb_hash_new();
+    aset(report, "format", rb_str_new_cstr("rperf-gvl-report"));
+    aset(report, "version", INT2FIX(1));
+    aset(report, "minor", INT2FIX(0));
+    aset(report, "meta", build_meta(&ctx->cut, ctx->clear && !ctx->cut.final));
 
     ctx->threads = rb_ary_new();
     rperf_slots_foreach(build_thread, ctx);
@@ -556,6 +594,15 @@ build_report_body(VALUE arg)
 #else
     fill_synthetic(report);
 #endif
+    if (ctx->clear && !ctx->cut.final) {
+        /* The next report starts at this cut, from these very views. */
+        int64_t end = ctx->cut.end_ns;
+        int64_t realtime = rperf_realtime_ns() - (rperf_now_ns() - end);
+        rperf_contention_begin_interval(end, realtime, ctx->views, ctx->nviews);
+#ifdef RPERF_HAVE_SAMPLER
+        if (prof.sampler_running) rperf_sampler_clear();
+#endif
+    }
     return report;
 }
 
@@ -567,6 +614,8 @@ build_report_cleanup(VALUE arg)
     rperf_edge_list_free(&a->table);
     rperf_edge_list_free(&a->extra);
     free(a->ctx->open);
+    free(a->ctx->views);
+    free(a->ctx->labels);
     free(a->ctx->ractor_totals);
     free(a->ctx->ractor_threads);
     return Qnil;
@@ -651,15 +700,7 @@ rb_rperf_snapshot(VALUE self, VALUE vclear)
     if (prof.sampler_running) rperf_sampler_flush();
 #endif
     int64_t end = rperf_now_ns();
-    VALUE report = build_report(0, clear, end);
-    if (clear) {
-        int64_t realtime = rperf_realtime_ns() - (rperf_now_ns() - end);
-        rperf_contention_begin_interval(end, realtime);
-#ifdef RPERF_HAVE_SAMPLER
-        if (prof.sampler_running) rperf_sampler_clear();
-#endif
-    }
-    return report;
+    return build_report(0, clear, end);
 }
 
 static VALUE

@@ -1,0 +1,78 @@
+# frozen_string_literal: true
+
+# The Ruby API around the core: sessions, thread_contention, validation.
+require_relative "contention_helper"
+
+class TestApiContention < Test::Unit::TestCase
+  include ContentionHelper
+
+  def teardown
+    Rperf.stop if Rperf.running?
+  end
+
+  def test_session_without_block
+    session = Rperf.contention(frequency: 100)
+    assert Rperf.running?
+    cpu_threads(2, 0.03).each(&:join)
+    mid = session.snapshot
+    assert_kind_of Rperf::Contention::Report, mid
+    report = Rperf.contention_stop
+    refute Rperf.running?
+    assert_operator report.threads.size, :>=, 3
+    assert_same report, session.stop
+    assert_raise(Rperf::Error) { Rperf.contention_stop }
+  end
+
+  def test_block_exception_stops_the_profile
+    assert_raise(ZeroDivisionError) { Rperf.contention { 1 / 0 } }
+    refute Rperf.running?
+  end
+
+  def test_thread_contention_reads_own_totals
+    assert_nil Rperf.thread_contention
+    Rperf.start(mode: :wall)
+    a = Rperf.thread_contention
+    sleep 0.05
+    burn_cpu(0.03)
+    b = Rperf.thread_contention
+    assert_equal %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns], b.keys
+    assert_operator b[:blocked_ns] - a[:blocked_ns], :>=, 0.045e9
+    assert_operator b[:running_ns] - a[:running_ns], :>=, 0.025e9
+    other = Thread.new { Rperf.thread_contention }.value
+    assert_operator other[:blocked_ns], :<, 0.045e9, "a new thread's totals are its own"
+  end
+
+  def test_option_validation
+    assert_raise(ArgumentError) { Rperf.contention(max_threads: 0) {} }
+    assert_raise(ArgumentError) { Rperf.contention(max_intervals: -1) {} }
+    assert_raise(ArgumentError) { Rperf.contention(timeline: "yes") {} }
+    assert_raise(ArgumentError) { Rperf.contention(frequency: 0) {} }
+    assert_raise(ArgumentError) { Rperf.contention(mode: :bogus) {} }
+    refute Rperf.running?
+    Rperf.start
+    assert_raise(Rperf::Error) { Rperf.start }
+  end
+
+  def test_stop_when_not_running
+    assert_nil Rperf.stop
+    assert_nil Rperf.snapshot
+  end
+
+  def test_classic_result_hash
+    Rperf.start(mode: :wall, frequency: 500)
+    cpu_threads(2, 0.05).each(&:join)
+    result = Rperf.stop
+    %i[mode frequency trigger_count sampling_count sampling_time_ns detected_thread_count unique_frames
+       unique_stacks start_time_ns duration_ns aggregated_samples label_sets threads report].each do |k|
+      assert result.key?(k), "missing #{k}"
+    end
+    assert_equal 500, result[:frequency]
+    result[:aggregated_samples].each do |frames, weight, seq, label|
+      assert_kind_of Array, frames
+      frames.each { |f| assert_equal 2, f.size }
+      assert_operator weight, :>, 0
+      assert_operator seq, :>=, 1
+      assert_operator label, :>=, 0
+    end
+  end
+end

@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+# Labels split each thread's totals exactly.
+require_relative "contention_helper"
+
+class TestContentionLabels < Test::Unit::TestCase
+  include ContentionHelper
+
+  def teardown
+    Rperf.stop if Rperf.running?
+  end
+
+  STATES = %w[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].freeze
+
+  def test_label_rows_sum_to_thread_totals
+    report = Rperf.contention do
+      threads = 3.times.map do |i|
+        Thread.new do
+          Rperf.label(phase: "cpu") { burn_cpu(0.05) }
+          Rperf.label(phase: "sleep", worker: i.to_s) { sleep 0.03 }
+          burn_cpu(0.01)
+        end
+      end
+      threads.each(&:join)
+    end
+    rows = report.label_totals.group_by { |r| r["thread"] }
+    report.threads.each do |t|
+      STATES.each do |k|
+        sum = rows.fetch(t.seq, []).sum { |r| r[k] }
+        assert_in_delta t.to_h[k.to_sym], sum, 1_000, "thread #{t.seq} #{k}"
+      end
+    end
+    sets = report.label_sets.to_h { |s| [s["id"], s["labels"]] }
+    cpu = report.labels.find { |l| l[:labels] == { "phase" => "cpu" } }
+    assert cpu, report.labels.inspect
+    assert_operator cpu[:running_ns], :>=, 3 * 0.05e9 * 0.9
+    sleeps = report.labels.select { |l| l[:labels]["phase"] == "sleep" }
+    assert_equal 3, sleeps.size
+    sleeps.each { |l| assert_operator l[:blocked_ns], :>=, 0.025e9 }
+    assert_equal({}, sets[0])
+  end
+
+  def test_edges_carry_label_sets
+    report = Rperf.contention do
+      a = Thread.new { Thread.current.name = "a"; Rperf.label(role: "a") { burn_cpu(0.15) } }
+      b = Thread.new { Thread.current.name = "b"; Rperf.label(role: "b") { burn_cpu(0.15) } }
+      [a, b].each(&:join)
+    end
+    ids = report.label_sets.to_h { |s| [s["labels"]["role"], s["id"]] }
+    workers = [report.thread("a").seq, report.thread("b").seq]
+    labelled = report.edges.select do |e|
+      e.holder_kind == "thread" && workers.include?(e.waiter) && e.waiter_label_set != 0
+    end
+    # Once both carry their label, each waits on the other's label.
+    assert_operator labelled.sum(&:wait_ns), :>, 50_000_000, report.edges.map(&:to_h).inspect
+    labelled.each { |e| assert_includes [ids["a"], ids["b"]], e.waiter_label_set }
+    on_workers = labelled.select { |e| workers.include?(e.holder) }
+    on_other_label = on_workers.select do |e|
+      [ids["a"], ids["b"]].include?(e.holder_label_set) && e.holder_label_set != e.waiter_label_set
+    end
+    # Outside their label blocks the holders run for microseconds only.
+    assert_operator on_other_label.sum(&:wait_ns), :>, on_workers.sum(&:wait_ns) * 0.9
+  end
+
+  def test_label_api
+    assert_equal({}, Rperf.labels)
+    Rperf.start(mode: :wall)
+    Rperf.label(a: 1) do
+      assert_equal({ a: "1" }, Rperf.labels)
+      Rperf.label(b: "x") { assert_equal({ a: "1", b: "x" }, Rperf.labels) }
+      Rperf.label(a: nil) { assert_equal({}, Rperf.labels) }
+    end
+    assert_equal({}, Rperf.labels)
+  ensure
+    Rperf.stop
+  end
+end

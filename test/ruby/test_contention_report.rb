@@ -1,0 +1,89 @@
+# frozen_string_literal: true
+
+# The report document: shape, round trip, renderings, bad input.
+require "tmpdir"
+require_relative "contention_helper"
+
+class TestContentionReport < Test::Unit::TestCase
+  include ContentionHelper
+
+  def teardown
+    Rperf.stop if Rperf.running?
+  end
+
+  def report
+    @report ||= Rperf.contention do
+      Rperf.label(kind: "demo") { cpu_threads(2, 0.05).each(&:join) }
+      Thread.new { sleep 0.01 }.join
+    end
+  end
+
+  def test_shape_follows_report_format_v1
+    h = report.to_h
+    %w[format version minor meta stats ractors threads label_sets label_totals frames stacks samples
+       intervals edges blame].each { |k| assert h.key?(k), "missing #{k}" }
+    %w[tool tool_version ruby_version pid program mode frequency start_time_ns start_monotonic_ns
+       duration_ns sequence].each { |k| assert h["meta"].key?(k), "meta.#{k}" }
+    %w[trigger_count sampling_count sampling_time_ns hook_events hook_time_ns dropped_samples
+       dropped_aggregation dropped_intervals dropped_edges dropped_threads dropped_label_sets].each do |k|
+      assert_kind_of Integer, h["stats"][k], "stats.#{k}"
+      assert_operator h["stats"][k], :>=, 0
+    end
+    assert_equal [["<GVL>", "[GVL blocked]"], ["<GVL>", "[GVL wait]"], ["<GC>", "[GC marking]"],
+                  ["<GC>", "[GC sweeping]"]], h["frames"].first(4)
+    assert_equal h["threads"].map { |t| t["seq"] }.sort, h["threads"].map { |t| t["seq"] }
+    assert_equal h["intervals"].map { |iv| iv[2] }.sort, h["intervals"].map { |iv| iv[2] }
+    assert_operator h["stats"]["hook_events"], :>, 0
+    assert_equal Process.pid, h["meta"]["pid"]
+    assert_equal 0, h["meta"]["sequence"]
+    assert_equal [{ "id" => 0, "labels" => {} }], h["label_sets"].first(1)
+  end
+
+  def test_save_load_round_trip_gives_identical_summary
+    omit("no analysis module in this build") unless Rperf::HAVE_ANALYSIS
+    Dir.mktmpdir do |dir|
+      %w[r.json r.json.gz].each do |name|
+        path = File.join(dir, name)
+        report.save(path)
+        loaded = Rperf::Contention::Report.load(path)
+        assert_equal report.summary, loaded.summary
+        assert_equal report.to_dot, loaded.to_dot
+        assert_equal report.timeline(width: 60), loaded.timeline(width: 60)
+      end
+    end
+  end
+
+  def test_renderings
+    omit("no analysis module in this build") unless Rperf::HAVE_ANALYSIS
+    assert_match(/GVL wait/, report.summary)
+    assert_match(/digraph/, report.to_dot)
+    assert_match(/<svg/, report.to_svg)
+    assert_kind_of Hash, JSON.parse(report.perfetto)
+  end
+
+  def test_bad_reports_raise_clear_errors
+    Dir.mktmpdir do |dir|
+      bad = File.join(dir, "bad.json")
+      File.write(bad, "{ not json")
+      e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(bad) }
+      assert_match(/bad\.json/, e.message)
+
+      File.write(bad, JSON.generate(report.to_h.merge("version" => 7)))
+      e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(bad) }
+      assert_match(/version/, e.message)
+
+      broken = report.to_h.merge("threads" => [report.to_h["threads"].first.merge("gvl_wait_ns" => -5)])
+      File.write(bad, JSON.generate(broken))
+      if Rperf::HAVE_ANALYSIS
+        e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(bad) }
+        assert_match(/gvl_wait_ns/, e.message)
+      end
+
+      e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(File.join(dir, "missing.json")) }
+      assert_match(/missing\.json/, e.message)
+      gz = File.join(dir, "bad.json.gz")
+      File.binwrite(gz, "\x1f\x8b\x08garbage".b)
+      assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(gz) }
+    end
+  end
+end
