@@ -9,7 +9,8 @@
 # a cardinality cap, and logging never raises into the program.
 #
 # It does NOT start or stop the profiler: the program calls Rperf.start
-# (defer: true is fine: the GVL counters run regardless of sampling).
+# (defer: true suits servers: each unit runs inside Rperf.profile, which
+# resumes the deferred profiler, and so the thread's counters, while it runs).
 #
 #   require "rperf/contention_log"
 #   log = Rperf::ContentionLog.new(output: Logger.new($stdout))
@@ -25,6 +26,7 @@ require_relative "log/path_normalizer"
 module Rperf
   class ContentionLog
     TAG = "rperf.contention"
+    NotRunning = Class.new(StandardError)
     UNITS = %i[ms ns].freeze
 
     # One unit of work being measured. The application sees it as
@@ -41,10 +43,28 @@ module Rperf
         @before = before
         @thread = Thread.current
         @started_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+        @ended_ns = nil
+        @after = nil
         @result = nil
         @error = nil
         @capped = false
         @extra = nil
+      end
+
+      # (Re)starts the unit's clock and counters; ContentionLog calls it
+      # inside Rperf.profile so both reads see the profiler recording.
+      def begin_counters(before)
+        @before = before
+        @started_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+      end
+
+      def end_counters(after)
+        @after = after
+        @ended_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+      end
+
+      def counters_ended?
+        !@ended_ns.nil?
       end
 
       # Numbers from the start of the unit until now. Only the unit's own
@@ -71,7 +91,12 @@ module Rperf
       end
 
       def finish(after)
-        @result = @log.__send__(:measure_since, @before, @started_ns, after)
+        if @ended_ns
+          wall = @ended_ns - @started_ns
+          @result = Log::Measurement.between(@before, @after, wall)
+        else
+          @result = @log.__send__(:measure_since, @before, @started_ns, after)
+        end
       end
     end
 
@@ -99,14 +124,15 @@ module Rperf
     # units:         :ms (default; floats) or :ns (integers named as in report.json)
     # level:         Logger severity (:info)
     # max_label_sets: label sets admitted before new ones fold into "other" (1000)
-    # label:         also set the labels on the profiler (Rperf.label) during the unit (true)
-    # profile:       wrap units in Rperf.profile instead, to arm a defer: true sampler (false)
+    # label:         also set the labels on the profiler during the unit (true)
+    # profile:       run units inside Rperf.profile, which resumes a profiler started
+    #                with defer: true while they run (true); false: Rperf.label only
     # counters:      a callable returning the current thread's cumulative counters
     #                (default: Rperf.thread_contention)
     # max_interval_lines: label-set lines per interval before the rest fold into one (100)
     # unlabelled:    include work without labels in interval lines (true)
     def initialize(output: nil, format: :logfmt, units: :ms, level: :info, max_label_sets: 1000,
-                   label: true, profile: false, counters: nil, max_interval_lines: 100,
+                   label: true, profile: true, counters: nil, max_interval_lines: 100,
                    unlabelled: true, &block)
       @format = Log::Format.validate(format)
       @units = units.to_sym
@@ -139,26 +165,28 @@ module Rperf
     # Labels come as a Hash or as keywords (a label named kind or fields
     # must go in the Hash).
     def measure(labels = nil, kind: "block", fields: nil, **label_kw, &block)
-      unit = start_unit(labels, kind: kind, **label_kw)
+      unit = new_unit(labels, kind, label_kw, read: false)
       unit&.add_fields(**fields) if fields
       measure_unit(unit, &block)
     end
 
     # Runs the block for a unit from #start_unit (nil is allowed: the block
-    # then runs unmeasured) and finishes it as #measure does.
-    def measure_unit(unit)
+    # then runs unmeasured) and finishes it as #measure does. The counters
+    # are read inside Rperf.profile: with defer: true the profiler records
+    # only while some unit runs, and both reads must see it recording.
+    def measure_unit(unit, &block)
       entered = false
       begin
-        with_labels(unit) do
+        with_profiler(unit) do
           entered = true
-          yield unit
+          counted(unit, &block)
         end
       rescue Exception => e # rubocop:disable Lint/RescueException -- re-raised
         raise if entered
 
         # Setting the labels failed before the block ran: run it unlabelled.
         @sink.failed(e, what: "setting profiler labels")
-        yield unit
+        counted(unit, &block)
       end
     rescue Exception => e # rubocop:disable Lint/RescueException -- recorded, then re-raised
       unit.error ||= e.class.name if unit
@@ -170,22 +198,18 @@ module Rperf
     # Starts a unit without a block (for callers that cannot wrap the work
     # in one, like hooks before/after a request). Never raises; nil when
     # the unit could not be started. Pair with #finish_unit on the same thread.
+    # With a profiler started with defer: true, prefer #measure: a unit
+    # outside Rperf.profile is only counted while other work keeps the
+    # profiler recording.
     def start_unit(labels = nil, kind: "block", **label_kw)
-      labels = labels ? labels.merge(label_kw) : label_kw
-      admitted, folded = @label_cap.admit_with_status(labels)
-      unit = Unit.new(self, kind.to_s, admitted, read_counters)
-      unit.capped = folded
-      unit
-    rescue StandardError => e
-      @sink.failed(e)
-      nil
+      new_unit(labels, kind, label_kw, read: true)
     end
 
     # Ends a unit and writes its line. Never raises. Returns the Measurement.
     def finish_unit(unit)
       return nil unless unit
 
-      unit.finish(Thread.current == unit.thread ? read_counters : nil)
+      unit.finish(unit.counters_ended? || Thread.current != unit.thread ? nil : read_counters)
       write(unit_fields(unit))
       unit.result
     rescue StandardError => e
@@ -193,8 +217,9 @@ module Rperf
       nil
     end
 
-    # Writes one line per label set for a report hash (report.json v1 shape).
-    # Returns the number of lines written.
+    # Writes one line per label set for a report: a report.json v1 Hash, a
+    # Rperf::Contention::Report, or the result Hash of Rperf.stop/snapshot
+    # (its :report). Returns the number of lines written.
     def log_report(report, kind: "interval")
       interval_fields(report, kind: kind).count { |f| write(f) }
     rescue StandardError => e
@@ -205,6 +230,7 @@ module Rperf
     # The field hashes #log_report would write, in order (for tests and for
     # callers with their own output).
     def interval_fields(report, kind: "interval")
+      report = self.class.report_hash(report)
       meta = Log::IntervalSummary.fetch(report, :meta) || {}
       duration = Log::IntervalSummary.fetch(meta, :duration_ns)
       drops = Log::IntervalSummary.drops(report)
@@ -220,11 +246,24 @@ module Rperf
       end
     end
 
+    # The report.json v1 Hash inside whatever report-like object is given.
+    def self.report_hash(report)
+      report = report.to_h if !report.is_a?(Hash) && report.respond_to?(:to_h)
+      report = report[:report] if report.is_a?(Hash) && report[:report].is_a?(Hash)
+      raise ArgumentError, "not a report: #{report.class}" unless report.is_a?(Hash)
+
+      report
+    end
+
+    DEFAULT_SNAPSHOT = lambda do
+      Rperf.respond_to?(:snapshot_report) ? Rperf.snapshot_report(clear: true) : Rperf.snapshot(clear: true)
+    end
+
     # Starts writing interval lines every `every` seconds from a background
-    # thread (Rperf.snapshot(clear: true) by default; `snapshot:` takes any
-    # callable returning a report hash). Returns self.
+    # thread (a report of Rperf.snapshot(clear: true) each time; `snapshot:`
+    # takes any callable returning a report). Returns self.
     def start_interval(every: 10, snapshot: nil)
-      snap = snapshot || -> { Rperf.snapshot(clear: true) }
+      snap = snapshot || DEFAULT_SNAPSHOT
       raise ArgumentError, "snapshot must respond to #call" unless snap.respond_to?(:call)
 
       @timer_mutex.synchronize do
@@ -239,7 +278,7 @@ module Rperf
     # Takes one snapshot now and writes its lines. Never raises; returns the
     # number of lines written.
     def flush_interval
-      snap = @snapshot || -> { Rperf.snapshot(clear: true) }
+      snap = @snapshot || DEFAULT_SNAPSHOT
       report = snap.call
       report ? log_report(report) : 0
     rescue StandardError => e
@@ -285,13 +324,36 @@ module Rperf
 
     private
 
-    def with_labels(unit, &block)
-      labels = unit&.labels
-      return block.call if labels.nil? || labels.empty? || !(@label || @profile) || !defined?(Rperf.label)
+    def new_unit(labels, kind, label_kw, read:)
+      labels = labels ? labels.to_h.merge(label_kw) : label_kw
+      admitted, folded = @label_cap.admit_with_status(labels)
+      unit = Unit.new(self, kind.to_s, admitted, read ? read_counters : nil)
+      unit.capped = folded
+      unit
+    rescue StandardError => e
+      @sink.failed(e)
+      nil
+    end
 
+    def counted(unit)
+      return yield(unit) unless unit
+
+      unit.begin_counters(read_counters)
+      begin
+        yield unit
+      ensure
+        unit.end_counters(read_counters)
+      end
+    end
+
+    # Runs the unit inside Rperf.profile (which resumes a profiler started
+    # with defer: true for the unit's duration, so the thread's counters run
+    # while it works) with the unit's labels, or only inside Rperf.label.
+    def with_profiler(unit, &block)
+      labels = @label && unit ? unit.labels : {}
       if @profile && Rperf.respond_to?(:profile)
         Rperf.profile(**labels, &block)
-      elsif @label
+      elsif !labels.empty? && Rperf.respond_to?(:label)
         Rperf.label(**labels, &block)
       else
         block.call
@@ -301,12 +363,13 @@ module Rperf
     def read_counters
       src = @counters
       c = src ? src.call : Rperf.thread_contention
+      raise NotRunning, "no thread counters: the profiler is not running (call Rperf.start first)" if c.nil?
       raise TypeError, "thread counters must be a Hash, got #{c.class}" unless c.is_a?(Hash)
 
       c
     rescue StandardError, NotImplementedError => e
       @stats_mutex.synchronize { @counter_failures += 1 }
-      @sink.failed(e, what: "reading thread counters (is the profiler started? Rperf.start)")
+      @sink.failed(e, what: "reading thread counters")
       nil
     end
 

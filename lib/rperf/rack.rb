@@ -53,9 +53,8 @@ module Rperf
       end
 
       def call(env)
-        unit = @log.start_unit(labels_for(env), kind: "request")
-        env[@env_key] = unit if @env_key && unit
-        @log.measure_unit(unit) do
+        @log.measure(labels_for(env), kind: "request") do |unit|
+          env[@env_key] = unit if @env_key && unit
           response = @app.call(env)
           unit&.add_fields(status: response[0].to_i) if @status && response.is_a?(Array)
           response

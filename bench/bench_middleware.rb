@@ -1,0 +1,56 @@
+# frozen_string_literal: true
+
+# Per-request cost of Rperf::Rack::Middleware: a trivial Rack app called
+# directly, then through the middleware (logfmt and JSON lines to
+# /dev/null), with the profiler running (defer: true, the usual server
+# setup). Each configuration runs RUNS times; the median µs per request is
+# printed side by side, and the cost is the difference to the bare app.
+#
+#   ruby -Ilib -Ibuild/ext bench/bench_middleware.rb [requests_per_run] [runs]
+require "rperf"
+require "rperf/rack"
+
+REQUESTS = Integer(ARGV[0] || 20_000)
+RUNS = Integer(ARGV[1] || 7)
+
+APP = ->(_env) { [200, { "content-type" => "text/plain" }, ["ok"]] }
+NULL = File.open(File::NULL, "w")
+
+def env_for(i)
+  { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/users/#{i % 1000}", "SCRIPT_NAME" => "",
+    "QUERY_STRING" => "", "SERVER_NAME" => "127.0.0.1", "SERVER_PORT" => "80" }
+end
+
+# µs per request for one run; the env hashes are built outside the timing.
+def run_once(app)
+  envs = Array.new(REQUESTS) { |i| env_for(i) }
+  t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+  envs.each { |env| app.call(env) }
+  (Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0) / 1000.0 / REQUESTS
+end
+
+def median(xs) = xs.sort[xs.size / 2]
+
+configs = {
+  "bare app" => APP,
+  "middleware, logfmt" => Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL)),
+  "middleware, json" => Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, format: :json)),
+  "middleware, no profiler labels" =>
+    Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, label: false))
+}
+
+Rperf.start(mode: :wall, frequency: 100, defer: true)
+begin
+  configs.each_value { |app| run_once(app) } # warm up
+  results = configs.transform_values { [] }
+  RUNS.times { configs.each { |name, app| results[name] << run_once(app) } } # interleaved runs
+  base = median(results["bare app"])
+  puts format("%-32s %12s %12s", "configuration", "µs/request", "cost µs")
+  results.each do |name, xs|
+    m = median(xs)
+    puts format("%-32s %12.2f %12.2f", name, m, m - base)
+  end
+  puts "(#{RUNS} runs of #{REQUESTS} requests, median; Ruby #{RUBY_VERSION}, #{RUBY_PLATFORM})"
+ensure
+  Rperf.stop if Rperf.running?
+end

@@ -1,0 +1,102 @@
+# frozen_string_literal: true
+
+# Interval lines: Rperf::ContentionLog#start_interval writes one line per
+# label set per Rperf.snapshot(clear: true) interval. Summed over the
+# series, each label's state totals equal the exact whole-run totals of the
+# thread that carried it (Rperf.thread_contention read at its start and end),
+# within 2%; folding label sets beyond max_interval_lines keeps the sums.
+require "test/unit"
+require "json"
+require "rperf"
+require "rperf/contention_log"
+
+class TestLogInterval < Test::Unit::TestCase
+  STATES = %w[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].freeze
+
+  def fib(n) = n < 2 ? n : fib(n - 1) + fib(n - 2)
+
+  # CPU, pipe IO, sleep and garbage: every state shows up.
+  def work(i)
+    r, w = IO.pipe
+    16.times do
+      fib(22 + (i % 2))
+      w.write("x")
+      r.read(1)
+      sleep 0.01
+      Array.new(2000) { |k| "s#{k}" }
+    end
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def diff(before, after)
+    STATES.to_h { |k| [k, after[k.to_sym] - before[k.to_sym]] }
+  end
+
+  def run_series
+    lines = []
+    reports = []
+    log = Rperf::ContentionLog.new(format: :json, units: :ns) { |l| lines << JSON.parse(l) }
+    whole = {}
+    Rperf.start(mode: :wall, frequency: 100) # not deferred: the whole run is recorded
+    begin
+      log.start_interval(every: 0.05, snapshot: -> { Rperf.snapshot_report(clear: true).tap { |r| reports << r } })
+      workers = 4.times.map do |i|
+        Thread.new do
+          Rperf.label(worker: "w#{i}") do
+            before = Rperf.thread_contention
+            work(i)
+            whole["w#{i}"] = diff(before, Rperf.thread_contention)
+          end
+        end
+      end
+      workers.each(&:join)
+      log.stop_interval # writes the tail since the last tick
+    ensure
+      Rperf.stop if Rperf.running?
+    end
+    [lines, reports, whole]
+  end
+
+  def test_interval_series_sums_equal_the_whole_run
+    lines, reports, whole = run_series
+    assert_operator(reports.size, :>=, 3, "a series of several intervals")
+    seqs = lines.map { |l| l["seq"] }
+    assert_equal(seqs.sort, seqs)
+    assert_equal(lines.size, lines.uniq { |l| [l["seq"], l.select { |k, _| k.start_with?("label.") }] }.size,
+                 "one line per label set per interval")
+
+    whole.each do |worker, exact|
+      rows = lines.select { |l| l["label.worker"] == worker }
+      assert_operator(rows.size, :>=, 2, "#{worker} spans several intervals")
+      STATES.each do |k|
+        logged = rows.sum { |l| l[k] }
+        # the label is set a few µs before the first read and kept a few µs after the last
+        assert_in_delta(exact[k], logged, 0.02 * exact.values.sum + 1_000_000, "#{worker} #{k}")
+      end
+      total = rows.sum { |l| l["total_ns"] }
+      assert_in_delta(exact.values.sum, total, 0.02 * exact.values.sum)
+      rows.each { |l| assert_equal(1, l["threads"]) }
+    end
+    # the workers slept and read pipes, and fought for the GVL while computing
+    assert_operator(whole.values.sum { |w| w["blocked_ns"] }, :>, 0)
+  end
+
+  def test_folding_label_sets_keeps_the_interval_sums
+    _lines, reports, = run_series
+    wide = Rperf::ContentionLog.new(output: File.open(File::NULL, "w"), units: :ns)
+    narrow = Rperf::ContentionLog.new(output: File.open(File::NULL, "w"), units: :ns, max_interval_lines: 2)
+    reports.each do |report|
+      all = wide.interval_fields(report)
+      few = narrow.interval_fields(report)
+      assert_operator(few.size, :<=, 3)
+      STATES.each { |k| assert_equal(all.sum { |f| f[k.to_sym] }, few.sum { |f| f[k.to_sym] }, k) }
+      next unless all.size > 2
+
+      other = few.last
+      assert_equal("true", other[:"label.other"])
+      assert_equal(all.size - 2, other[:label_sets])
+    end
+  end
+end
