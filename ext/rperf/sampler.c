@@ -43,7 +43,7 @@
  * that a low frequency does not delay stop. Below the minimum the worker
  * does not sleep. */
 #define MIN_SIGNAL_GAP_NS 20000
-#define MAX_SIGNAL_GAP_NS 1000000
+#define MAX_SIGNAL_GAP_NS 200000
 
 #define DEFAULT_MAX_THREADS 4096
 
@@ -322,7 +322,8 @@ worker_tick(void *arg)
     /* The triggered-job bitset is VM-wide: two Ractors servicing it at the
      * same moment would share one run. Spreading the signals over the
      * interval gives each holder its own moment. */
-    int64_t gap = g.interval_ns / (n + 1);
+    /* Half the interval at most, so the next tick is not late. */
+    int64_t gap = g.interval_ns / (2 * (n + 1));
     if (gap > MAX_SIGNAL_GAP_NS) gap = MAX_SIGNAL_GAP_NS;
     pid_t pid = getpid();
     for (int i = 0; i < n; i++) {

@@ -74,3 +74,25 @@ module Rperf
     end
   end
 end
+
+module Rperf
+  # Block form of Rperf.start: `Rperf.start(**opts) { work }` profiles the
+  # block and returns Rperf.stop's result. The profiler is stopped however
+  # the block ends, and an exception from the block propagates unchanged
+  # (the partial result is discarded). Without a block, start is unchanged.
+  module StartWithBlock
+    def start(**options, &block)
+      return super(**options) unless block
+
+      super(**options)
+      begin
+        yield
+      rescue Exception # rubocop:disable Lint/RescueException -- re-raised unchanged
+        stop if running?
+        raise
+      end
+      stop
+    end
+  end
+  singleton_class.prepend(StartWithBlock)
+end

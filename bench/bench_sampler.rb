@@ -1,0 +1,125 @@
+# frozen_string_literal: true
+
+# bench/bench_sampler.rb — overhead of the sampler and the GVL/GC hooks.
+#
+# For each workload ((a) four CPU-bound threads, (b) eight threads doing tiny
+# blocking pipe IO) it runs, interleaved, N rounds of: plain, profiled at
+# 1 kHz in wall mode, profiled at 1 kHz in cpu mode. Every run is a fresh
+# process (no warm-up carried between variants); the time measured is the
+# workload alone, not start/stop. It prints, per workload and variant, the
+# median wall time, the spread (min..max), the overhead ratio (median
+# profiled / median plain), the profiler's own counters (cost per sample =
+# sampling_time_ns / sampling_count; cost per GVL event = hook_time_ns /
+# hook_events), and the Ractor-free tick/sample counts.
+#
+#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all]
+require "etc"
+require "json"
+require "rbconfig"
+
+module BenchSampler
+  WORKLOADS = {
+    "a" => ["cpu_threads", "four CPU-bound threads"],
+    "b" => ["gvl_switch", "eight threads, tiny blocking pipe IO"]
+  }.freeze
+  VARIANTS = %w[plain wall cpu].freeze
+
+  module_function
+
+  def monotonic
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  # Child: run one workload once and print one JSON line.
+  def child(workload, variant)
+    require_relative "workloads/cpu_threads"
+    require_relative "workloads/gvl_switch"
+    method = WORKLOADS.fetch(workload).first
+    BenchWorkloads.public_send(method, 2) # JIT-free warm-up of the code paths
+    if variant == "plain"
+      t0 = monotonic
+      BenchWorkloads.public_send(method)
+      elapsed = monotonic - t0
+      stats = {}
+    else
+      require "rperf"
+      Rperf.start(frequency: 1000, mode: variant.to_sym)
+      t0 = monotonic
+      BenchWorkloads.public_send(method)
+      elapsed = monotonic - t0
+      stats = stats_of(Rperf.stop)
+    end
+    puts JSON.generate({ "elapsed" => elapsed, "stats" => stats })
+  end
+
+  # The report's stats, whatever shape the Ruby API returns it in.
+  def stats_of(result)
+    report = result[:report] || result
+    (report["stats"] || {}).select { |_, v| v.is_a?(Numeric) }
+  end
+
+  def run_child(workload, variant, load_path)
+    args = load_path.flat_map { |dir| ["-I", dir] }
+    out = IO.popen([RbConfig.ruby, *args, __FILE__, "--child", workload, variant], &:read)
+    raise "child #{workload}/#{variant} failed" unless $?.success?
+
+    JSON.parse(out.lines.last)
+  end
+
+  def median(values)
+    sorted = values.sort
+    mid = sorted.size / 2
+    sorted.size.odd? ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0
+  end
+
+  def main(argv)
+    runs = 10
+    selected = WORKLOADS.keys
+    while (arg = argv.shift)
+      case arg
+      when "--runs" then runs = Integer(argv.shift)
+      when "--workload"
+        chosen = argv.shift
+        selected = chosen == "all" ? WORKLOADS.keys : [chosen]
+        abort "bench_sampler: --workload must be a, b or all" unless (selected - WORKLOADS.keys).empty?
+      when "--child" then return child(argv.shift, argv.shift)
+      else abort "bench_sampler: unknown argument #{arg}"
+      end
+    end
+    load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
+    puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs"
+    selected.each do |workload|
+      results = VARIANTS.to_h { |v| [v, []] }
+      runs.times { VARIANTS.each { |v| results[v] << run_child(workload, v, load_path) } }
+      report(workload, results)
+    end
+  end
+
+  def report(workload, results)
+    puts
+    puts "workload (#{workload}): #{WORKLOADS[workload].last}"
+    plain = median(results["plain"].map { _1["elapsed"] })
+    VARIANTS.each do |variant|
+      times = results[variant].map { _1["elapsed"] }
+      line = format("  %-5s median %7.1f ms  spread %7.1f..%7.1f ms", variant, median(times) * 1e3,
+                    times.min * 1e3, times.max * 1e3)
+      if variant != "plain"
+        ratio = median(times) / plain
+        stats = results[variant].map { _1["stats"] }
+        sum = ->(key) { stats.sum { _1[key].to_i } }
+        per_sample = sum.("sampling_count").positive? ? sum.("sampling_time_ns") / sum.("sampling_count").to_f : 0
+        per_event = sum.("hook_events").positive? ? sum.("hook_time_ns") / sum.("hook_events").to_f : 0
+        ratios = times.map { _1 / plain }
+        line += format("  overhead %+.1f%% (%+.1f..%+.1f)  %.0f ns/sample  %.0f ns/GVL event  " \
+                       "%d events  %d ticks  %d samples (%d by hooks)  dropped %d",
+                       (ratio - 1) * 100, (ratios.min - 1) * 100, (ratios.max - 1) * 100, per_sample, per_event,
+                       sum.("hook_events") / stats.size, sum.("trigger_count") / stats.size,
+                       sum.("sampling_count") / stats.size, sum.("synthetic_samples") / stats.size,
+                       sum.("dropped_samples") + sum.("dropped_aggregation"))
+      end
+      puts line
+    end
+  end
+end
+
+BenchSampler.main(ARGV.dup) if $PROGRAM_NAME == __FILE__
