@@ -240,7 +240,7 @@ module Rperf
         f[@units == :ns ? :interval_ns : :interval_ms] = @units == :ns ? duration : duration && duration / 1e6
         row.labels.each { |k, v| f[:"label.#{k}"] = v }
         f[:label_sets] = row.folded if row.folded.positive?
-        f.merge!(row.measurement.fields(@units, wall: false))
+        row.measurement.fields(@units, wall: false, f: f)
         f.merge!(drops)
         f
       end
@@ -382,10 +382,10 @@ module Rperf
       f = { kind: unit.kind }
       unit.labels.each { |k, v| f[:"label.#{k}"] = v }
       f[:label_capped] = true if unit.capped
-      f.merge!(unit.extra_fields)
+      extra = unit.extra_fields
+      f.merge!(extra) unless extra.empty?
       f[:error] = unit.error if unit.error
-      f.merge!(unit.result.fields(@units, wall: true))
-      f
+      unit.result.fields(@units, wall: true, f: f)
     end
 
     def write(fields)

@@ -25,13 +25,16 @@ module Rperf
 
         STATE_KEYS.each do |k|
           delta = counter(after, k) - counter(before, k)
-          m[k] = delta.negative? ? 0 : delta
+          m[k] = delta < 0 ? 0 : delta
         end
         m
       end
 
       def self.counter(hash, key)
-        v = hash[key] || hash[key.to_s]
+        v = hash[key]
+        return v if v.is_a?(Integer)
+
+        v = hash[key.to_s] if v.nil?
         v.is_a?(Numeric) ? v.to_i : 0
       end
 
@@ -78,8 +81,8 @@ module Rperf
       # The log fields, in the documented order. units: :ms (floats, 3
       # decimals, GC as one gc_ms) or :ns (integers, report.json's names).
       # wall: whether wall time is meaningful (false for interval sums).
-      def fields(units, wall: true)
-        f = {}
+      # Appends to `f` when given (one Hash per line, no merging).
+      def fields(units, wall: true, f: {})
         if units == :ns
           f[:wall_ns] = wall_ns if wall
           if states?

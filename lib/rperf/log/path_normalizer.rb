@@ -43,6 +43,7 @@ module Rperf
         elsif seg.match?(UUID) then ":uuid"
         elsif seg.match?(HEX) then ":hex"
         elsif seg.bytesize > MAX_SEGMENT then ":long"
+        elsif !seg.include?(".") then seg
         else
           # "123.json" keeps the extension: /users/123.json -> /users/:id.json
           base, dot, ext = seg.rpartition(".")
