@@ -8,6 +8,7 @@
 #   ruby -Ilib -Ibuild/ext examples/http_server.rb              # demo: serve, send a burst, print lines, exit
 #   ruby -Ilib -Ibuild/ext examples/http_server.rb --serve      # keep serving (Ctrl-C stops)
 #     --port N (0: any free port)  --workers N  --format logfmt|json  --log FILE  --interval SECONDS
+#     --report FILE  profile the whole run (not deferred) and save report.json for rperf-gvl
 #
 # Endpoints: GET /users/:id (a 5 ms query, then ~1 ms of Ruby), GET /hog
 # (~0.7 s of Ruby without blocking), GET /io (waits 50 ms), GET /health.
@@ -154,7 +155,7 @@ module HTTPExample
   end
 
   def self.main(argv)
-    opts = { port: 0, workers: 8, format: "logfmt", log: nil, interval: nil, serve: false }
+    opts = { port: 0, workers: 8, format: "logfmt", log: nil, interval: nil, serve: false, report: nil }
     OptionParser.new do |o|
       o.banner = "usage: ruby -Ilib -Ibuild/ext examples/http_server.rb [--serve] [options]"
       o.on("--serve", "keep serving until interrupted") { opts[:serve] = true }
@@ -163,13 +164,15 @@ module HTTPExample
       o.on("--format F", %w[logfmt json], "log format") { |v| opts[:format] = v }
       o.on("--log FILE", "write contention lines to FILE (default: stdout)") { |v| opts[:log] = v }
       o.on("--interval S", Float, "also write per-label lines every S seconds") { |v| opts[:interval] = v }
+      o.on("--report FILE", "profile the whole run and save report.json") { |v| opts[:report] = v }
     end.parse!(argv)
 
     out = opts[:log] ? File.open(opts[:log], "a") : $stdout
     out.sync = true
     log = Rperf::ContentionLog.new(output: out, format: opts[:format])
-    # defer: true keeps the sampler idle; the GVL counters the log reads run anyway.
-    Rperf.start(mode: :wall, frequency: 100, defer: true)
+    # defer: true: the profiler records only while a request runs (the
+    # middleware wraps each in Rperf.profile). --report records everything.
+    Rperf.start(mode: :wall, frequency: opts[:report] ? 1000 : 100, defer: !opts[:report])
     log.start_interval(every: opts[:interval]) if opts[:interval]
     server = Server.new(Rperf::Rack::Middleware.new(APP, log: log), port: opts[:port], workers: opts[:workers])
     $stdout.puts "listening on http://127.0.0.1:#{server.port}"
@@ -182,20 +185,28 @@ module HTTPExample
     else
       # The demo burst: a few requests alone, then one GVL hog with user
       # lookups and IO calls arriving while it runs.
+      # The clients are threads of this process too: named client-*.
+      client = ->(name, path) { Thread.new { Thread.current.name = "client-#{name}"; get(server.port, path) } }
       %w[/users/1 /io /health].each { |path| get(server.port, path) }
-      hog = Thread.new { get(server.port, "/hog") }
+      hog = client.call("hog", "/hog")
       sleep 0.15
       others = (2..7).map do |i|
         sleep 0.03
-        Thread.new { get(server.port, "/users/#{i}") }
+        client.call("user#{i}", "/users/#{i}")
       end
-      others << Thread.new { get(server.port, "/io") }
+      others << client.call("io", "/io")
       (others + [hog]).each(&:join)
     end
   ensure
     log&.stop_interval
     server&.stop
-    Rperf.stop if Rperf.running?
+    if Rperf.running?
+      result = Rperf.stop
+      if opts[:report]
+        Rperf::Contention::Report.new(result[:report]).save(opts[:report])
+        warn "wrote #{opts[:report]}"
+      end
+    end
     out.close if opts && opts[:log] && out && !out.closed?
   end
 end
