@@ -1,7 +1,7 @@
 # A contended workload: four CPU-bound "request" threads fight for the GVL,
 # two IO threads mostly sleep or read pipes, and one "report" thread hogs the
-# GVL in long pure-Ruby loops. Each thread carries an `endpoint` label, so the
-# report can say which requests made which wait.
+# GVL in long C calls (Array#sort) that never give it up. Each thread carries
+# an `endpoint` label, so the report can say which requests made which wait.
 #
 #   ruby -Ilib -Ibuild/ext examples/contended.rb [report.json]
 require "rperf"
@@ -14,19 +14,23 @@ report = Rperf.contention(frequency: 1000) do
   cpu = 4.times.map do |i|
     Thread.new do
       Thread.current.name = "cpu-#{i}"
-      Rperf.label(endpoint: "GET /users/:id") { 6.times { fib(21) } }
+      Rperf.label(endpoint: "GET /users/:id") { 50.times { fib(23) } }
     end
   end
   hog = Thread.new do
     Thread.current.name = "report-hog"
-    Rperf.label(endpoint: "GET /report") { fib(26) }
+    Rperf.label(endpoint: "GET /report") do
+        # One long C call (Array#sort) that never offers the GVL to others.
+        data = Array.new(3_000_000) { |k| (k * 7919) % 1_000_003 }
+        2.times { data.sort }
+      end
   end
   io = 2.times.map do |i|
     Thread.new do
       Thread.current.name = "io-#{i}"
       Rperf.label(endpoint: "GET /health") do
         r, w = IO.pipe
-        20.times { w.write("x"); r.read(1); sleep 0.005 }
+        100.times { w.write("x"); r.read(1); sleep 0.005 }
       end
     end
   end
