@@ -53,6 +53,7 @@ typedef struct cli {
     size_t n_jobs;
     const char *color; /* auto|always|never */
     const char *output;
+    unsigned load_flags;
 } cli_t;
 
 static const char *progname = "rperf-gvl";
@@ -86,6 +87,7 @@ static void usage(FILE *out)
             "      --top N              rows in the summary's top-N tables (default 10)\n"
             "      --ascii              timeline with ASCII glyphs\n"
             "      --color=WHEN         auto (default), always or never\n"
+            "      --jansson-only       parse every element with jansson (slower; for comparison)\n"
             "\n"
             "      --help               show this help and exit\n"
             "      --version            show the version and exit\n"
@@ -326,7 +328,7 @@ static int cmd_record(int argc, char **argv)
 enum {
     OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
     OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
-    OPT_VERSION
+    OPT_VERSION, OPT_JANSSON_ONLY
 };
 
 static int add_job(cli_t *cli, const char *view, const char *path)
@@ -362,6 +364,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         {"colour", optional_argument, NULL, OPT_COLOR},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"jansson-only", no_argument, NULL, OPT_JANSSON_ONLY},
         {NULL, 0, NULL, 0},
     };
     int c, rc = EXIT_OK;
@@ -428,6 +431,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
             cli->opts.top = (size_t)v;
             break;
         case OPT_ASCII: cli->opts.ascii = 1; break;
+        case OPT_JANSSON_ONLY: cli->load_flags |= RGA_LOAD_JANSSON_ONLY; break;
         case OPT_COLOR:
             if (!optarg)
                 cli->color = "always";
@@ -483,7 +487,7 @@ int main(int argc, char **argv)
     rga_status_t st = RGA_OK;
     rga_report_t *report = NULL;
     for (size_t i = 0; i < n_reports && st == RGA_OK; i++)
-        st = rga_report_load_file(argv[optind + (int)i], &reports[i], &err);
+        st = rga_report_load_file_flags(argv[optind + (int)i], cli.load_flags, &reports[i], &err);
     if (st == RGA_OK && n_reports == 1) {
         report = reports[0];
         reports[0] = NULL;

@@ -143,6 +143,15 @@ rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *na
 /* Reads path (gzip when it starts with the gzip magic) and loads it. */
 rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err);
 
+/* Loader flags. RGA_LOAD_JANSSON_ONLY: parse every element with jansson,
+ * bypassing the integer-tuple fast path (for comparison and testing; the
+ * result is the same, only slower). */
+#define RGA_LOAD_JANSSON_ONLY 1u
+
+rga_status_t rga_report_load_buffer_flags(const char *data, size_t len, const char *name, unsigned flags,
+                                          rga_report_t **out, rga_error_t *err);
+rga_status_t rga_report_load_file_flags(const char *path, unsigned flags, rga_report_t **out, rga_error_t *err);
+
 void rga_report_free(rga_report_t *report);
 
 /* Index of the thread with this seq, or -1. O(log n). */

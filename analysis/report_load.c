@@ -9,6 +9,12 @@
  * only skips whitespace and the structural characters ',', ':', '[', ']',
  * '{' and '}'.
  *
+ * One exception, for speed: elements of the integer-tuple arrays
+ * (intervals, samples, blame, stacks) that are plain `[int,int,...]` are
+ * read by fast_tuple() below, which accepts only a strict subset of what
+ * jansson accepts and hands everything else to jansson (RGA_LOAD_JANSSON_ONLY
+ * turns it off; see docs/performance.md for what it buys).
+ *
  * It checks each element on its own (types, ranges, end >= start); ids that
  * point into other arrays are checked afterwards by report_validate.c,
  * because keys may come in any order. gzip input is inflated here too.
@@ -38,7 +44,16 @@ typedef struct loader {
     size_t cap_ractors, cap_threads, cap_label_sets, cap_label_totals, cap_frames, cap_stacks,
         cap_stack_frames, cap_samples, cap_intervals, cap_edges, cap_blame;
     unsigned seen; /* bit per top-level key, see key_table */
+    bool jansson_only; /* RGA_LOAD_JANSSON_ONLY: no integer-tuple fast path */
 } loader_t;
+
+/* A tuple element (intervals, samples, blame, stacks): either the jansson
+ * array or the integers the fast path read. */
+typedef struct tuple {
+    const json_t *json;
+    const int64_t *vals;
+    size_t n;
+} tuple_t;
 
 /* Where the element being converted sits, for error messages. */
 typedef struct elem {
@@ -186,31 +201,43 @@ static const char *json_kind(const json_t *v)
     return "a value";
 }
 
-/* Reads an integer >= min from v (field names the member for the path). */
-static rga_status_t as_int(loader_t *ld, const elem_t *e, const char *field, const json_t *v,
-                           int64_t min, int64_t max, int64_t *out)
+/* Reads an integer in [min, max] from v. The member is named by field, or
+ * for tuple items by item (field NULL); the path is only built on failure,
+ * since this runs for every number of a large report. */
+static rga_status_t as_int_at(loader_t *ld, const elem_t *e, const char *field, size_t item, const json_t *v,
+                              int64_t min, int64_t max, int64_t *out)
 {
-    char what[160];
+    if (v && json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x >= min && x <= max) {
+            *out = (int64_t)x;
+            return RGA_OK;
+        }
+    }
+    char what[160], item_field[24];
+    if (!field) {
+        snprintf(item_field, sizeof(item_field), "[%zu]", item);
+        field = item_field;
+    }
     if (!v) {
         snprintf(what, sizeof(what), "missing required key");
-        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
-    }
-    if (!json_is_integer(v)) {
+    } else if (!json_is_integer(v)) {
         snprintf(what, sizeof(what), "expected an integer, got %s", json_kind(v));
-        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
-    }
-    json_int_t x = json_integer_value(v);
-    if (x < min) {
+    } else if (json_integer_value(v) < min) {
+        json_int_t x = json_integer_value(v);
         snprintf(what, sizeof(what), "%s %" PRId64 " (must be >= %" PRId64 ")",
                  x < 0 ? "negative value" : "value too small", (int64_t)x, min);
-        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
+    } else {
+        snprintf(what, sizeof(what), "value %" PRId64 " out of range (max %" PRId64 ")",
+                 (int64_t)json_integer_value(v), max);
     }
-    if (x > max) {
-        snprintf(what, sizeof(what), "value %" PRId64 " out of range (max %" PRId64 ")", (int64_t)x, max);
-        return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
-    }
-    *out = (int64_t)x;
-    return RGA_OK;
+    return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
+}
+
+static rga_status_t as_int(loader_t *ld, const elem_t *e, const char *field, const json_t *v, int64_t min,
+                           int64_t max, int64_t *out)
+{
+    return as_int_at(ld, e, field, 0, v, min, max, out);
 }
 
 static rga_status_t obj_int(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
@@ -270,26 +297,35 @@ static rga_status_t need_object(loader_t *ld, const elem_t *e, const json_t *v)
 }
 
 /* A tuple element: an array of at least n integers. */
-static rga_status_t need_tuple(loader_t *ld, const elem_t *e, const json_t *v, size_t n)
+static rga_status_t need_tuple(loader_t *ld, const elem_t *e, const tuple_t *t, size_t n)
 {
     char what[96];
-    if (!json_is_array(v)) {
-        snprintf(what, sizeof(what), "expected an array of %zu integers, got %s", n, json_kind(v));
+    if (t->json && !json_is_array(t->json)) {
+        snprintf(what, sizeof(what), "expected an array of %zu integers, got %s", n, json_kind(t->json));
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
     }
-    if (json_array_size(v) < n) {
-        snprintf(what, sizeof(what), "expected %zu items, got %zu", n, json_array_size(v));
+    if (t->n < n) {
+        snprintf(what, sizeof(what), "expected %zu items, got %zu", n, t->n);
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
     }
     return RGA_OK;
 }
 
-static rga_status_t tuple_int(loader_t *ld, const elem_t *e, const json_t *arr, size_t i,
-                              int64_t min, int64_t max, int64_t *out)
+static rga_status_t tuple_int(loader_t *ld, const elem_t *e, const tuple_t *t, size_t i, int64_t min,
+                              int64_t max, int64_t *out)
 {
-    char field[24];
-    snprintf(field, sizeof(field), "[%zu]", i);
-    return as_int(ld, e, field, json_array_get(arr, i), min, max, out);
+    if (t->json)
+        return as_int_at(ld, e, NULL, i, json_array_get(t->json, i), min, max, out);
+    int64_t x = t->vals[i];
+    if (x >= min && x <= max) {
+        *out = x;
+        return RGA_OK;
+    }
+    /* Out of range: let the jansson-value path word the error identically. */
+    json_t *v = json_integer((json_int_t)x);
+    rga_status_t st = v ? as_int_at(ld, e, NULL, i, v, min, max, out) : RGA_ERR_NOMEM;
+    json_decref(v);
+    return st;
 }
 
 #define TRY(expr)                          \
@@ -416,11 +452,11 @@ static rga_status_t load_frame(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_stack(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t load_stack(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
-    if (!json_is_array(v))
+    if (v->json && !json_is_array(v->json))
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "expected an array of frame ids");
-    size_t depth = json_array_size(v);
+    size_t depth = v->n;
     if (depth > UINT32_MAX)
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "stack too deep");
     TRY(PUSH(ld, stacks, n_stacks, cap_stacks));
@@ -429,13 +465,14 @@ static rga_status_t load_stack(loader_t *ld, const elem_t *e, const json_t *v)
     for (size_t i = 0; i < depth; i++)
         TRY(tuple_int(ld, e, v, i, 0, INT64_MAX, &ld->r->stack_frames[ld->r->n_stack_frames + i]));
     rga_stack_t *s = &ld->r->stacks[ld->r->n_stacks++];
+    memset(s, 0, sizeof(*s));
     s->first = ld->r->n_stack_frames;
     s->depth = (uint32_t)depth;
     ld->r->n_stack_frames += depth;
     return RGA_OK;
 }
 
-static rga_status_t load_sample(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t load_sample(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
     TRY(need_tuple(ld, e, v, 4));
     TRY(PUSH(ld, samples, n_samples, cap_samples));
@@ -448,7 +485,7 @@ static rga_status_t load_sample(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_interval(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t load_interval(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
     TRY(need_tuple(ld, e, v, 6));
     TRY(PUSH(ld, intervals, n_intervals, cap_intervals));
@@ -462,6 +499,7 @@ static rga_status_t load_interval(loader_t *ld, const elem_t *e, const json_t *v
     TRY(tuple_int(ld, e, v, 4, 0, UINT32_MAX, &label_set));
     TRY(tuple_int(ld, e, v, 5, -1, INT32_MAX, &stack));
     rga_interval_t *iv = &ld->r->intervals[ld->r->n_intervals++];
+    memset(iv, 0, sizeof(*iv)); /* padding too: models compare with memcmp */
     iv->start_ns = start;
     iv->end_ns = end;
     iv->thread_index = (uint32_t)seq; /* a seq until report_validate.c resolves it */
@@ -506,7 +544,7 @@ static rga_status_t load_edge(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_blame(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t load_blame(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
     TRY(need_tuple(ld, e, v, 4));
     TRY(PUSH(ld, blame, n_blame, cap_blame));
@@ -611,6 +649,7 @@ static rga_status_t load_stats(loader_t *ld, const elem_t *e, const json_t *v)
 /* ---- the top-level object --------------------------------------------------------------- */
 
 typedef rga_status_t (*element_fn)(loader_t *, const elem_t *, const json_t *);
+typedef rga_status_t (*tuple_fn)(loader_t *, const elem_t *, const tuple_t *);
 
 enum key_bit {
     K_FORMAT = 1u << 0, K_VERSION = 1u << 1, K_MINOR = 1u << 2, K_META = 1u << 3, K_STATS = 1u << 4,
@@ -622,19 +661,96 @@ enum key_bit {
 static const struct {
     const char *key;
     unsigned bit;
-    element_fn each; /* NULL: a single value handled by load_scalar_key */
+    element_fn each;      /* arrays of objects/strings */
+    tuple_fn each_tuple;  /* arrays of integer tuples; both NULL: a single value */
 } key_table[] = {
-    {"format", K_FORMAT, NULL},          {"version", K_VERSION, NULL},
-    {"minor", K_MINOR, NULL},            {"meta", K_META, NULL},
-    {"stats", K_STATS, NULL},            {"ractors", K_RACTORS, load_ractor},
-    {"threads", K_THREADS, load_thread}, {"label_sets", K_LABEL_SETS, load_label_set},
-    {"label_totals", K_LABEL_TOTALS, load_label_total},
-    {"frames", K_FRAMES, load_frame},    {"stacks", K_STACKS, load_stack},
-    {"samples", K_SAMPLES, load_sample}, {"intervals", K_INTERVALS, load_interval},
-    {"edges", K_EDGES, load_edge},       {"blame", K_BLAME, load_blame},
+    {"format", K_FORMAT, NULL, NULL},
+    {"version", K_VERSION, NULL, NULL},
+    {"minor", K_MINOR, NULL, NULL},
+    {"meta", K_META, NULL, NULL},
+    {"stats", K_STATS, NULL, NULL},
+    {"ractors", K_RACTORS, load_ractor, NULL},
+    {"threads", K_THREADS, load_thread, NULL},
+    {"label_sets", K_LABEL_SETS, load_label_set, NULL},
+    {"label_totals", K_LABEL_TOTALS, load_label_total, NULL},
+    {"frames", K_FRAMES, load_frame, NULL},
+    {"stacks", K_STACKS, NULL, load_stack},
+    {"samples", K_SAMPLES, NULL, load_sample},
+    {"intervals", K_INTERVALS, NULL, load_interval},
+    {"edges", K_EDGES, load_edge, NULL},
+    {"blame", K_BLAME, NULL, load_blame},
 };
 
-static rga_status_t load_array(loader_t *ld, const char *key, element_fn each)
+#define FAST_TUPLE_MAX 64
+
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* The integer-tuple fast path. Reads `[int, int, ...]` at pos where every
+ * int is a canonical JSON integer (-?(0|[1-9][0-9]*)) of at most 18 digits,
+ * at most FAST_TUPLE_MAX items, whitespace allowed where JSON allows it.
+ * Anything else — a real, an exponent, a leading zero, a longer number, a
+ * string, a missing comma, the end of input — returns false and the element
+ * goes to jansson, which then decides validity and words any error. So this
+ * accepts a subset of what jansson accepts, with the same values; the
+ * differential tests and the fuzzer check exactly that. */
+static bool fast_tuple(const char *s, size_t len, size_t pos, int64_t *vals, size_t *n, size_t *end)
+{
+    size_t p = pos, k = 0;
+    if (p >= len || s[p] != '[')
+        return false;
+    p++;
+    while (p < len && is_ws(s[p]))
+        p++;
+    if (p < len && s[p] == ']') {
+        *n = 0;
+        *end = p + 1;
+        return true;
+    }
+    for (;;) {
+        while (p < len && is_ws(s[p]))
+            p++;
+        if (k == FAST_TUPLE_MAX || p >= len)
+            return false;
+        bool neg = s[p] == '-';
+        if (neg)
+            p++;
+        if (p >= len || s[p] < '0' || s[p] > '9')
+            return false;
+        size_t digits_start = p;
+        int64_t x = 0;
+        if (s[p] == '0') {
+            p++;
+        } else {
+            while (p < len && s[p] >= '0' && s[p] <= '9') {
+                if (p - digits_start == 18)
+                    return false;
+                x = x * 10 + (s[p] - '0');
+                p++;
+            }
+        }
+        if (p < len && ((s[p] >= '0' && s[p] <= '9') || s[p] == '.' || s[p] == 'e' || s[p] == 'E'))
+            return false;
+        vals[k++] = neg ? -x : x;
+        while (p < len && is_ws(s[p]))
+            p++;
+        if (p >= len)
+            return false;
+        if (s[p] == ',') {
+            p++;
+            continue;
+        }
+        if (s[p] != ']')
+            return false;
+        *n = k;
+        *end = p + 1;
+        return true;
+    }
+}
+
+static rga_status_t load_array(loader_t *ld, const char *key, element_fn each, tuple_fn each_tuple)
 {
     skip_ws(ld);
     size_t start = ld->pos;
@@ -658,11 +774,24 @@ static rga_status_t load_array(loader_t *ld, const char *key, element_fn each)
         skip_ws(ld);
         elem_t e = {key, index, ld->pos};
         rga_status_t st;
-        json_t *v = next_value(ld, &st);
-        if (!v)
-            return st;
-        st = each(ld, &e, v);
-        json_decref(v);
+        int64_t vals[FAST_TUPLE_MAX];
+        size_t n, end;
+        if (each_tuple && !ld->jansson_only && fast_tuple(ld->text, ld->len, ld->pos, vals, &n, &end)) {
+            ld->pos = end;
+            tuple_t t = {NULL, vals, n};
+            st = each_tuple(ld, &e, &t);
+        } else {
+            json_t *v = next_value(ld, &st);
+            if (!v)
+                return st;
+            if (each) {
+                st = each(ld, &e, v);
+            } else {
+                tuple_t t = {v, NULL, json_is_array(v) ? json_array_size(v) : 0};
+                st = each_tuple(ld, &e, &t);
+            }
+            json_decref(v);
+        }
         if (st != RGA_OK)
             return st;
         skip_ws(ld);
@@ -756,8 +885,8 @@ static rga_status_t load_top(loader_t *ld)
                 if (ld->seen & key_table[i].bit)
                     return fail_at(ld, key_offset, RGA_ERR_SCHEMA, key, "duplicate key");
                 ld->seen |= key_table[i].bit;
-                if (key_table[i].each)
-                    TRY(load_array(ld, key_table[i].key, key_table[i].each));
+                if (key_table[i].each || key_table[i].each_tuple)
+                    TRY(load_array(ld, key_table[i].key, key_table[i].each, key_table[i].each_tuple));
                 else
                     TRY(load_scalar_key(ld, key_table[i].bit, value_offset));
             } else {
@@ -864,6 +993,12 @@ fail:
 rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *name,
                                     rga_report_t **out, rga_error_t *err)
 {
+    return rga_report_load_buffer_flags(data, len, name, 0, out, err);
+}
+
+rga_status_t rga_report_load_buffer_flags(const char *data, size_t len, const char *name, unsigned flags,
+                                          rga_report_t **out, rga_error_t *err)
+{
     *out = NULL;
     rga_error_clear(err);
     if (err && name)
@@ -883,6 +1018,7 @@ rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *na
     ld.text = data;
     ld.len = len;
     ld.err = err;
+    ld.jansson_only = (flags & RGA_LOAD_JANSSON_ONLY) != 0;
     ld.r = calloc(1, sizeof(rga_report_t));
     if (!ld.r) {
         st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory reading the report");
@@ -904,6 +1040,11 @@ fail:
 }
 
 rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err)
+{
+    return rga_report_load_file_flags(path, 0, out, err);
+}
+
+rga_status_t rga_report_load_file_flags(const char *path, unsigned flags, rga_report_t **out, rga_error_t *err)
 {
     *out = NULL;
     rga_error_clear(err);
@@ -949,7 +1090,7 @@ rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_erro
         }
     }
     if (st == RGA_OK)
-        st = rga_report_load_buffer(buf ? buf : "", used, path, out, err);
+        st = rga_report_load_buffer_flags(buf ? buf : "", used, path, flags, out, err);
 done:
     free(buf);
     fclose(f);

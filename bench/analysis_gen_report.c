@@ -141,8 +141,8 @@ int main(int argc, char **argv)
     if (nthreads < 1 || nthreads > 4096 || nractors < 1 || nractors > nthreads || nlabels < 1 || nlabels > 1000 ||
         slices < 1)
         usage();
-    if (size_mb > 0) /* ~36 bytes per interval, one interval per thread per slice */
-        slices = (long long)(size_mb * 1e6 / 36.0 / nthreads) + 1;
+    if (size_mb > 0) /* ~29 bytes per interval, one interval per thread per slice */
+        slices = (long long)(size_mb * 1e6 / 29.0 / nthreads) + 1;
     FILE *out = path ? fopen(path, "w") : stdout;
     FILE *iv = tmpfile();
     if (!out || !iv) {

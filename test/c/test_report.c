@@ -334,6 +334,68 @@ static void test_synthetic_report_loads(void **state)
     free(path);
 }
 
+/* The integer-tuple fast path must give exactly what jansson gives. */
+static void assert_same_model(const rga_report_t *a, const rga_report_t *b)
+{
+    assert_int_equal(a->n_intervals, b->n_intervals);
+    assert_memory_equal(a->intervals, b->intervals, a->n_intervals * sizeof(*a->intervals));
+    assert_int_equal(a->n_samples, b->n_samples);
+    assert_memory_equal(a->samples, b->samples, a->n_samples * sizeof(*a->samples));
+    assert_int_equal(a->n_blame, b->n_blame);
+    assert_memory_equal(a->blame, b->blame, a->n_blame * sizeof(*a->blame));
+    assert_int_equal(a->n_stacks, b->n_stacks);
+    assert_memory_equal(a->stacks, b->stacks, a->n_stacks * sizeof(*a->stacks));
+    assert_int_equal(a->n_stack_frames, b->n_stack_frames);
+    assert_memory_equal(a->stack_frames, b->stack_frames, a->n_stack_frames * sizeof(int64_t));
+}
+
+static void test_fast_path_matches_jansson(void **state)
+{
+    (void)state;
+    char *path = rga_test_generate("--threads 5 --ractors 2 --labels 3 --slices 300 --seed 9");
+    assert_non_null(path);
+    rga_report_t *fast = NULL, *slow = NULL;
+    rga_error_t err;
+    assert_int_equal(rga_report_load_file_flags(path, 0, &fast, &err), RGA_OK);
+    assert_int_equal(rga_report_load_file_flags(path, RGA_LOAD_JANSSON_ONLY, &slow, &err), RGA_OK);
+    assert_same_model(fast, slow);
+    rga_report_free(fast);
+    rga_report_free(slow);
+    unlink(path);
+    free(path);
+
+    /* Element spellings at the edge of the fast path: both loaders agree on
+     * the outcome, the error and (when valid) the values. */
+    static const char *const spellings[] = {
+        "[1,0,0,300,0,0]", "[ 1 , 0 ,\n0,300 ,0,0 ]", "[1,0,-0,300,0,0]", "[01,0,0,300,0,0]",
+        "[1,0,0,300.0,0,0]", "[1,0,0,3e2,0,0]", "[1,0,0,3E2,0,0]", "[1,0,0,300,0,0,]", "[1,0,0,300,0]",
+        "[1,0,0,300,0,0,7]", "[1,0,0,99999999999999999999,0,0]", "[1,0,0,123456789012345678,0,0]",
+        "[1,0,0,1234567890123456789,0,0]", "[1,0,0,-300,0,0]", "[1,0,\"0\",300,0,0]", "[1,0,0,300,0,0",
+        "[1,0,0,300,0,-1]", "[1,0,0,300,0,-2]", "[1,,0,300,0,0]", "[1 0,0,300,0,0]", "[]", "{}", "[1,0,0,+3,0,0]",
+        "[1,0,0,300,0,0]]", "[1,0,0,300,0,0] ", "[1,0,0,300,0,00]", "[1,0,0,9223372036854775807,0,0]",
+        "[1,0,-1,300,0,0]", "[1,0,0,300,4294967296,0]",
+    };
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+        char *text = replace(rga_test_small_report, "[1,0,0,300,0,0]", spellings[i]);
+        rga_error_t e1, e2;
+        rga_status_t s1 = rga_report_load_buffer_flags(text, strlen(text), "d", 0, &fast, &e1);
+        rga_status_t s2 = rga_report_load_buffer_flags(text, strlen(text), "d", RGA_LOAD_JANSSON_ONLY, &slow, &e2);
+        if (s1 != s2)
+            fail_msg("%s: fast %s, jansson %s", spellings[i], rga_status_name(s1), rga_status_name(s2));
+        if (s1 == RGA_OK) {
+            assert_same_model(fast, slow);
+            rga_report_free(fast);
+            rga_report_free(slow);
+        } else {
+            assert_string_equal(e1.reason, e2.reason);
+            assert_string_equal(e1.path, e2.path);
+            assert_int_equal(e1.line, e2.line);
+            assert_int_equal(e1.column, e2.column);
+        }
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_unknown_keys_ignored),
         cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_synthetic_report_loads),
+        cmocka_unit_test(test_fast_path_matches_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,79 @@
+/* fuzz_report.c — libFuzzer harness for the report reader.
+ *
+ * Feeds arbitrary bytes to rga_report_load_buffer() (plain and gzip paths),
+ * checks that the integer-tuple fast path agrees with jansson-only parsing,
+ * and, when a report loads, renders the views that walk every table
+ * (summary, timeline, JSON, Perfetto, DOT) into memory. Run under
+ * ASan/UBSan: any crash, leak, overflow or hang is a bug. Graph layout
+ * (SVG) is left out: it exercises Graphviz, not our reader, and is slow.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "rga.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Differential check: the integer-tuple fast path must agree with jansson
+ * on every input (same status, same error, same tuples). */
+static void compare_with_jansson(const uint8_t *data, size_t size, rga_status_t st, const rga_report_t *r,
+                                 const rga_error_t *err)
+{
+    rga_report_t *slow = NULL;
+    rga_error_t slow_err;
+    rga_status_t slow_st =
+        rga_report_load_buffer_flags((const char *)data, size, "fuzz", RGA_LOAD_JANSSON_ONLY, &slow, &slow_err);
+    if (slow_st != st)
+        abort();
+    if (st != RGA_OK) {
+        if (strcmp(err->reason, slow_err.reason) != 0 || strcmp(err->path, slow_err.path) != 0 ||
+            err->line != slow_err.line || err->column != slow_err.column)
+            abort();
+        return;
+    }
+    if (r->n_intervals != slow->n_intervals || r->n_samples != slow->n_samples || r->n_blame != slow->n_blame ||
+        r->n_stack_frames != slow->n_stack_frames ||
+        memcmp(r->intervals, slow->intervals, r->n_intervals * sizeof(*r->intervals)) != 0 ||
+        memcmp(r->samples, slow->samples, r->n_samples * sizeof(*r->samples)) != 0 ||
+        memcmp(r->blame, slow->blame, r->n_blame * sizeof(*r->blame)) != 0 ||
+        memcmp(r->stack_frames, slow->stack_frames, r->n_stack_frames * sizeof(int64_t)) != 0)
+        abort();
+    rga_report_free(slow);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    rga_report_t *r = NULL;
+    rga_error_t err;
+    rga_status_t st = rga_report_load_buffer((const char *)data, size, "fuzz", &r, &err);
+    compare_with_jansson(data, size, st, r, &err);
+    if (st != RGA_OK) {
+        char line[1024];
+        rga_error_format(&err, line, sizeof(line));
+        return 0;
+    }
+    static const char *const views[] = {"summary", "timeline", "json", "perfetto", "dot"};
+    rga_view_opts_t opts = {0};
+    opts.width = 37;
+    opts.by = size % 3 == 0 ? "label" : size % 3 == 1 ? "ractor" : "thread";
+    opts.min_share = (double)(size % 10) / 20.0;
+    for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+        rga_output_t out;
+        if (rga_output_open(&out, RGA_OUTPUT_MEMORY, &err) != RGA_OK)
+            break;
+        rga_render_report(r, views[i], &opts, out.fp, &err);
+        char *buf = NULL;
+        size_t len = 0;
+        rga_output_close(&out, &buf, &len, &err);
+        free(buf);
+    }
+    rga_report_t *merged = NULL;
+    rga_report_t *pair[2] = {r, r};
+    if (rga_report_merge(pair, 2, &merged, &err) == RGA_OK)
+        rga_report_free(merged);
+    rga_report_free(r);
+    return 0;
+}
