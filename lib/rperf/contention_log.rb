@@ -210,7 +210,9 @@ module Rperf
       return nil unless unit
 
       unit.finish(unit.counters_ended? || Thread.current != unit.thread ? nil : read_counters)
-      write(unit_fields(unit))
+      line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
+      ok = @sink.deliver(line)
+      @stats_mutex.synchronize { @lines += 1 } if ok
       unit.result
     rescue StandardError => e
       @sink.failed(e)
@@ -376,6 +378,80 @@ module Rperf
     def measure_since(before, started_ns, after = read_counters)
       wall = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - started_ns
       Log::Measurement.between(before, after, wall)
+    end
+
+    # The per-unit line without the generic field Hash: the start of the
+    # line (tag, kind, labels) is cached per label set, which the label cap
+    # keeps as one frozen object each, and the numbers are appended with
+    # their fixed keys. Same keys and values as format_line(unit_fields(unit))
+    # (logfmt: the same bytes).
+    def unit_line(unit)
+      prefix = line_prefix(unit.kind, unit.labels)
+      out = String.new(prefix, capacity: prefix.bytesize + 192)
+      generic = nil
+      generic = { label_capped: true } if unit.capped
+      extra = unit.extra_fields
+      (generic ||= {}).merge!(extra) unless extra.empty?
+      (generic ||= {})[:error] = unit.error if unit.error
+      if generic
+        if @format == :json
+          body = Log::Format.json(generic)
+          out << "," << body[1, body.size - 2] if body.size > 2
+        else
+          out << " " << Log::Format.logfmt(generic)
+        end
+      end
+      append_numbers(out, unit.result)
+      out << "}" if @format == :json
+      out
+    end
+
+    PREFIX_CACHE_MAX = 10_000
+
+    def line_prefix(kind, labels)
+      by_labels = (@prefix_cache ||= {})[kind] ||= {}.compare_by_identity
+      hit = by_labels[labels]
+      return hit if hit
+
+      fields = { kind: kind }
+      labels.each { |k, v| fields[:"label.#{k}"] = v }
+      prefix = if @format == :json
+                 body = Log::Format.json({ msg: TAG }.merge(fields))
+                 body[0, body.size - 1]
+               else
+                 "#{TAG} #{Log::Format.logfmt(fields)}"
+               end
+      prefix.freeze
+      by_labels[labels] = prefix if by_labels.size < PREFIX_CACHE_MAX && labels.frozen?
+      prefix
+    end
+
+    NUMBER_KEYS = {
+      logfmt: { ms: %w[ wall_ms= running_ms= gvl_wait_ms= blocked_ms= gc_ms= gvl_wait_share= threads=],
+                ns: %w[ wall_ns= running_ns= gvl_wait_ns= blocked_ns= gc_mark_ns= gc_sweep_ns=
+                       gvl_wait_share= threads=] },
+      json: { ms: %w[,"wall_ms": ,"running_ms": ,"gvl_wait_ms": ,"blocked_ms": ,"gc_ms": ,"gvl_wait_share":
+                     ,"threads":],
+              ns: %w[,"wall_ns": ,"running_ns": ,"gvl_wait_ns": ,"blocked_ns": ,"gc_mark_ns": ,"gc_sweep_ns":
+                     ,"gvl_wait_share": ,"threads":] }
+    }.freeze
+
+    def append_numbers(out, m)
+      keys = NUMBER_KEYS[@format][@units]
+      values = if @units == :ns
+                 [m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns, m.gc_mark_ns, m.gc_sweep_ns]
+               else
+                 [ms(m.wall_ns), ms(m.running_ns), ms(m.gvl_wait_ns), ms(m.blocked_ns), ms(m.gc_ns)]
+               end
+      values.map!(&:to_s) if @units == :ns
+      values << Log::Format.format_float(m.gvl_wait_share.round(3)) << m.threads.to_s
+      sep = @format == :json ? "" : " "
+      values.each_with_index { |v, i| out << sep << keys[i] << v }
+      out
+    end
+
+    def ms(ns)
+      Log::Format.format_float(ns / 1_000_000.0)
     end
 
     def unit_fields(unit)

@@ -228,6 +228,27 @@ class TestLogPlumbing < Test::Unit::TestCase
     Rperf::ContentionLog.default = old
   end
 
+  def test_the_fast_unit_line_equals_the_generic_one
+    [%i[logfmt ms], %i[logfmt ns], %i[json ms], %i[json ns]].each do |format, units|
+      lines = []
+      log = Rperf::ContentionLog.new(format: format, units: units, counters: CPU_COUNTERS, label: false,
+                                     max_label_sets: 1) { |l| lines << l }
+      units_seen = []
+      log.measure({ endpoint: "GET /a \"b\"" }, kind: "request", fields: { status: 200 }) { |u| units_seen << u && burn(0.002) }
+      log.measure({ endpoint: "GET /c" }, kind: "request") { |u| units_seen << u } # folded: label_capped
+      assert_raise(KeyError) { log.measure(k: "x") { |u| units_seen << u && {}.fetch(:nope) } }
+      assert_equal(3, lines.size)
+      units_seen.zip(lines).each do |unit, line|
+        generic = log.format_line(log.__send__(:unit_fields, unit))
+        if format == :json
+          assert_equal(JSON.parse(generic), JSON.parse(line))
+        else
+          assert_equal(generic, line)
+        end
+      end
+    end
+  end
+
   def test_bad_options_are_refused_with_a_clear_message
     assert_raise_message(/Logger, an IO .* or a block/) { Rperf::ContentionLog.new(output: 42) }
     assert_raise_message(/units must be/) { Rperf::ContentionLog.new(output: $stderr, units: :s) }

@@ -100,7 +100,7 @@ module Rperf
       def json_value(value)
         case value
         when Integer, true, false then value
-        when Float then value.finite? ? value : nil
+        when Float then value.finite? ? value.round(3) : nil
         else value.to_s
         end
       end

@@ -17,6 +17,11 @@ module Rperf
       MAX_SEGMENT = 64
       MAX_SEGMENTS = 16
 
+      # Paths made only of short word segments and integer ids (the common
+      # case) are handled by one substitution.
+      SIMPLE = %r{\A(?:/(?:[A-Za-z_\-]{1,64}|\d{1,64}))+\z}
+      INTEGER_SEGMENT = %r{/\d+(?=/|\z)}
+
       module_function
 
       def normalize(path)
@@ -24,6 +29,9 @@ module Rperf
         q = path.index("?")
         path = path[0, q] if q
         return "/" if path.empty? || path == "/"
+        if path.match?(SIMPLE) && path.count("/") <= MAX_SEGMENTS
+          return path.match?(/\d/) ? path.gsub(INTEGER_SEGMENT, "/:id") : path
+        end
 
         segments = path.split("/", -1)
         segments.shift if segments.first == ""
