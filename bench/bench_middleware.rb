@@ -3,8 +3,10 @@
 # Per-request cost of Rperf::Rack::Middleware: a trivial Rack app called
 # directly, then through the middleware (logfmt and JSON lines to
 # /dev/null), with the profiler running (defer: true, the usual server
-# setup). Each configuration runs RUNS times; the median µs per request is
-# printed side by side, and the cost is the difference to the bare app.
+# setup). Each configuration runs RUNS times, interleaved; the median µs
+# per request is printed side by side, and the cost is the difference to
+# the bare app. "profiler calls only" is the floor the log cannot go under:
+# Rperf.profile with the label and two Rperf.thread_contention reads.
 #
 #   ruby -Ilib -Ibuild/ext bench/bench_middleware.rb [requests_per_run] [runs]
 require "rperf"
@@ -31,8 +33,19 @@ end
 
 def median(xs) = xs.sort[xs.size / 2]
 
+# The profiler calls the middleware makes, without the log: the floor.
+PROFILER_ONLY = lambda do |env|
+  Rperf.profile(endpoint: "GET /users/:id") do
+    Rperf.thread_contention
+    r = APP.call(env)
+    Rperf.thread_contention
+    r
+  end
+end
+
 configs = {
   "bare app" => APP,
+  "profiler calls only" => PROFILER_ONLY,
   "middleware, logfmt" => Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL)),
   "middleware, json" => Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, format: :json)),
   "middleware, no profiler labels" =>
@@ -51,6 +64,11 @@ begin
     puts format("%-32s %12.2f %12.2f", name, m, m - base)
   end
   puts "(#{RUNS} runs of #{REQUESTS} requests, median; Ruby #{RUBY_VERSION}, #{RUBY_PLATFORM})"
+  # A yardstick for comparing machines: the same Ruby operation timed here.
+  t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+  200_000.times { { a: 1 }.merge(b: 2) }
+  per = (Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0) / 1000.0 / 200_000
+  puts format("yardstick: { a: 1 }.merge(b: 2) takes %.3f µs on this machine", per)
 ensure
   Rperf.stop if Rperf.running?
 end

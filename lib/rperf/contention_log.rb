@@ -327,7 +327,10 @@ module Rperf
     private
 
     def new_unit(labels, kind, label_kw, read:)
-      labels = labels ? labels.to_h.merge(label_kw) : label_kw
+      labels = if labels.nil? then label_kw
+               elsif label_kw.empty? then labels
+               else labels.to_h.merge(label_kw)
+               end
       admitted, folded = @label_cap.admit_with_status(labels)
       unit = Unit.new(self, kind.to_s, admitted, read ? read_counters : nil)
       unit.capped = folded
@@ -438,20 +441,32 @@ module Rperf
 
     def append_numbers(out, m)
       keys = NUMBER_KEYS[@format][@units]
-      values = if @units == :ns
-                 [m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns, m.gc_mark_ns, m.gc_sweep_ns]
-               else
-                 [ms(m.wall_ns), ms(m.running_ns), ms(m.gvl_wait_ns), ms(m.blocked_ns), ms(m.gc_ns)]
-               end
-      values.map!(&:to_s) if @units == :ns
-      values << Log::Format.format_float(m.gvl_wait_share.round(3)) << m.threads.to_s
       sep = @format == :json ? "" : " "
-      values.each_with_index { |v, i| out << sep << keys[i] << v }
-      out
+      if @units == :ns
+        out << sep << keys[0] << m.wall_ns.to_s << sep << keys[1] << m.running_ns.to_s
+        out << sep << keys[2] << m.gvl_wait_ns.to_s << sep << keys[3] << m.blocked_ns.to_s
+        out << sep << keys[4] << m.gc_mark_ns.to_s << sep << keys[5] << m.gc_sweep_ns.to_s
+      else
+        append_ms(out << sep << keys[0], m.wall_ns)
+        append_ms(out << sep << keys[1], m.running_ns)
+        append_ms(out << sep << keys[2], m.gvl_wait_ns)
+        append_ms(out << sep << keys[3], m.blocked_ns)
+        append_ms(out << sep << keys[4], m.gc_mark_ns + m.gc_sweep_ns)
+      end
+      n = keys.size
+      out << sep << keys[n - 2] << Log::Format.format_float(m.gvl_wait_share.round(3))
+      out << sep << keys[n - 1] << (m.threads == 1 ? "1" : m.threads.to_s)
     end
 
-    def ms(ns)
-      Log::Format.format_float(ns / 1_000_000.0)
+    # Nanoseconds as milliseconds with at most 3 decimals, in integer
+    # arithmetic (the same text as Format.format_float(ns / 1e6)).
+    def append_ms(out, ns)
+      us = (ns + 500) / 1000
+      whole = us / 1000
+      frac = us % 1000
+      out << whole.to_s
+      out << "." << Log::Format::FRACTIONS[frac] unless frac.zero?
+      out
     end
 
     def unit_fields(unit)
