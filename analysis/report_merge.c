@@ -101,6 +101,45 @@ static int64_t map_label(const rga_report_t *in, const long *label_map, int64_t 
     return i >= 0 ? label_map[i] : 0;
 }
 
+static int cmp_thread_seq_time(const void *a, const void *b)
+{
+    const rga_thread_t *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (x->last_seen_ns > y->last_seen_ns) - (x->last_seen_ns < y->last_seen_ns);
+}
+
+/* Folds the rows of one seq (sorted, latest last) into one: lifetimes span
+ * all of them, totals add up, name and exited come from the latest. */
+static void coalesce_threads(rga_report_t *out)
+{
+    qsort(out->threads, out->n_threads, sizeof(*out->threads), cmp_thread_seq_time);
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n_threads; i++) {
+        rga_thread_t *t = &out->threads[i];
+        if (kept == 0 || out->threads[kept - 1].seq != t->seq) {
+            out->threads[kept++] = *t;
+            continue;
+        }
+        rga_thread_t *n = &out->threads[kept - 1];
+        if (t->first_seen_ns < n->first_seen_ns)
+            n->first_seen_ns = t->first_seen_ns;
+        n->last_seen_ns = t->last_seen_ns; /* sorted: t is the later one */
+        n->exited = t->exited;
+        for (int s = 0; s < RGA_STATE_COUNT; s++)
+            n->state_ns[s] += t->state_ns[s];
+        n->acquisitions += t->acquisitions;
+        n->waits += t->waits;
+        if (t->name[0]) {
+            free(n->name);
+            n->name = t->name;
+        } else {
+            free(t->name);
+        }
+    }
+    out->n_threads = kept;
+}
+
 static rga_status_t merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
 {
     rga_report_t *out = m->out;
@@ -123,45 +162,19 @@ static rga_status_t merge_one(merger_t *m, const rga_report_t *in, int64_t shift
             out->ractors[j].main |= in->ractors[i].main;
         }
     }
+    /* Threads are appended here and coalesced by seq once all inputs are in
+     * (coalesce_threads), which keeps a merge of many threads O(n log n). */
     for (size_t i = 0; i < in->n_threads; i++) {
-        const rga_thread_t *t = &in->threads[i];
-        long j = rga_report_thread_index(out, t->seq);
-        if (j < 0) {
-            if (!GROW(m, threads, n_threads, cap_threads))
-                goto fail;
-            /* Keep threads sorted by seq so rga_report_thread_index works as we go. */
-            size_t pos = out->n_threads;
-            while (pos > 0 && out->threads[pos - 1].seq > t->seq)
-                pos--;
-            memmove(&out->threads[pos + 1], &out->threads[pos], (out->n_threads - pos) * sizeof(*t));
-            rga_thread_t *n = &out->threads[pos];
-            *n = *t;
-            n->name = dupstr(t->name);
-            out->n_threads++;
-            if (!n->name)
-                goto fail;
-            n->first_seen_ns += shift;
-            n->last_seen_ns += shift;
-            continue;
-        }
-        rga_thread_t *n = &out->threads[j];
-        if (t->first_seen_ns + shift < n->first_seen_ns)
-            n->first_seen_ns = t->first_seen_ns + shift;
-        if (t->last_seen_ns + shift > n->last_seen_ns) {
-            n->last_seen_ns = t->last_seen_ns + shift;
-            n->exited = t->exited;
-        }
-        for (int s = 0; s < RGA_STATE_COUNT; s++)
-            n->state_ns[s] += t->state_ns[s];
-        n->acquisitions += t->acquisitions;
-        n->waits += t->waits;
-        if (t->name[0] && strcmp(t->name, n->name) != 0) {
-            char *name = dupstr(t->name);
-            if (!name)
-                goto fail;
-            free(n->name);
-            n->name = name;
-        }
+        if (!GROW(m, threads, n_threads, cap_threads))
+            goto fail;
+        rga_thread_t *n = &out->threads[out->n_threads];
+        *n = in->threads[i];
+        n->name = dupstr(in->threads[i].name);
+        if (!n->name)
+            goto fail;
+        out->n_threads++;
+        n->first_seen_ns += shift;
+        n->last_seen_ns += shift;
     }
     for (size_t i = 0; i < in->n_label_sets; i++) {
         const rga_label_set_t *ls = &in->label_sets[i];
@@ -408,6 +421,7 @@ rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report
         o->dropped_label_sets += s->dropped_label_sets;
     }
     out->meta.duration_ns = end;
+    coalesce_threads(out);
     qsort(out->intervals, out->n_intervals, sizeof(rga_interval_t), cmp_interval);
     st = rga_report_validate(out, err);
     if (st != RGA_OK)

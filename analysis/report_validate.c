@@ -106,20 +106,42 @@ rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
         if (!label_known(r, s->label_set))
             return bad_ref(err, "samples", i, "[3]", "label set id", s->label_set);
     }
-    long cached = -1;
+    /* Intervals are the bulk: resolve seqs through a direct table when seqs
+     * are small (they are dense from 1 in practice), else by bisection. */
+    int64_t max_seq = r->n_threads ? r->threads[r->n_threads - 1].seq : 0;
+    int32_t *seq_index = NULL;
+    if (r->n_intervals > 0 && max_seq > 0 && max_seq <= (int64_t)(4 * r->n_threads + 1024)) {
+        seq_index = malloc(((size_t)max_seq + 1) * sizeof(int32_t));
+        if (seq_index) {
+            for (int64_t q = 0; q <= max_seq; q++)
+                seq_index[q] = -1;
+            for (size_t t = 0; t < r->n_threads; t++)
+                seq_index[r->threads[t].seq] = (int32_t)t;
+        }
+    }
     for (size_t i = 0; i < r->n_intervals; i++) {
         rga_interval_t *iv = &r->intervals[i];
         int64_t seq = iv->thread_index;
-        long ti = (cached >= 0 && r->threads[cached].seq == seq) ? cached : rga_report_thread_index(r, seq);
-        if (ti < 0)
+        long ti;
+        if (seq_index)
+            ti = seq <= max_seq ? seq_index[seq] : -1;
+        else
+            ti = rga_report_thread_index(r, seq);
+        if (ti < 0) {
+            free(seq_index);
             return bad_ref(err, "intervals", i, "[0]", "thread seq", seq);
-        cached = ti;
+        }
         iv->thread_index = (uint32_t)ti;
-        if (!label_known(r, iv->label_set))
+        if (!label_known(r, iv->label_set)) {
+            free(seq_index);
             return bad_ref(err, "intervals", i, "[4]", "label set id", iv->label_set);
-        if (iv->stack >= 0 && (uint64_t)iv->stack >= r->n_stacks)
+        }
+        if (iv->stack >= 0 && (uint64_t)iv->stack >= r->n_stacks) {
+            free(seq_index);
             return bad_ref(err, "intervals", i, "[5]", "stack id", iv->stack);
+        }
     }
+    free(seq_index);
     for (size_t i = 0; i < r->n_edges; i++) {
         const rga_edge_t *e = &r->edges[i];
         if (!ractor_known(r, e->ractor))

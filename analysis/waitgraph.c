@@ -1,7 +1,9 @@
 /* waitgraph.c — building the wait graph model (see waitgraph.h).
  *
- * Node and edge counts are small (threads × holders at most), so lookups are
- * linear scans. Does not talk to Graphviz.
+ * Nodes are found through per-kind index tables (thread index, label set
+ * index, Ractor slot) and edges through a small open-addressing table, so a
+ * report with thousands of threads and edges builds in linear time. Does not
+ * talk to Graphviz.
  */
 #include "waitgraph.h"
 #include "summary.h"
@@ -33,11 +35,42 @@ long rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t 
 typedef struct builder {
     rga_waitgraph_t *g;
     size_t cap_nodes, cap_edges;
+    long *thread_node;   /* by thread index */
+    long *label_node;    /* by label set index (+1 slot for the implied empty set) */
+    long *ractor_node;   /* by Ractor slot */
+    long special[3];     /* GC, hand-off, unknown */
+    size_t *edge_slots;  /* open addressing: edge index + 1, 0 = empty */
+    size_t n_slots;
 } builder_t;
+
+/* The slot of the index tables that (kind, key) uses. */
+static long *node_slot(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key)
+{
+    switch (kind) {
+    case RGA_NODE_THREAD: {
+        long ti = rga_report_thread_index(r, key);
+        return ti >= 0 ? &b->thread_node[ti] : NULL;
+    }
+    case RGA_NODE_LABEL_SET: {
+        long li = rga_report_label_set_index(r, key);
+        return &b->label_node[li >= 0 ? (size_t)li : r->n_label_sets];
+    }
+    case RGA_NODE_RACTOR:
+        for (size_t i = 0; i < r->n_ractors; i++)
+            if (r->ractors[i].id == key)
+                return &b->ractor_node[i];
+        return NULL;
+    case RGA_NODE_GC: return &b->special[0];
+    case RGA_NODE_HANDOFF: return &b->special[1];
+    case RGA_NODE_UNKNOWN: return &b->special[2];
+    }
+    return NULL;
+}
 
 static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key, int64_t ractor)
 {
-    long i = rga_waitgraph_find(b->g, kind, key);
+    long *slot = node_slot(b, r, kind, key);
+    long i = slot ? *slot : rga_waitgraph_find(b->g, kind, key);
     if (i >= 0) {
         if (b->g->nodes[i].ractor != ractor)
             b->g->nodes[i].ractor = 0;
@@ -51,6 +84,8 @@ static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, 
         b->g->nodes = p;
         b->cap_nodes = cap;
     }
+    if (slot)
+        *slot = (long)b->g->n_nodes;
     rga_wg_node_t *n = &b->g->nodes[b->g->n_nodes];
     memset(n, 0, sizeof(*n));
     n->kind = kind;
@@ -90,16 +125,46 @@ static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, 
     return (long)b->g->n_nodes++;
 }
 
+static size_t edge_hash(size_t from, size_t to, size_t n_slots)
+{
+    uint64_t h = ((uint64_t)from * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)to + 0x632BE59BD9B4E019ull);
+    h ^= h >> 29;
+    return (size_t)(h & (n_slots - 1));
+}
+
+/* Rebuilds the slot table at twice the size (or 64) from the edge list. */
+static int grow_slots(builder_t *b)
+{
+    size_t n = b->n_slots ? b->n_slots * 2 : 64;
+    size_t *slots = calloc(n, sizeof(size_t));
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < b->g->n_edges; i++) {
+        size_t h = edge_hash(b->g->edges[i].from, b->g->edges[i].to, n);
+        while (slots[h])
+            h = (h + 1) & (n - 1);
+        slots[h] = i + 1;
+    }
+    free(b->edge_slots);
+    b->edge_slots = slots;
+    b->n_slots = n;
+    return 0;
+}
+
 static int add_edge(builder_t *b, size_t from, size_t to, int64_t wait_ns, int64_t count)
 {
-    for (size_t i = 0; i < b->g->n_edges; i++) {
-        rga_wg_edge_t *e = &b->g->edges[i];
+    if ((b->g->n_edges + 1) * 2 > b->n_slots && grow_slots(b) != 0)
+        return -1;
+    size_t h = edge_hash(from, to, b->n_slots);
+    for (; b->edge_slots[h]; h = (h + 1) & (b->n_slots - 1)) {
+        rga_wg_edge_t *e = &b->g->edges[b->edge_slots[h] - 1];
         if (e->from == from && e->to == to) {
             e->wait_ns += wait_ns;
             e->count += count;
             return 0;
         }
     }
+    b->edge_slots[h] = b->g->n_edges + 1;
     if (b->g->n_edges == b->cap_edges) {
         size_t cap = b->cap_edges ? b->cap_edges * 2 : 16;
         rga_wg_edge_t *p = realloc(b->g->edges, cap * sizeof(*p));
@@ -129,7 +194,22 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
     g->by = by;
     if (!(min_share >= 0.0 && min_share <= 1.0))
         return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
-    builder_t b = {g, 0, 0};
+    builder_t b;
+    memset(&b, 0, sizeof(b));
+    b.g = g;
+    b.thread_node = malloc((r->n_threads + 1) * sizeof(long));
+    b.label_node = malloc((r->n_label_sets + 1) * sizeof(long));
+    b.ractor_node = malloc((r->n_ractors + 1) * sizeof(long));
+    if (!b.thread_node || !b.label_node || !b.ractor_node)
+        goto nomem;
+    for (size_t i = 0; i <= r->n_threads; i++)
+        b.thread_node[i] = -1;
+    for (size_t i = 0; i <= r->n_label_sets; i++)
+        b.label_node[i] = -1;
+    for (size_t i = 0; i <= r->n_ractors; i++)
+        b.ractor_node[i] = -1;
+    for (size_t i = 0; i < 3; i++)
+        b.special[i] = -1;
     for (size_t i = 0; i < r->n_edges; i++) {
         const rga_edge_t *e = &r->edges[i];
         bool holder_is_thread = e->holder_kind == RGA_HOLDER_THREAD;
@@ -207,8 +287,16 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
         free(used);
     }
     qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
+    free(b.thread_node);
+    free(b.label_node);
+    free(b.ractor_node);
+    free(b.edge_slots);
     return RGA_OK;
 nomem:
+    free(b.thread_node);
+    free(b.label_node);
+    free(b.ractor_node);
+    free(b.edge_slots);
     rga_waitgraph_free(g);
     return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");
 }
