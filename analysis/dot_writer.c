@@ -127,7 +127,8 @@ Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
         double share = wg->total_wait_ns > 0 ? (double)e->wait_ns / (double)wg->total_wait_ns : 0.0;
         char wait[32], pen[32], label[96], weight[32];
         rga_format_duration(e->wait_ns, wait, sizeof(wait));
-        snprintf(label, sizeof(label), "%s (%.0f%%, %lld waits)", wait, share * 100.0, (long long)e->count);
+        snprintf(label, sizeof(label), "%s (%.0f%%, %lld wait%s)", wait, share * 100.0, (long long)e->count,
+                 e->count == 1 ? "" : "s");
         snprintf(pen, sizeof(pen), "%.2f", 1.0 + 7.0 * share);
         snprintf(weight, sizeof(weight), "%lld", (long long)(1 + share * 100));
         set(edge, "label", label);

@@ -143,6 +143,7 @@ static void coalesce_threads(rga_report_t *out)
 static rga_status_t merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
 {
     rga_report_t *out = m->out;
+    rga_status_t st = RGA_ERR_NOMEM; /* every early exit below is an allocation failure */
     keybuf_t k = {0};
     long *label_map = calloc(in->n_label_sets + 1, sizeof(long));
     long *frame_map = calloc(in->n_frames + 1, sizeof(long));
@@ -326,17 +327,13 @@ static rga_status_t merge_one(merger_t *m, const rga_report_t *in, int64_t shift
             out->blame[id].blame_ns += b.blame_ns;
         }
     }
-    free(k.s);
-    free(label_map);
-    free(frame_map);
-    free(stack_map);
-    return RGA_OK;
+    st = RGA_OK;
 fail:
     free(k.s);
     free(label_map);
     free(frame_map);
     free(stack_map);
-    return nomem(m);
+    return st == RGA_OK ? RGA_OK : nomem(m);
 }
 
 rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, rga_error_t *err)
@@ -354,7 +351,7 @@ rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report
             st = rga_error_set(err, RGA_ERR_ARGUMENT,
                                "cannot merge reports of different processes (pid %" PRId64 " and %" PRId64 ")",
                                reports[0]->meta.pid, reports[i]->meta.pid);
-            goto fail;
+            goto done;
         }
         if (reports[i]->meta.start_monotonic_ns < reports[first]->meta.start_monotonic_ns)
             first = i;
@@ -403,7 +400,7 @@ rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report
         int64_t shift = in->meta.start_monotonic_ns - base->meta.start_monotonic_ns;
         st = merge_one(&m, in, shift);
         if (st != RGA_OK)
-            goto fail;
+            goto done;
         if (shift + in->meta.duration_ns > end)
             end = shift + in->meta.duration_ns;
         const rga_stats_t *s = &in->stats;
@@ -424,19 +421,14 @@ rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report
     coalesce_threads(out);
     qsort(out->intervals, out->n_intervals, sizeof(rga_interval_t), cmp_interval);
     st = rga_report_validate(out, err);
-    if (st != RGA_OK)
-        goto fail;
-    json_decref(m.dict_labels);
-    json_decref(m.dict_frames);
-    json_decref(m.dict_stacks);
-    json_decref(m.dict_totals);
-    json_decref(m.dict_edges);
-    json_decref(m.dict_blame);
-    *result = out;
-    return RGA_OK;
+    if (st == RGA_OK) {
+        *result = out;
+        m.out = NULL;
+    }
+    goto done; /* the one exit: dictionaries go, and the result unless it was handed over */
 nomem:
     st = nomem(&m);
-fail:
+done:
     json_decref(m.dict_labels);
     json_decref(m.dict_frames);
     json_decref(m.dict_stacks);

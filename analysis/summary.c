@@ -118,6 +118,7 @@ static rga_summary_stack_t *collect_stacks(const int64_t *sums, size_t n, size_t
 rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s,
                                rga_error_t *err)
 {
+    rga_status_t st = RGA_OK;
     memset(s, 0, sizeof(*s));
     s->report = r;
     s->duration_ns = r->meta.duration_ns;
@@ -260,12 +261,13 @@ rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter
     s->blame_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_blame_stacks);
     if (!s->blame_stacks)
         goto nomem;
-    free(stack_sums);
-    return RGA_OK;
+    goto done;
 nomem:
-    free(stack_sums);
+    st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the summary");
     rga_summary_free(s);
-    return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the summary");
+done:
+    free(stack_sums);
+    return st;
 }
 
 void rga_summary_free(rga_summary_t *s)

@@ -194,6 +194,7 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
     g->by = by;
     if (!(min_share >= 0.0 && min_share <= 1.0))
         return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
+    rga_status_t st = RGA_OK;
     builder_t b;
     memset(&b, 0, sizeof(b));
     b.g = g;
@@ -287,18 +288,16 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
         free(used);
     }
     qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
-    free(b.thread_node);
-    free(b.label_node);
-    free(b.ractor_node);
-    free(b.edge_slots);
-    return RGA_OK;
+    goto done;
 nomem:
+    st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");
+    rga_waitgraph_free(g);
+done:
     free(b.thread_node);
     free(b.label_node);
     free(b.ractor_node);
     free(b.edge_slots);
-    rga_waitgraph_free(g);
-    return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");
+    return st;
 }
 
 void rga_waitgraph_free(rga_waitgraph_t *g)
