@@ -113,7 +113,8 @@ static int cmp_thread_seq_time(const void *a, const void *b)
  * all of them, totals add up, name and exited come from the latest. */
 static void coalesce_threads(rga_report_t *out)
 {
-    qsort(out->threads, out->n_threads, sizeof(*out->threads), cmp_thread_seq_time);
+    if (out->n_threads > 1) /* qsort must not see a NULL array, even empty */
+        qsort(out->threads, out->n_threads, sizeof(*out->threads), cmp_thread_seq_time);
     size_t kept = 0;
     for (size_t i = 0; i < out->n_threads; i++) {
         rga_thread_t *t = &out->threads[i];

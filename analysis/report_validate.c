@@ -67,14 +67,16 @@ rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
             if (r->ractors[i].id == r->ractors[j].id)
                 return bad_dup(err, "ractors", i, "id", r->ractors[i].id);
 
-    qsort(r->threads, r->n_threads, sizeof(*r->threads), cmp_thread);
+    if (r->n_threads > 1) /* an empty array may be NULL, which qsort must not see */
+        qsort(r->threads, r->n_threads, sizeof(*r->threads), cmp_thread);
     for (size_t i = 0; i < r->n_threads; i++) {
         if (i > 0 && r->threads[i].seq == r->threads[i - 1].seq)
             return bad_dup(err, "threads", i, "seq", r->threads[i].seq);
         if (!ractor_known(r, r->threads[i].ractor))
             return bad_ref(err, "threads", i, "ractor", "Ractor id", r->threads[i].ractor);
     }
-    qsort(r->label_sets, r->n_label_sets, sizeof(*r->label_sets), cmp_label_set);
+    if (r->n_label_sets > 1)
+        qsort(r->label_sets, r->n_label_sets, sizeof(*r->label_sets), cmp_label_set);
     for (size_t i = 1; i < r->n_label_sets; i++)
         if (r->label_sets[i].id == r->label_sets[i - 1].id)
             return bad_dup(err, "label_sets", i, "id", r->label_sets[i].id);

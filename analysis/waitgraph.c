@@ -287,7 +287,8 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
         free(remap);
         free(used);
     }
-    qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
+    if (g->n_edges > 1) /* edges is NULL when there are none */
+        qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
     goto done;
 nomem:
     st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");

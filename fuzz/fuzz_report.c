@@ -7,6 +7,7 @@
  * ASan/UBSan: any crash, leak, overflow or hang is a bug. Graph layout
  * (SVG) is left out: it exercises Graphviz, not our reader, and is slow.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,12 @@
 #include "rga.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* memcmp that accepts NULL for empty arrays (an empty report has no buffers). */
+static bool same_bytes(const void *a, const void *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n) == 0;
+}
 
 /* Differential check: the integer-tuple fast path must agree with jansson
  * on every input (same status, same error, same tuples). */
@@ -36,10 +43,10 @@ static void compare_with_jansson(const uint8_t *data, size_t size, rga_status_t 
     }
     if (r->n_intervals != slow->n_intervals || r->n_samples != slow->n_samples || r->n_blame != slow->n_blame ||
         r->n_stack_frames != slow->n_stack_frames ||
-        memcmp(r->intervals, slow->intervals, r->n_intervals * sizeof(*r->intervals)) != 0 ||
-        memcmp(r->samples, slow->samples, r->n_samples * sizeof(*r->samples)) != 0 ||
-        memcmp(r->blame, slow->blame, r->n_blame * sizeof(*r->blame)) != 0 ||
-        memcmp(r->stack_frames, slow->stack_frames, r->n_stack_frames * sizeof(int64_t)) != 0)
+        !same_bytes(r->intervals, slow->intervals, r->n_intervals * sizeof(*r->intervals)) ||
+        !same_bytes(r->samples, slow->samples, r->n_samples * sizeof(*r->samples)) ||
+        !same_bytes(r->blame, slow->blame, r->n_blame * sizeof(*r->blame)) ||
+        !same_bytes(r->stack_frames, slow->stack_frames, r->n_stack_frames * sizeof(int64_t)))
         abort();
     rga_report_free(slow);
 }
