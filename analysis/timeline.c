@@ -168,7 +168,7 @@ rga_status_t rga_timeline_write_text(const rga_timeline_t *t, FILE *out, const r
     /* Axis: ticks every ~20 columns with the time at the tick. */
     fprintf(out, "%*s +", label_w, "");
     for (size_t b = 0; b < t->n_buckets; b++)
-        fputc(b % 20 == 0 ? '+' : '-', out);
+        fputc(b % 20 == 0 && b > 0 ? '+' : '-', out);
     fputs("+\n", out);
     fprintf(out, "%*s  ", label_w, "");
     size_t col = 0;
