@@ -4,7 +4,8 @@
 #
 # For each workload ((a) four CPU-bound threads, (b) eight threads doing tiny
 # blocking pipe IO) it runs, interleaved, N rounds of: plain, profiled at
-# 1 kHz in wall mode, profiled at 1 kHz in cpu mode. Every run is a fresh
+# 1 kHz in wall mode, profiled at 1 kHz in cpu mode, and the hooks alone
+# (wall mode at 1 Hz). Every run is a fresh
 # process (no warm-up carried between variants); the time measured is the
 # workload alone, not start/stop. It prints, per workload and variant, the
 # median wall time, the spread (min..max), the overhead ratio (median
@@ -22,7 +23,11 @@ module BenchSampler
     "a" => ["cpu_threads", "four CPU-bound threads"],
     "b" => ["gvl_switch", "eight threads, tiny blocking pipe IO"]
   }.freeze
-  VARIANTS = %w[plain wall cpu].freeze
+  # hooks1hz: wall mode at 1 Hz, i.e. the GVL/GC hooks with (almost) no
+  # sampling: wall minus hooks1hz is the sampler's own share.
+  VARIANTS = %w[plain wall cpu hooks1hz].freeze
+  FREQUENCY = { "wall" => 1000, "cpu" => 1000, "hooks1hz" => 1 }.freeze
+  MODE = { "wall" => :wall, "cpu" => :cpu, "hooks1hz" => :wall }.freeze
 
   module_function
 
@@ -43,7 +48,7 @@ module BenchSampler
       stats = {}
     else
       require "rperf"
-      Rperf.start(frequency: 1000, mode: variant.to_sym)
+      Rperf.start(frequency: FREQUENCY.fetch(variant), mode: MODE.fetch(variant))
       t0 = monotonic
       BenchWorkloads.public_send(method)
       elapsed = monotonic - t0
@@ -101,7 +106,7 @@ module BenchSampler
     plain = median(results["plain"].map { _1["elapsed"] })
     VARIANTS.each do |variant|
       times = results[variant].map { _1["elapsed"] }
-      line = format("  %-5s median %7.1f ms  spread %7.1f..%7.1f ms", variant, median(times) * 1e3,
+      line = format("  %-8s median %7.1f ms  spread %7.1f..%7.1f ms", variant, median(times) * 1e3,
                     times.min * 1e3, times.max * 1e3)
       if variant != "plain"
         ratio = median(times) / plain

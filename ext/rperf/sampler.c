@@ -222,7 +222,9 @@ sample_job(void *arg)
     if (prime_slot(slot, st)) return;
     int64_t now;
     if (g.opts.mode == RPERF_MODE_CPU) {
-        if (clock_ns(slot->cpu_clock, &now) != 0) return;
+        /* prime_slot made this native thread the slot's clock owner, so the
+         * calling thread's clock is the slot's clock (and the kernel's fast path). */
+        if (clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return;
     } else {
         now = started;
     }
