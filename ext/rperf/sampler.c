@@ -309,7 +309,10 @@ worker_tick(void *arg)
 
     /* GVL holders outside the main Ractor (or in a Ractor not identified
      * yet): RUNNING slots, whose native id the RESUMED hook recorded. */
-    pid_t targets[64];
+    /* Only the main Ractor registered: nothing to signal (a new Ractor
+     * registers from its first RESUMED), and no slot scan per tick. */
+    if (rperf_ractor_count() <= 1) return;
+    pid_t targets[64];  /* more Ractors than this: the rest wait for a later tick */
     int n = 0;
     int slots = rperf_slot_count();
     for (int seq = 1; seq <= slots && n < (int)(sizeof(targets) / sizeof(targets[0])); seq++) {
