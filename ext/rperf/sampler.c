@@ -44,6 +44,7 @@
  * does not sleep. */
 #define MIN_SIGNAL_GAP_NS 20000
 #define MAX_SIGNAL_GAP_NS 200000
+#define MAX_TARGETS 64
 
 #define DEFAULT_MAX_THREADS 4096
 
@@ -307,21 +308,26 @@ worker_tick(void *arg)
     rb_postponed_job_trigger(g.job);  /* from a non-Ruby thread: the main Ractor */
     if (g.signo <= 0) return;
 
-    /* GVL holders outside the main Ractor (or in a Ractor not identified
-     * yet): RUNNING slots, whose native id the RESUMED hook recorded. */
     /* Only the main Ractor registered: nothing to signal (a new Ractor
      * registers from its first RESUMED), and no slot scan per tick. */
     if (rperf_ractor_count() <= 1) return;
-    pid_t targets[64];  /* more Ractors than this: the rest wait for a later tick */
+    /* GVL holders outside the main Ractor (or in a Ractor not identified
+     * yet): RUNNING slots, whose native id the RESUMED hook recorded. At
+     * most MAX_TARGETS per tick; the scan starts where the last one stopped
+     * so that, with more holders than that, every one gets its turn. */
+    static int scan_from;   /* worker thread only */
+    pid_t targets[MAX_TARGETS];
     int n = 0;
     int slots = rperf_slot_count();
-    for (int seq = 1; seq <= slots && n < (int)(sizeof(targets) / sizeof(targets[0])); seq++) {
+    for (int k = 0; k < slots && n < MAX_TARGETS; k++) {
+        int seq = 1 + (scan_from + k) % slots;
         const rperf_thread_slot_t *slot = rperf_slot_by_seq(seq);
         if (!slot || RPERF_LOAD(slot->state) != RPERF_STATE_RUNNING || RPERF_LOAD(slot->exited)) continue;
         const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
         if (ractor && ractor->main) continue;
         pid_t tid = (pid_t)RPERF_LOAD(slot->native_id);
         if (tid > 0) targets[n++] = tid;
+        if (n == MAX_TARGETS) scan_from = seq % slots;
     }
     if (!n) return;
     /* The triggered-job bitset is VM-wide: two Ractors servicing it at the
