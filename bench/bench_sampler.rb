@@ -9,7 +9,8 @@
 # process (no warm-up carried between variants); the time measured is the
 # workload alone, not start/stop. It prints, per workload and variant, the
 # median wall time, the spread (min..max), the overhead ratio (median
-# profiled / median plain), the profiler's own counters (cost per sample =
+# profiled / median plain), the median process CPU time of the workload
+# (all threads, including the sampler's worker), the profiler's own counters (cost per sample =
 # sampling_time_ns / sampling_count; cost per GVL event = hook_time_ns /
 # hook_events), and the Ractor-free tick/sample counts.
 #
@@ -35,26 +36,27 @@ module BenchSampler
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 
+  def process_cpu
+    Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  end
+
   # Child: run one workload once and print one JSON line.
   def child(workload, variant)
     require_relative "workloads/cpu_threads"
     require_relative "workloads/gvl_switch"
     method = WORKLOADS.fetch(workload).first
     BenchWorkloads.public_send(method, 2) # JIT-free warm-up of the code paths
-    if variant == "plain"
-      t0 = monotonic
-      BenchWorkloads.public_send(method)
-      elapsed = monotonic - t0
-      stats = {}
-    else
+    unless variant == "plain"
       require "rperf"
       Rperf.start(frequency: FREQUENCY.fetch(variant), mode: MODE.fetch(variant))
-      t0 = monotonic
-      BenchWorkloads.public_send(method)
-      elapsed = monotonic - t0
-      stats = stats_of(Rperf.stop)
     end
-    puts JSON.generate({ "elapsed" => elapsed, "stats" => stats })
+    t0 = monotonic
+    c0 = process_cpu
+    BenchWorkloads.public_send(method)
+    elapsed = monotonic - t0
+    cpu = process_cpu - c0
+    stats = variant == "plain" ? {} : stats_of(Rperf.stop)
+    puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "stats" => stats })
   end
 
   # The report's stats, whatever shape the Ruby API returns it in.
@@ -104,10 +106,12 @@ module BenchSampler
     puts
     puts "workload (#{workload}): #{WORKLOADS[workload].last}"
     plain = median(results["plain"].map { _1["elapsed"] })
+    plain_cpu = median(results["plain"].map { _1["cpu"] })
     VARIANTS.each do |variant|
       times = results[variant].map { _1["elapsed"] }
-      line = format("  %-8s median %7.1f ms  spread %7.1f..%7.1f ms", variant, median(times) * 1e3,
-                    times.min * 1e3, times.max * 1e3)
+      cpu = median(results[variant].map { _1["cpu"] })
+      line = format("  %-8s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
+                    median(times) * 1e3, times.min * 1e3, times.max * 1e3, cpu * 1e3, (cpu / plain_cpu - 1) * 100)
       if variant != "plain"
         ratio = median(times) / plain
         stats = results[variant].map { _1["stats"] }
