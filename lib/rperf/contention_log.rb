@@ -167,6 +167,10 @@ module Rperf
     def measure(labels = nil, kind: "block", fields: nil, **label_kw, &block)
       unit = new_unit(labels, kind, label_kw, read: false)
       unit&.add_fields(**fields) if fields
+      if block&.lambda? && block.arity.zero? # &-> { } or &method(:m): don't pass the unit
+        work = block
+        block = proc { work.call }
+      end
       measure_unit(unit, &block)
     end
 

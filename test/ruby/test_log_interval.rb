@@ -83,6 +83,34 @@ class TestLogInterval < Test::Unit::TestCase
     assert_operator(whole.values.sum { |w| w["blocked_ns"] }, :>, 0)
   end
 
+  # Overlapping units on threads of one Ractor, with a profiler started as
+  # servers start it (defer: true): each unit counts only its own thread,
+  # so the units' running times add up to no more than the elapsed time
+  # (one GVL: one thread runs at a time), while their wall times overlap.
+  def test_overlapping_units_are_not_double_counted
+    lines = []
+    log = Rperf::ContentionLog.new(format: :json, units: :ns) { |l| lines << JSON.parse(l) }
+    Rperf.start(mode: :wall, frequency: 100, defer: true)
+    begin
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+      # short sleeps hand the GVL over, as a request's IO does, so the units interleave
+      work = -> { 4.times { fib(24) && sleep(0.002) } }
+      6.times.map { |i| Thread.new { log.measure(endpoint: "e#{i % 2}", &work) } }.each(&:join)
+      elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+    ensure
+      Rperf.stop if Rperf.running?
+    end
+    assert_equal(6, lines.size)
+    lines.each do |l|
+      states = STATES.sum { |k| l[k] }
+      assert_in_delta(l["wall_ns"], states, 0.02 * l["wall_ns"] + 200_000, l.inspect)
+    end
+    running = lines.sum { |l| l["running_ns"] }
+    assert_operator(running, :<=, elapsed * 1.02 + 1_000_000, "one GVL: the units cannot run more than the elapsed time")
+    assert_operator(lines.sum { |l| l["wall_ns"] }, :>, 2 * elapsed, "the units overlapped")
+    assert_operator(lines.sum { |l| l["gvl_wait_ns"] }, :>, running, "and so mostly waited for each other")
+  end
+
   def test_folding_label_sets_keeps_the_interval_sums
     _lines, reports, = run_series
     wide = Rperf::ContentionLog.new(output: File.open(File::NULL, "w"), units: :ns)
