@@ -8,28 +8,42 @@ require "test/unit"
 require "rperf"
 
 module ContentionHelper
-  # Pure-Ruby CPU work: holds the GVL except at timeslice switches.
-  def burn(seconds)
-    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
-    x = 0
-    x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
-    x
+  # Loop iterations per second of one thread running alone, measured once.
+  # Work is counted in iterations, not thread CPU time: with M:N threads
+  # (RUBY_MN_THREADS=1) a native thread's CPU clock also counts the other
+  # Ruby threads it carried.
+  def self.iterations_per_second
+    @iterations_per_second ||= begin
+      n = 2_000_000
+      t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      x = 0
+      i = 0
+      while i < n
+        x += i
+        i += 1
+      end
+      n / (Process.clock_gettime(Process::CLOCK_MONOTONIC) - t)
+    end
   end
 
-  # Burns a fixed amount of CPU time of this thread (not wall time), so
-  # threads that wait for the GVL still do the same work.
-  def burn_cpu(seconds)
-    start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+  # About `seconds` of single-thread CPU work, as a fixed iteration count.
+  def burn_work(seconds)
+    n = (ContentionHelper.iterations_per_second * seconds).to_i
     x = 0
-    x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
+    i = 0
+    while i < n
+      x += i
+      i += 1
+    end
     x
   end
 
   def cpu_threads(n, seconds, prefix: "cpu")
+    ContentionHelper.iterations_per_second
     n.times.map do |i|
       Thread.new do
         Thread.current.name = "#{prefix}#{i}"
-        burn_cpu(seconds)
+        burn_work(seconds)
       end
     end
   end

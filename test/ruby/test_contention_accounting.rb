@@ -64,8 +64,9 @@ class TestContentionAccounting < Test::Unit::TestCase
       assert_operator t.acquisitions, :>=, 2
       assert_operator t.waits, :>=, 1
     end
-    # Between them they kept the GVL busy: running ≈ CPU work done.
-    assert_operator workers.sum(&:running_ns), :>=, n * 0.25e9 * 0.9
+    # Between them they kept the GVL busy: running ≈ the work done (the
+    # work was calibrated on one idle thread; 30% margin for CPU noise).
+    assert_operator workers.sum(&:running_ns), :>=, n * 0.25e9 * 0.7
   end
 
   def test_sleep_and_io_threads_mostly_blocked

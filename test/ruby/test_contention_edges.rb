@@ -54,9 +54,17 @@ class TestContentionEdges < Test::Unit::TestCase
 
   def test_gc_is_its_own_holder
     report = Rperf.contention do
+      done = false
+      gc = Thread.new do
+        Thread.current.name = "gc"
+        keep = Array.new(300_000) { |i| "s#{i}" } # makes each full GC take milliseconds
+        GC.start until done
+        keep.size
+      end
       waiter = Thread.new { Thread.current.name = "waiter"; 200.times { sleep 0.0005 } }
-      gc = Thread.new { Thread.current.name = "gc"; 40.times { GC.start } }
-      [waiter, gc].each(&:join)
+      waiter.join
+      done = true
+      gc.join
     end
     gc_wait = report.edges.select { |e| e.holder_kind == "gc" }.sum(&:wait_ns)
     assert_operator gc_wait, :>, 0, report.edges.map(&:to_h).inspect

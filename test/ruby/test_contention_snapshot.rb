@@ -23,7 +23,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
       Thread.new do
         Thread.current.name = "w#{i}"
         before[i] = Rperf.thread_contention
-        10.times { burn_cpu(0.01); sleep 0.01 }
+        10.times { burn_work(0.01); sleep 0.01 }
         after[i] = Rperf.thread_contention
       end
     end
@@ -96,7 +96,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
 
   def test_profile_refcount_never_negative
     Rperf.start(mode: :wall, defer: true)
-    Rperf.profile { Rperf.profile { burn_cpu(0.001) } }
+    Rperf.profile { Rperf.profile { burn_work(0.001) } }
     assert_raise(RuntimeError) { Rperf.__send__(:_c_profile_dec) }
     Rperf.stop
   end

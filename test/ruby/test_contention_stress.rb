@@ -1,0 +1,97 @@
+# frozen_string_literal: true
+
+# Lifecycle stress: many start/stop cycles, thread churn beyond and within
+# the slot pool, Ractors with threads while profiling, fork while
+# profiling. Each must leave a consistent report and no crash or hang.
+require_relative "contention_helper"
+
+class TestContentionStress < Test::Unit::TestCase
+  include ContentionHelper
+
+  def teardown
+    Rperf.stop if Rperf.running?
+  end
+
+  def test_thousand_start_stop_cycles
+    helper = Thread.new { loop { sleep 0.0005 } }
+    1000.times do |i|
+      Rperf.start(mode: :wall, frequency: 1000, timeline: i.even?)
+      result = Rperf.stop
+      assert_kind_of Hash, result
+    end
+    refute Rperf.running?
+    report = Rperf.contention { sleep 0.01 }
+    assert_conservation(report)
+  ensure
+    helper&.kill&.join
+  end
+
+  def test_five_hundred_thread_churn
+    report = Rperf.contention do
+      50.times do
+        10.times.map { |i| Thread.new { i.even? ? sleep(0.0005) : burn_work(0.0005) } }.each(&:join)
+      end
+    end
+    assert_operator report.threads.size, :>=, 501
+    assert_equal 500, report.threads.count(&:exited)
+    assert_equal 0, report.stats["dropped_threads"]
+    assert_conservation(report)
+    assert_edges_sum(report)
+    assert_intervals_disjoint(report)
+  end
+
+  def test_churn_beyond_the_pool
+    report = Rperf.contention(max_threads: 64) do
+      20.times { 10.times.map { Thread.new { sleep 0.0002 } }.each(&:join) }
+    end
+    assert_equal 64, report.threads.size
+    assert_operator report.stats["dropped_threads"], :>=, 200 - 64
+    assert_conservation(report)
+  end
+
+  def test_ractors_with_threads_repeatedly
+    Warning[:experimental] = false
+    3.times do
+      report = Rperf.contention do
+        4.times.map do |k|
+          # CPU only: Ruby 3.3.8 itself can hang at exit when threads of a
+          # non-main Ractor sleep (reproducible without the profiler).
+          Ractor.new(k) do |n|
+            3.times.map { |j| Thread.new { x = 0; 200_000.times { x += j + n }; x } }.map(&:value).sum
+          end
+        end.each(&:take)
+      end
+      assert_conservation(report)
+      assert_edges_sum(report)
+      assert_intervals_disjoint(report)
+      report.ractors.each { |r| assert_operator r[:running_ns], :<=, report.duration_ns * 1.01 }
+    end
+  end
+
+  def test_fork_while_profiling
+    Rperf.start(mode: :wall)
+    busy = cpu_threads(2, 0.1)
+    read, write = IO.pipe
+    pid = fork do
+      read.close
+      ok = !Rperf.running?
+      # The child can profile on its own.
+      report = Rperf.contention { Thread.new { sleep 0.01 }.join }
+      ok &&= report.threads.size >= 2
+      ok &&= Rperf.stop.nil?
+      write.write(ok ? "ok" : "bad")
+      write.close
+      exit!(ok ? 0 : 1)
+    end
+    write.close
+    _, status = Process.wait2(pid)
+    assert_equal "ok", read.read
+    assert status.success?
+    busy.each(&:join)
+    report = Rperf::Contention::Report.new(Rperf.stop_report)
+    assert_conservation(report)
+    assert_edges_sum(report)
+  ensure
+    read&.close
+  end
+end
