@@ -14,7 +14,7 @@
 #
 #   require "rperf/contention_log"
 #   log = Rperf::ContentionLog.new(output: Logger.new($stdout))
-#   log.measure(kind: "job", labels: { job: "Resize" }) { resize }
+#   log.measure({ job: "Resize" }, kind: "job") { resize }
 #   Rperf.log_contention(task: "import") { import }   # uses ContentionLog.default
 require_relative "log/format"
 require_relative "log/label_cap"
@@ -165,6 +165,8 @@ module Rperf
     # Labels come as a Hash or as keywords (a label named kind or fields
     # must go in the Hash).
     def measure(labels = nil, kind: "block", fields: nil, **label_kw, &block)
+      raise ArgumentError, "ContentionLog#measure needs a block" unless block
+
       unit = new_unit(labels, kind, label_kw, read: false)
       unit&.add_fields(**fields) if fields
       if block&.lambda? && block.arity.zero? # &-> { } or &method(:m): don't pass the unit
