@@ -82,6 +82,12 @@ module Rperf
         self
       end
 
+      # Adds one field (no keyword Hash: the middleware's per-request path).
+      def add_field(key, value)
+        (@extra ||= {})[key] = value
+        self
+      end
+
       def extra_fields
         @extra || {}
       end
@@ -400,6 +406,12 @@ module Rperf
       generic = nil
       generic = { label_capped: true } if unit.capped
       extra = unit.extra_fields
+      if !generic && !unit.error && extra.size == 1 && (value = extra.first[1]).is_a?(Integer)
+        # One integer field (the Rack status): no generic formatting needed.
+        key = Log::Format.safe_key(extra.first[0])
+        out << (@format == :json ? ",\"#{key}\":" : " #{key}=") << value.to_s
+        extra = {}
+      end
       (generic ||= {}).merge!(extra) unless extra.empty?
       (generic ||= {})[:error] = unit.error if unit.error
       if generic
