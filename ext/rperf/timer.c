@@ -146,6 +146,8 @@ static void *
 worker_main(void *arg)
 {
     (void)arg;
+    /* Named so that tools (and the tests) can tell it from Ruby's threads. */
+    pthread_setname_np(pthread_self(), RPERF_TIMER_THREAD_NAME);
     g_timer.worker_tid = rperf_native_tid();
     if (g_timer.signo > 0) {
         struct sigevent sev;

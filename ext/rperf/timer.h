@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #define RPERF_TIMER_DRAIN_NS 10000000LL /* 10 ms */
+#define RPERF_TIMER_THREAD_NAME "rperf-sampler"  /* the worker's comm (at most 15 chars) */
 
 typedef struct rperf_timer_callbacks {
     void (*tick)(void *arg);

@@ -13,22 +13,28 @@ class TestSamplerStress < Test::Unit::TestCase
     ensure_stopped
   end
 
-  def native_thread_count
-    Dir.children("/proc/self/task").size
+  # Sampler worker threads alive in this process (the worker names itself).
+  def sampler_workers
+    Dir.children("/proc/self/task").count do |tid|
+      File.read("/proc/self/task/#{tid}/comm").chomp == "rperf-sampler"
+    rescue Errno::ENOENT
+      false
+    end
   end
 
   def test_a_thousand_start_stop_cycles
-    before = native_thread_count
+    assert_equal 0, sampler_workers
     variants = [{ mode: :cpu }, { mode: :wall }, { mode: :wall, signal: false }, { mode: :cpu, defer: true },
                 { mode: :wall, aggregate: false }]
     1000.times do |i|
       Rperf.start(frequency: 10_000, **variants[i % variants.size])
+      assert_equal 1, sampler_workers if (i % 250).zero?
       spin_step if i.even?
       result = Rperf.stop
       assert_kind_of Hash, result if (i % 100).zero?
     end
     refute Rperf.running?
-    assert_equal before, native_thread_count, "every worker thread was joined"
+    assert_equal 0, sampler_workers, "every worker thread was joined"
   end
 
   def test_snapshot_every_millisecond_under_load
