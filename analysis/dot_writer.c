@@ -104,16 +104,19 @@ Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
         if (!node)
             goto nomem;
         nodes[i] = node;
-        char waited[32], caused[32], running[32];
+        char waited[32], caused[32], running[32], blocked[32], gc[32];
         rga_format_duration(n->wait_ns, waited, sizeof(waited));
         rga_format_duration(n->caused_ns, caused, sizeof(caused));
-        rga_format_duration(n->running_ns, running, sizeof(running));
+        rga_format_duration(n->state_ns[RGA_STATE_RUNNING], running, sizeof(running));
+        rga_format_duration(n->state_ns[RGA_STATE_BLOCKED], blocked, sizeof(blocked));
+        rga_format_duration(n->state_ns[RGA_STATE_GC_MARK] + n->state_ns[RGA_STATE_GC_SWEEP], gc, sizeof(gc));
         if (n->kind == RGA_NODE_GC || n->kind == RGA_NODE_HANDOFF || n->kind == RGA_NODE_UNKNOWN) {
             snprintf(buf, sizeof(buf), "%s\\ncaused %s", n->label, caused);
             set(node, "shape", "ellipse");
             set(node, "fillcolor", n->kind == RGA_NODE_GC ? "#fff2b3" : "#e8e8e8");
         } else {
-            snprintf(buf, sizeof(buf), "%s\\nrunning %s\\nwaited %s, caused %s", n->label, running, waited, caused);
+            snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s", n->label, running,
+                     blocked, gc, waited, caused);
             double share = wg->total_wait_ns > 0 ? (double)n->wait_ns / (double)wg->total_wait_ns : 0.0;
             set(node, "fillcolor", fill_for(share));
         }

@@ -99,8 +99,6 @@ static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, 
             snprintf(n->label, sizeof(n->label), "%s #%lld", name, (long long)key);
         else
             snprintf(n->label, sizeof(n->label), "thread #%lld", (long long)key);
-        if (ti >= 0)
-            n->running_ns = r->threads[ti].state_ns[RGA_STATE_RUNNING];
         break;
     }
     case RGA_NODE_LABEL_SET:
@@ -108,9 +106,6 @@ static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, 
         break;
     case RGA_NODE_RACTOR:
         snprintf(n->label, sizeof(n->label), "Ractor %lld", (long long)key);
-        for (size_t t = 0; t < r->n_threads; t++)
-            if (r->threads[t].ractor == key)
-                n->running_ns += r->threads[t].state_ns[RGA_STATE_RUNNING];
         break;
     case RGA_NODE_GC:
         snprintf(n->label, sizeof(n->label), "GC");
@@ -123,6 +118,37 @@ static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, 
         break;
     }
     return (long)b->g->n_nodes++;
+}
+
+static void add_states(rga_wg_node_t *n, const int64_t *state_ns)
+{
+    for (int k = 0; k < RGA_STATE_COUNT; k++)
+        n->state_ns[k] += state_ns[k];
+}
+
+/* Fills state_ns of the nodes made so far from the index tables, in one
+ * pass over threads (thread and Ractor nodes) and one over label_totals
+ * (label set nodes): linear however many nodes there are. */
+static void add_node_totals(builder_t *b, const rga_report_t *r)
+{
+    for (size_t t = 0; t < r->n_threads; t++) {
+        const rga_thread_t *th = &r->threads[t];
+        if (b->thread_node[t] >= 0)
+            add_states(&b->g->nodes[b->thread_node[t]], th->state_ns);
+        if (b->g->by == RGA_BY_RACTOR) {
+            long *slot = node_slot(b, r, RGA_NODE_RACTOR, th->ractor);
+            if (slot && *slot >= 0)
+                add_states(&b->g->nodes[*slot], th->state_ns);
+        }
+    }
+    if (b->g->by != RGA_BY_LABEL)
+        return;
+    for (size_t i = 0; i < r->n_label_totals; i++) {
+        const rga_label_total_t *lt = &r->label_totals[i];
+        long *slot = node_slot(b, r, RGA_NODE_LABEL_SET, lt->label_set);
+        if (*slot >= 0)
+            add_states(&b->g->nodes[*slot], lt->state_ns);
+    }
 }
 
 static size_t edge_hash(size_t from, size_t to, size_t n_slots)
@@ -251,6 +277,7 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
         g->nodes[to].caused_ns += e->wait_ns;
         g->total_wait_ns += e->wait_ns;
     }
+    add_node_totals(&b, r);
     /* Prune small edges, then nodes left without any edge. */
     size_t kept = 0;
     for (size_t i = 0; i < g->n_edges; i++) {

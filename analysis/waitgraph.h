@@ -8,6 +8,10 @@
  * waiter or its holder passes it, so filtering on a thread shows both who
  * made it wait and whom it made wait.
  *
+ * Every thread, label set or Ractor node carries the state totals of what
+ * it collapses (running, GVL wait, blocked, GC), so a collapsed graph still
+ * says how busy each group was.
+ *
  * This is the model only; dot_writer.c turns it into a Graphviz graph.
  * The graph owns its arrays and copies its labels.
  */
@@ -30,7 +34,10 @@ typedef struct rga_wg_node {
     char label[160];      /* display name, e.g. "worker-1 #3" */
     int64_t wait_ns;      /* waited (as waiter) in the kept edges' source totals */
     int64_t caused_ns;    /* made others wait */
-    int64_t running_ns;   /* thread/ractor nodes: running time; else 0 */
+    /* What the node stands for, in whole (filters pick edges, not these):
+     * a thread's totals, the sum of a label set's label_totals rows, or the
+     * sum over a Ractor's threads. Zero for GC, hand-off and unknown. */
+    int64_t state_ns[RGA_STATE_COUNT];
 } rga_wg_node_t;
 
 typedef struct rga_wg_edge {

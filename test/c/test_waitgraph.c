@@ -78,12 +78,40 @@ static void test_by_label_and_ractor(void **state)
     assert_int_equal(edge_wait(&g, l1, l0), 300);
     assert_int_equal(edge_wait(&g, l2, rga_waitgraph_find(&g, RGA_NODE_GC, 0)), 100);
     assert_string_equal(g.nodes[l2].label, "endpoint=b, tenant=x");
+    /* A label set node carries the sum of its label_totals rows. */
+    assert_int_equal(g.nodes[l0].state_ns[RGA_STATE_RUNNING], 600 + 500);
+    assert_int_equal(g.nodes[l0].state_ns[RGA_STATE_GC_MARK], 60);
+    assert_int_equal(g.nodes[l1].state_ns[RGA_STATE_RUNNING], 150);
+    assert_int_equal(g.nodes[l1].state_ns[RGA_STATE_GVL_WAIT], 300);
+    assert_int_equal(g.nodes[l2].state_ns[RGA_STATE_BLOCKED], 200);
+    /* Over all label set nodes the totals are the threads' totals. */
+    for (int k = 0; k < RGA_STATE_COUNT; k++) {
+        int64_t nodes = 0, threads = 0;
+        for (size_t i = 0; i < g.n_nodes; i++)
+            nodes += g.nodes[i].state_ns[k];
+        for (size_t i = 0; i < r->n_threads; i++)
+            threads += r->threads[i].state_ns[k];
+        assert_int_equal(nodes, threads);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    rga_error_t derr;
+    assert_int_equal(rga_dot_write(&g, out, &derr), RGA_OK);
+    fclose(out);
+    assert_non_null(strstr(text, "endpoint=a\\nrunning 150ns, blocked 0, GC 0"));
+    free(text);
     rga_waitgraph_free(&g);
 
     g = build(r, RGA_BY_RACTOR, 0.0);
     long r1 = rga_waitgraph_find(&g, RGA_NODE_RACTOR, 1);
     assert_true(r1 >= 0);
     assert_int_equal(edge_wait(&g, r1, r1), 300); /* threads of Ractor 1 waiting on each other */
+    /* A Ractor node carries the sums over its threads (1 and 2). */
+    assert_int_equal(g.nodes[r1].state_ns[RGA_STATE_RUNNING], 600 + 200);
+    assert_int_equal(g.nodes[r1].state_ns[RGA_STATE_GVL_WAIT], 50 + 400);
+    assert_int_equal(g.nodes[r1].state_ns[RGA_STATE_BLOCKED], 250 + 200);
+    assert_int_equal(g.nodes[r1].state_ns[RGA_STATE_GC_SWEEP], 40);
     assert_int_equal(rga_waitgraph_find(&g, RGA_NODE_RACTOR, 2), -1); /* never waited */
     rga_waitgraph_free(&g);
 
@@ -128,6 +156,7 @@ static void test_dot_parses_back(void **state)
     assert_non_null(e);
     assert_string_equal(agget(e, "wait_ns"), "300");
     assert_non_null(strstr(agget(t2, "label"), "worker-a #2"));
+    assert_non_null(strstr(agget(t1, "label"), "running 600ns, blocked 250ns, GC 100ns"));
     assert_non_null(agnode(back, "gc", 0));
     agclose(back);
     free(text);

@@ -91,11 +91,13 @@ check "svg is svg" grep -q '<svg' "$WORK/g.svg"
 check "png is png" bash -c "head -c 4 '$WORK/g.png' | grep -q PNG"
 run --dot --by label --min-share 0.05 "$R"
 check "dot --by label" grep -q 'endpoint=' "$WORK/out"
+check "dot --by label: nodes carry their label set's running time" bash -c "! grep -Eq 'running 0[,\\\\]' '$WORK/out'"
 all=$("$CLI" --dot "$R" | grep -c -- '->')
 some=$("$CLI" --dot --min-share 0.05 "$R" | grep -c -- '->')
 check "--min-share prunes edges ($some < $all)" test "$some" -lt "$all"
 run --dot --by ractor "$R"
 check "dot --by ractor" grep -q 'Ractor 2' "$WORK/out"
+check "dot --by ractor: nodes carry their threads' running time" bash -c "! grep -Eq 'running 0[,\\\\]' '$WORK/out'"
 
 # --- perfetto and json ---------------------------------------------------------
 run --perfetto "$WORK/trace.json" "$R"
