@@ -36,7 +36,16 @@
  * to the native thread of every slot that is RUNNING outside the main Ractor
  * (or in a Ractor not yet identified); its handler calls
  * rb_postponed_job_trigger, which targets that thread's own execution
- * context, so the job samples that Ractor's GVL holder.
+ * context, so the job samples that Ractor's GVL holder. For M:N threads
+ * (non-main Ractors) slot->native_id must be the native thread of the latest
+ * RESUMED, not the first: rperf_native_tid() (timer.h) is a per-native-thread
+ * cached gettid for that.
+ *
+ * Interface changes since the first draft (for rperf.c): opts.max_threads
+ * (pass the slot pool capacity); rperf_sampler_running(); the stats struct
+ * gained synthetic/Ractor/contention counters; resume re-bases every slot
+ * itself; the sampler marks its own VALUEs (rperf_sampler_mark is optional);
+ * slot->sample_prev_wall_ns is not used.
  */
 #ifndef RPERF_SAMPLER_H
 #define RPERF_SAMPLER_H
