@@ -146,4 +146,37 @@ class TestSamplerStress < Test::Unit::TestCase
   def test_ractors_with_mn_threads
     2.times { check_ractor_run({ "RUBY_MN_THREADS" => "1" }) }
   end
+
+  # The main Ractor's threads on M:N too: cycles and snapshots under load.
+  MN_PROGRAM = <<~RUBY
+    require "rperf"
+    200.times do |i|
+      Rperf.start(frequency: 5000, mode: i.even? ? :wall : :cpu)
+      Array.new(3) { Thread.new { x = 0; 2000.times { x += 1 }; sleep 0.0005 } }.each(&:join)
+      Rperf.stop
+    end
+    Rperf.start(frequency: 1000, mode: :wall)
+    stop = false
+    workers = Array.new(4) { Thread.new { r, w = IO.pipe; until stop; w.write("x"); r.read(1); end } }
+    snapshots = 0
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0 < 0.4
+      Rperf.snapshot(clear: snapshots.even?)
+      snapshots += 1
+      sleep 0.001
+    end
+    stop = true
+    workers.each(&:join)
+    stats = Rperf.stop[:report]["stats"]
+    puts [snapshots, stats["sampling_count"], stats["synthetic_samples"]].join(" ")
+  RUBY
+
+  def test_cycles_and_snapshots_with_mn_threads
+    out, status = run_ruby(MN_PROGRAM, { "RUBY_MN_THREADS" => "1" })
+    assert status.success?, out
+    snapshots, samples, synthetic = out.lines.last.split.map(&:to_i)
+    assert_operator snapshots, :>, 20
+    assert_operator samples, :>, 0
+    assert_operator synthetic, :>, 0, "blocked/wait time of M:N threads is attributed"
+  end
 end
