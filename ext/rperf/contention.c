@@ -108,7 +108,9 @@ rperf_contention_active(void)
 int
 rperf_contention_recording(void)
 {
-    return __atomic_load_n(&run.recording, __ATOMIC_RELAXED);
+    /* seq_cst: pairs with rperf_contention_stop_recording and the pinned
+     * hook's in-flight count; a plain load on x86. */
+    return __atomic_load_n(&run.recording, __ATOMIC_SEQ_CST);
 }
 
 int
@@ -234,6 +236,12 @@ rperf_contention_after_fork_child(void)
         run.forked_child = 1;
         rperf_slot_pool_abandon();
     }
+}
+
+void
+rperf_contention_stop_recording(void)
+{
+    __atomic_store_n(&run.recording, 0, __ATOMIC_SEQ_CST);
 }
 
 void

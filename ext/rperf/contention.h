@@ -74,6 +74,8 @@ void rperf_contention_destroy(void);
 int  rperf_contention_active(void);        /* a profile exists (running or paused) */
 int  rperf_contention_recording(void);     /* hooks record (active and not paused) */
 void rperf_contention_pause(int64_t now_ns);
+/* Before the hooks are removed at stop: nothing records from now on. */
+void rperf_contention_stop_recording(void);
 void rperf_contention_resume(VALUE caller, int64_t now_ns);
 /* Fork child: stop recording without touching locks or other threads. */
 void rperf_contention_after_fork_child(void);

@@ -10,16 +10,37 @@
 #include "contention.h"
 
 #include <ruby/thread.h>
+#include <sched.h>
 
 static rb_internal_thread_event_hook_t *hook;
-static int hook_inert;   /* left registered by a fork child */
+/* Set in a fork child while a hook was registered: the VM's hook lock may
+ * have been read-held by another parent thread at fork time, so this
+ * process never takes it for writing; the hook stays registered and is
+ * reused (it does nothing while no profile records). */
+static int hook_pinned;
+/* Pinned only: callbacks in progress, so a stop can wait for them without
+ * the VM's lock (the callback counts itself before reading `recording`,
+ * the stop clears `recording` before reading the count). */
+static int in_flight;
+
+static void handle_event(rb_event_flag_t event, VALUE thread);
 
 static void
 thread_event(rb_event_flag_t event, const rb_internal_thread_event_data_t *data, void *user)
 {
     (void)user;
-    VALUE thread = data->thread;
+    if (!hook_pinned) {
+        handle_event(event, data->thread);
+        return;
+    }
+    __atomic_fetch_add(&in_flight, 1, __ATOMIC_SEQ_CST);
+    handle_event(event, data->thread);
+    __atomic_fetch_sub(&in_flight, 1, __ATOMIC_SEQ_CST);
+}
 
+static void
+handle_event(rb_event_flag_t event, VALUE thread)
+{
     if (!rperf_contention_recording()) {
         /* Paused or stopping: keep only the Ractor waiters counts right
          * (a READY counted before the pause must be undone). */
@@ -66,10 +87,7 @@ thread_event(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
 int
 rperf_gvl_hooks_install(void)
 {
-    if (hook) {
-        hook_inert = 0;
-        return 0;
-    }
+    if (hook) return 0;  /* pinned after a fork: reuse it */
     hook = rb_internal_thread_add_event_hook(thread_event,
                                              RUBY_INTERNAL_THREAD_EVENT_READY |
                                              RUBY_INTERNAL_THREAD_EVENT_RESUMED |
@@ -83,7 +101,12 @@ void
 rperf_gvl_hooks_remove(void)
 {
     if (!hook) return;
-    if (hook_inert) return;  /* fork child: never take the VM's hook lock */
+    if (hook_pinned) {
+        /* The caller has stopped recording: wait out callbacks that began
+         * before; later ones return at once. */
+        while (__atomic_load_n(&in_flight, __ATOMIC_SEQ_CST)) sched_yield();
+        return;
+    }
     rb_internal_thread_remove_event_hook(hook);
     hook = NULL;
 }
@@ -91,5 +114,5 @@ rperf_gvl_hooks_remove(void)
 void
 rperf_gvl_hooks_after_fork_child(void)
 {
-    if (hook) hook_inert = 1;
+    if (hook) hook_pinned = 1;
 }

@@ -92,7 +92,7 @@ static const char *const state_keys[RPERF_STATE_COUNT] = {
 };
 
 /* Leaves a forked child's inherited state behind: destroyed here, outside
- * the atfork handler, with hooks left inert (see gvl_hooks.h). */
+ * the atfork handler; the thread hook stays registered (see gvl_hooks.h). */
 static void
 cleanup_forked_child(void)
 {
@@ -673,7 +673,9 @@ rb_rperf_stop(VALUE self)
     if (!rperf_contention_active()) return Qnil;
 
     /* After remove returns no callback runs any more, so every ring,
-     * buffer and slot may be read and then freed. */
+     * buffer and slot may be read and then freed. A paused profile keeps
+     * its pause time as the end of its accounting. */
+    rperf_contention_stop_recording();
     rperf_gvl_hooks_remove();
     rperf_gc_hooks_remove();
 #ifdef RPERF_HAVE_SAMPLER

@@ -64,9 +64,11 @@ class TestContentionAccounting < Test::Unit::TestCase
       assert_operator t.acquisitions, :>=, 2
       assert_operator t.waits, :>=, 1
     end
-    # Between them they kept the GVL busy: running ≈ the work done (the
-    # work was calibrated on one idle thread; 30% margin for CPU noise).
-    assert_operator workers.sum(&:running_ns), :>=, n * 0.25e9 * 0.7
+    # Between them they kept the GVL busy most of the time (running is
+    # wall time holding the GVL, so other processes on the machine do not
+    # lower it).
+    span = workers.map { |t| t.last_seen_ns }.max - workers.map { |t| t.first_seen_ns }.min
+    assert_operator workers.sum(&:running_ns), :>=, span * 0.8
   end
 
   def test_sleep_and_io_threads_mostly_blocked

@@ -20,10 +20,12 @@ class TestContentionBasic < Test::Unit::TestCase
     end
     workers = by_name(report, "cpu")
     assert_equal 4, workers.size
+    mean_running = workers.sum(&:running_ns) / 4.0
     workers.each do |t|
       assert_operator t.gvl_wait_share, :>, 0.30,
                       "#{t.name} waited #{t.gvl_wait_ns} ns of #{t.lifetime_ns} ns"
-      assert_operator t.running_ns, :>=, 0.15e9 * 0.7, "#{t.name} ran #{t.running_ns} ns for ~0.15 s of work"
+      # Equal work, so equal running time (±50%: the machine may be loaded).
+      assert_in_delta mean_running, t.running_ns, mean_running * 0.5, "#{t.name} ran #{t.running_ns} ns"
       assert t.exited
     end
     assert_conservation(report)
