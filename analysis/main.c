@@ -311,6 +311,7 @@ static int cmd_record(int argc, char **argv)
     if (st == RGA_OK) {
         rga_view_opts_t opts = {0};
         opts.color = use_color(color, STDOUT_FILENO);
+        opts.columns = terminal_width();
         fflush(stdout);
         st = rga_render_report(r, "summary", &opts, stdout, &err);
         rga_report_free(r);
@@ -517,6 +518,7 @@ int main(int argc, char **argv)
         opts.color = path == NULL && use_color(cli.color, STDOUT_FILENO);
         if (opts.width == 0)
             opts.width = terminal_width() - 32;
+        opts.columns = terminal_width();
         rga_error_clear(&err);
         rga_status_t wst = rga_render_report(report, job->view, &opts, out.fp, &err);
         st = rga_output_close(&out, NULL, NULL, wst == RGA_OK ? &err : NULL);

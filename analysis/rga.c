@@ -45,7 +45,8 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
         rga_summary_t s;
         st = rga_summary_build(r, &filter, &s, err);
         if (st == RGA_OK) {
-            rga_summary_text_opts_t to = {opts->color != 0, opts->top};
+            rga_summary_text_opts_t to = {opts->color != 0, opts->top,
+                                          opts->columns > 0 ? (size_t)opts->columns : 0};
             st = view[0] == 's' ? rga_summary_write_text(&s, out, &to, err) : rga_summary_write_json(&s, out, err);
             rga_summary_free(&s);
         }

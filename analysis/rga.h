@@ -42,6 +42,7 @@ typedef struct rga_view_opts {
     const char *const *labels;   /* filter: "key=value" strings, all must match */
     size_t n_labels;
     size_t top;                  /* summary: rows of the top-N tables; 0 = 10 */
+    int columns;                 /* summary: terminal width stack rows fit in; 0 = 100 */
 } rga_view_opts_t;
 
 /* Loads the report in json[0..len) (plain or gzip) and renders view.

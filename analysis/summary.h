@@ -86,10 +86,14 @@ char *rga_stack_text(const rga_report_t *r, int64_t stack, int max_frames, char 
 /* Text view options. */
 typedef struct rga_summary_text_opts {
     bool color;
-    size_t top; /* rows in the top-N tables; 0 = 10 */
+    size_t top;     /* rows in the top-N tables; 0 = 10 */
+    size_t columns; /* terminal width the stack rows fit in; 0 = 100 */
 } rga_summary_text_opts_t;
 
-/* Writes the human-readable summary. Returns 0, or RGA_ERR_IO when out fails. */
+/* Writes the human-readable summary. Stack tables show each stack as one
+ * line (stack_text.h) and merge rows whose lines are equal, adding their
+ * times, so every row is distinct; the JSON summary keeps them apart.
+ * Returns 0, RGA_ERR_NOMEM, or RGA_ERR_IO when out fails. */
 rga_status_t rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text_opts_t *opts,
                                     rga_error_t *err);
 

@@ -1,5 +1,6 @@
 /* summary_json.c — rga_summary_t to JSON via jansson (see summary_json.h). */
 #include "summary_json.h"
+#include "stack_text.h"
 
 #include <errno.h>
 #include <string.h>
@@ -13,14 +14,33 @@ static json_t *states_json(const int64_t *state_ns, int64_t lifetime_ns)
                      (json_int_t)lifetime_ns);
 }
 
+/* The whole stack, leaf first, as [[path, label], ...]: the text view may
+ * cut or merge stacks, the JSON never does. */
+static json_t *frames_json(const rga_report_t *r, int64_t stack)
+{
+    json_t *arr = json_array();
+    if (!arr || stack < 0 || (uint64_t)stack >= r->n_stacks)
+        return arr;
+    const rga_stack_t *st = &r->stacks[stack];
+    for (uint32_t i = 0; i < st->depth; i++) {
+        const rga_frame_t *f = &r->frames[r->stack_frames[st->first + i]];
+        if (json_array_append_new(arr, json_pack("[s, s]", f->path, f->label)) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
 static json_t *stacks_json(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n)
 {
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++) {
-        char text[1024];
-        rga_stack_text(s->report, list[i].stack, 8, text, sizeof(text));
-        if (json_array_append_new(arr, json_pack("{s:I, s:I, s:s}", "stack", (json_int_t)list[i].stack, "ns",
-                                                 (json_int_t)list[i].ns, "text", text)) != 0) {
+        char text[4096];
+        rga_stack_line(s->report, list[i].stack, 0, text, sizeof(text));
+        if (json_array_append_new(arr, json_pack("{s:I, s:I, s:s, s:o}", "stack", (json_int_t)list[i].stack, "ns",
+                                                 (json_int_t)list[i].ns, "text", text, "frames",
+                                                 frames_json(s->report, list[i].stack))) != 0) {
             json_decref(arr);
             return NULL;
         }

@@ -3,11 +3,13 @@
  * Formats an rga_summary_t as aligned tables with readable units; colour
  * (ANSI) only when asked. Computes nothing beyond percentages.
  */
+#include "stack_text.h"
 #include "summary.h"
 #include "table.h"
 #include "units.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define C_RED "\033[31m"
@@ -210,8 +212,67 @@ static int write_holders(const rga_summary_t *s, FILE *out, bool color, size_t t
     return rc;
 }
 
-static int write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, const char *title,
-                        const char *empty, const rga_summary_stack_t *list, size_t n)
+/* A stack table row: one displayed line and the time of every stack that
+ * shows as that line. */
+typedef struct stack_row {
+    char *text;
+    int64_t ns;
+} stack_row_t;
+
+static int cmp_row_text(const void *a, const void *b)
+{
+    return strcmp(((const stack_row_t *)a)->text, ((const stack_row_t *)b)->text);
+}
+
+static int cmp_row_time(const void *a, const void *b)
+{
+    const stack_row_t *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    return strcmp(x->text, y->text);
+}
+
+/* Renders every stack of list as a line and merges equal lines, so rows
+ * that would read the same become one row holding their summed time.
+ * Returns the rows, by time desc, or NULL (out of memory). */
+static stack_row_t *stack_rows(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n, size_t width,
+                               size_t *n_rows)
+{
+    stack_row_t *rows = calloc(n, sizeof(*rows));
+    if (!rows)
+        return NULL;
+    size_t made = 0;
+    for (; made < n; made++) {
+        char text[1024];
+        rga_stack_line(s->report, list[made].stack, width, text, sizeof(text));
+        rows[made].text = strdup(text);
+        rows[made].ns = list[made].ns;
+        if (!rows[made].text)
+            break;
+    }
+    if (made < n) {
+        for (size_t i = 0; i < made; i++)
+            free(rows[i].text);
+        free(rows);
+        return NULL;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_row_text);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kept > 0 && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
+            rows[kept - 1].ns += rows[i].ns;
+            free(rows[i].text);
+        } else {
+            rows[kept++] = rows[i];
+        }
+    }
+    qsort(rows, kept, sizeof(*rows), cmp_row_time);
+    *n_rows = kept;
+    return rows;
+}
+
+static int write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t columns,
+                        const char *title, const char *empty, const rga_summary_stack_t *list, size_t n)
 {
     heading(out, title, color);
     if (n == 0) {
@@ -221,23 +282,32 @@ static int write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t to
     int64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += list[i].ns;
-    rga_table_t t;
-    if (rga_table_init(&t, 3, (const char *const[]){"time", "share", "stack (leaf first)"}) != 0)
+    /* The stack column gets what the indent, time and share columns leave. */
+    const size_t other_cols = 2 + 7 + 2 + 6 + 2, min_stack_cols = 40;
+    size_t width = columns > other_cols + min_stack_cols ? columns - other_cols : min_stack_cols;
+    size_t n_rows = 0;
+    stack_row_t *rows = stack_rows(s, list, n, width, &n_rows);
+    if (!rows)
         return -1;
-    t.left[0] = false;
-    rga_table_left(&t, 2);
-    int rc = 0;
-    for (size_t i = 0; i < n && i < top && rc == 0; i++) {
-        char time[32], share[32], text[512];
-        rga_format_duration(list[i].ns, time, sizeof(time));
-        rga_format_percent(list[i].ns, total, share, sizeof(share));
-        rga_stack_text(s->report, list[i].stack, 4, text, sizeof(text));
-        const char *cells[] = {time, share, text};
-        rc = rga_table_add(&t, cells, NULL);
+    rga_table_t t;
+    int rc = rga_table_init(&t, 3, (const char *const[]){"time", "share", "stack (leaf first)"});
+    if (rc == 0) {
+        t.left[0] = false;
+        rga_table_left(&t, 2);
+        for (size_t i = 0; i < n_rows && i < top && rc == 0; i++) {
+            char time[32], share[32];
+            rga_format_duration(rows[i].ns, time, sizeof(time));
+            rga_format_percent(rows[i].ns, total, share, sizeof(share));
+            const char *cells[] = {time, share, rows[i].text};
+            rc = rga_table_add(&t, cells, NULL);
+        }
+        if (rc == 0)
+            rga_table_print(&t, out, 2, color);
+        rga_table_free(&t);
     }
-    if (rc == 0)
-        rga_table_print(&t, out, 2, color);
-    rga_table_free(&t);
+    for (size_t i = 0; i < n_rows; i++)
+        free(rows[i].text);
+    free(rows);
     return rc;
 }
 
@@ -274,6 +344,7 @@ rga_status_t rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga
 {
     bool color = opts && opts->color;
     size_t top = (opts && opts->top) ? opts->top : 10;
+    size_t columns = (opts && opts->columns) ? opts->columns : 100;
     write_header(s, out, color);
     int rc = write_threads(s, out, color);
     if (rc == 0)
@@ -285,10 +356,10 @@ rga_status_t rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga
     if (rc == 0)
         rc = write_holders(s, out, color, top);
     if (rc == 0)
-        rc = write_stacks(s, out, color, top, "Top wait stacks (where threads waited for the GVL)",
+        rc = write_stacks(s, out, color, top, columns, "Top wait stacks (where threads waited for the GVL)",
                           "no samples in GVL wait", s->wait_stacks, s->n_wait_stacks);
     if (rc == 0)
-        rc = write_stacks(s, out, color, top, "Top blame stacks (what ran while others waited)",
+        rc = write_stacks(s, out, color, top, columns, "Top blame stacks (what ran while others waited)",
                           "no blame data", s->blame_stacks, s->n_blame_stacks);
     if (rc != 0)
         return rga_error_set(err, RGA_ERR_NOMEM, "out of memory writing the summary");

@@ -133,7 +133,7 @@ static void test_text_and_json(void **state)
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     rga_error_t err;
-    rga_summary_text_opts_t opts = {false, 10};
+    rga_summary_text_opts_t opts = {false, 10, 0};
     assert_int_equal(rga_summary_write_text(&s, out, &opts, &err), RGA_OK);
     fclose(out);
     assert_non_null(strstr(buf, "worker-a (#2)"));

@@ -63,6 +63,14 @@ check "8 thread rows" test "$(grep -cE '^  (main|worker-[0-9]+|#[0-9]+)( \(#[0-9
 run --color=always "$R"
 check "--color=always colours" grep -q $'\e\[' "$WORK/out"
 check "units are readable" grep -Eq '[0-9.]+(µs|ms|s) ' "$WORK/out"
+run "$R"
+for section in 'Top wait stacks' 'Top blame stacks'; do
+  dups=$(sed -n "/^$section/,/^\$/p" "$WORK/out" | sed -n '3,$p' | sed 's/^ *[^ ]* *[^ ]*%  //' | sort | uniq -d)
+  check "$section: every row reads differently ($dups)" test -z "$dups"
+done
+COLUMNS=90 "$CLI" "$R" >"$WORK/narrow" 2>&1
+long=$(sed -n '/^Top wait stacks/,$p' "$WORK/narrow" | perl -CSD -ne 'chomp; $n++ if length($_) > 90; END { print $n + 0 }')
+check "stack rows fit COLUMNS=90 ($long longer)" test "$long" -eq 0
 
 "$GEN" --threads 3 --slices 30 --drops -o "$WORK/drops.json"
 run "$WORK/drops.json"
