@@ -149,8 +149,11 @@ module Rperf
     end
 
     # The current thread's cumulative state totals in this profile:
-    # { running_ns:, gvl_wait_ns:, blocked_ns:, gc_mark_ns:, gc_sweep_ns: },
-    # read from its own slot (cheap). nil when not profiling.
+    # { running_ns:, gvl_wait_ns:, blocked_ns:, gc_mark_ns:, gc_sweep_ns:,
+    #   monotonic_ns: }, read from its own slot (cheap). monotonic_ns is the
+    # CLOCK_MONOTONIC reading the totals were taken at, so between two reads
+    # the state differences add up to the monotonic_ns difference exactly.
+    # nil when not profiling.
     def thread_contention
       _c_thread_contention
     end

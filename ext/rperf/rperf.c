@@ -804,7 +804,8 @@ rb_rperf_profile_dec(VALUE self)
 }
 
 /* _c_thread_contention — the current thread's cumulative totals (this
- * profile), or nil when it has no slot. Reads its own slot only. */
+ * profile) and the CLOCK_MONOTONIC time they were read at, or nil when
+ * not profiling. Reads its own slot only. */
 static VALUE
 rb_rperf_thread_contention(VALUE self)
 {
@@ -813,13 +814,15 @@ rb_rperf_thread_contention(VALUE self)
     rperf_thread_slot_t *slot = claim_current();
     if (!slot) return Qnil;
     int64_t totals[RPERF_STATE_COUNT];
-    rperf_slot_totals_now(slot, rperf_now_ns(), totals);
+    int64_t now = rperf_now_ns();
+    rperf_slot_totals_now(slot, now, totals);
     VALUE h = rb_hash_new();
-    for (int i = 0; i < RPERF_STATE_COUNT; i++) {
-        char key[32];
-        snprintf(key, sizeof(key), "%s", state_keys[i]);
-        rb_hash_aset(h, ID2SYM(rb_intern(key)), i64(totals[i]));
-    }
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        rb_hash_aset(h, ID2SYM(rb_intern(state_keys[i])), i64(totals[i]));
+    /* The clock reading the totals are taken at: the difference of two
+     * reads is the exact wall time the state differences add up to (a GVL
+     * switch between this call and a separate clock read would not be). */
+    rb_hash_aset(h, ID2SYM(rb_intern("monotonic_ns")), i64(now));
     return h;
 }
 

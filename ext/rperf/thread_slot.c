@@ -22,6 +22,7 @@ static struct {
     int capacity;
     int claimed;              /* atomic: next index to hand out (may exceed capacity) */
     uint64_t dropped;         /* atomic */
+    int abandoned;            /* fork child: claim nothing more */
 } pool;
 
 void
@@ -75,16 +76,18 @@ rperf_slot_pool_destroy(void)
     free(pool.slots);
     pool.slots = NULL;
     pool.capacity = 0;
+    pool.abandoned = 0;
     __atomic_store_n(&pool.claimed, 0, __ATOMIC_RELAXED);
 }
 
 void
 rperf_slot_pool_abandon(void)
 {
-    /* Fork child: the pool memory is a private copy. Unhook the forking
-     * thread's pointer (the only thread that survives) lazily via destroy;
-     * here we only make sure nothing new is claimed. */
-    __atomic_store_n(&pool.claimed, pool.capacity, __ATOMIC_RELAXED);
+    /* Fork child: the pool is the child's private copy and stays readable
+     * until rperf_slot_pool_destroy() (on the child's next Ruby-level
+     * call) clears the threads' pointers and frees it; until then nothing
+     * new is claimed. The count of claimed slots is kept for that destroy. */
+    pool.abandoned = 1;
 }
 
 int
@@ -134,7 +137,7 @@ rperf_slot_claim(VALUE thread, int64_t now_ns)
 {
     rperf_thread_slot_t *slot = rperf_slot_find(thread);
     if (slot) return slot;
-    if (!pool.slots) return NULL;
+    if (!pool.slots || pool.abandoned) return NULL;
 
     int idx = __atomic_fetch_add(&pool.claimed, 1, __ATOMIC_RELAXED);
     if (idx >= pool.capacity) {

@@ -50,6 +50,14 @@ class TestContentionEdges < Test::Unit::TestCase
       assert_operator on_cpu.sum(&:wait_ns), :>, thread.gvl_wait_ns * 0.8
     end
     assert_edges_sum(report)
+    # Blame (holder samples × waiters at that moment, from the sampler):
+    # the CPU threads made the others wait, so they carry the blame.
+    blame = report.to_h["blame"]
+    if Rperf::HAVE_SAMPLER
+      total = blame.sum { |b| b[3] }
+      assert_operator total, :>, 0, "blame is recorded when threads wait"
+      assert_operator blame.select { |b| seqs.include?(b[1]) }.sum { |b| b[3] }, :>, total * 0.8
+    end
   end
 
   def test_gc_is_its_own_holder
