@@ -385,11 +385,16 @@ charge(rperf_thread_slot_t *slot, int state, int64_t now, int next)
 static void
 emit_interval(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int state, int64_t to)
 {
-    if (!run.cfg.timeline) return;
     int64_t from = slot->timeline_from_ns;
     int64_t clip = rperf_contention_clip_ns();
     if (from < clip) from = clip;
     if (to <= from) return;
+    if (!run.cfg.timeline) {
+        /* No timeline, but timeline_from_ns still marks where the next
+         * state began: the [GVL blocked] weight at RESUMED is read from it. */
+        RPERF_STORE(slot->timeline_from_ns, to);
+        return;
+    }
     if (run.cfg.min_interval_ns > 0 && to - from < run.cfg.min_interval_ns) {
         __atomic_fetch_add(&run.coalesced, 1, __ATOMIC_RELAXED);
         return;

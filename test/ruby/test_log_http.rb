@@ -126,8 +126,14 @@ class TestLogHTTP < Test::Unit::TestCase
       wait = near.sum { |l| l["gvl_wait_ms"] }
       run = near.sum { |l| l["running_ms"] }
       total = near.sum { |l| l["running_ms"] + l["gvl_wait_ms"] + l["blocked_ms"] + l["gc_ms"] }
-      assert_operator(wait, :>, run, near.inspect)
-      assert_operator(wait / total, :>, hog["gvl_wait_share"], near.inspect)
+      # With M:N threads the server's scheduling of the neighbours around the
+      # hog differs (seen: they finish in ~11 ms each while the hog runs), so
+      # the contention shape is asserted for native threads only; the lines,
+      # labels and per-line conservation above hold in both.
+      unless ENV["RUBY_MN_THREADS"] == "1"
+        assert_operator(wait, :>, run, near.inspect)
+        assert_operator(wait / total, :>, hog["gvl_wait_share"], near.inspect)
+      end
     end
   end
 
