@@ -252,6 +252,30 @@ rperf_contention_pause(int64_t now_ns)
     run.paused_at_ns = now_ns;
 }
 
+/* Resume helper: threads of the caller's Ractor other than the caller do
+ * not hold its GVL now, whatever state they had when the pause began (the
+ * hooks did not follow them while paused). Like threads present at start,
+ * they restart as blocked; a RESUMED without READY then proves a wait. */
+struct resume_reset {
+    rperf_thread_slot_t *caller;
+    rperf_ractor_slot_t *ractor;
+    int64_t now_ns;
+};
+
+static void
+reset_one_after_pause(rperf_thread_slot_t *slot, void *arg)
+{
+    const struct resume_reset *rr = arg;
+    if (slot == rr->caller || slot->exited) return;
+    if (RPERF_LOAD(slot->ractor) != rr->ractor) return;
+    rperf_slot_write_begin(slot);
+    RPERF_STORE(slot->state, RPERF_STATE_BLOCKED);
+    RPERF_STORE(slot->state_since_ns, rr->now_ns);
+    RPERF_STORE(slot->timeline_from_ns, rr->now_ns);
+    RPERF_STORE(slot->ready_ns, 0);
+    rperf_slot_write_end(slot);
+}
+
 void
 rperf_contention_resume(VALUE caller, int64_t now_ns)
 {
@@ -277,6 +301,10 @@ rperf_contention_resume(VALUE caller, int64_t now_ns)
         rperf_slot_write_end(slot);
         if (r) rperf_holder_ring_push(r->ring, now_ns, RPERF_HOLDER_THREAD, slot->seq,
                                       slot->label_set_id, rperf_contention_epoch());
+    }
+    if (r) {
+        struct resume_reset rr = {slot, r, now_ns};
+        rperf_slots_foreach(reset_one_after_pause, &rr);
     }
     __atomic_store_n(&run.recording, 1, __ATOMIC_RELEASE);
 }
