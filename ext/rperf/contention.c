@@ -27,6 +27,7 @@
 
 #ifdef RPERF_HAVE_SAMPLER
 #include "sampler.h"
+#include "timer.h"
 #endif
 
 static struct {
@@ -496,7 +497,14 @@ rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
         else if (register_job != POSTPONED_JOB_HANDLE_INVALID)
             rb_postponed_job_trigger(register_job);
     }
+#ifdef RPERF_HAVE_SAMPLER
+    /* Every time: an M:N thread moves between native threads, and the
+     * sampler signals the native thread that holds this Ractor's GVL.
+     * Cached per native thread, so no system call after the first. */
+    RPERF_STORE(slot->native_id, (int64_t)rperf_native_tid());
+#else
     if (!slot->native_id) slot->native_id = (int64_t)syscall(SYS_gettid);
+#endif
     (void)thread;
 
     int prior = slot->state;
@@ -649,7 +657,8 @@ rperf_on_gc_phase(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t no
     rperf_slot_write_end(slot);
     emit_interval(slot, r, prior, now);
 #ifdef RPERF_HAVE_SAMPLER
-    if (run.cfg.wall_mode) record_gc_sample(slot, thread, prior, now - since);
+    /* Both modes: GC work is on-CPU time of this thread. */
+    record_gc_sample(slot, thread, prior, now - since);
 #else
     (void)since;
 #endif
