@@ -2,36 +2,68 @@
 
 # Ractors: each has its own GVL, so CPU-bound Ractors do not wait for each
 # other; threads only wait on holders of their own Ractor.
+#
+# Each workload runs in a child process with a deadline: Ruby 3.3's M:N
+# Ractor scheduler can hang on its own (threads of a non-main Ractor that
+# sleep reproduce it without the profiler), and a hang must fail one test,
+# not stop the suite.
+require "tmpdir"
+require "rbconfig"
 require_relative "contention_helper"
 
 class TestContentionRactors < Test::Unit::TestCase
   include ContentionHelper
 
-  def setup
-    @warning = Warning[:experimental]
+  # Defines burn(seconds, threads) in the child: `threads` threads that
+  # each burn `seconds` of their CPU clock (one native thread each here).
+  CHILD_PRELUDE = <<~RUBY
     Warning[:experimental] = false
-  end
-
-  def teardown
-    Rperf.stop if Rperf.running?
-    Warning[:experimental] = @warning
-  end
-
-  RACTOR_BURN = proc do |seconds, threads|
-    burn = lambda do
-      start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
-      x = 0
-      x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
-      x
+    require "rperf"
+    BURN = proc do |seconds, threads|
+      burn = lambda do
+        start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+        x = 0
+        x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
+        x
+      end
+      Array.new(threads) { Thread.new(&burn) }.each(&:join)
+      :done
     end
-    Array.new(threads) { Thread.new(&burn) }.each(&:join)
-    :done
+  RUBY
+
+  def includes
+    $LOAD_PATH.select { |d| File.exist?(File.join(d, "rperf.rb")) || Dir.exist?(File.join(d, "rperf")) }
+              .map { |d| "-I#{File.expand_path(d)}" }
+  end
+
+  # Runs `body` (Ruby source, the block of Rperf.contention) `rounds` times
+  # in a child and returns the reports.
+  def ractor_reports(body, rounds: 1, timeout: 120)
+    Dir.mktmpdir do |dir|
+      script = CHILD_PRELUDE + <<~RUBY
+        #{rounds}.times do |i|
+          Rperf.contention { #{body} }.save(File.join(#{dir.inspect}, "r\#{i}.json"))
+        end
+      RUBY
+      log = File.join(dir, "log")
+      pid = spawn(RbConfig.ruby, *includes, "-e", script, %i[out err] => log)
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+      status = nil
+      until (status = Process.wait2(pid, Process::WNOHANG)&.last)
+        if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+          Process.kill(:KILL, pid)
+          Process.wait(pid)
+          flunk("the Ractor workload did not finish within #{timeout} s")
+        end
+        sleep 0.05
+      end
+      assert status.success?, File.read(log)
+      rounds.times.map { |i| Rperf::Contention::Report.load(File.join(dir, "r#{i}.json")) }
+    end
   end
 
   def test_parallel_ractors_barely_wait
-    report = Rperf.contention do
-      2.times.map { Ractor.new(0.2, 1, &RACTOR_BURN) }.each(&:take)
-    end
+    report = ractor_reports("2.times.map { Ractor.new(0.2, 1, &BURN) }.each(&:take)").first
     ractor_threads = report.threads.select { |t| t.ractor != 1 && t.running_ns > 100_000_000 }
     assert_operator ractor_threads.size, :>=, 2, report.threads.map(&:to_h).inspect
     ractor_threads.each do |t|
@@ -45,9 +77,7 @@ class TestContentionRactors < Test::Unit::TestCase
 
   # Threads inside one Ractor contend with each other only.
   def test_threads_wait_only_within_their_ractor
-    report = Rperf.contention do
-      2.times.map { Ractor.new(0.15, 3, &RACTOR_BURN) }.each(&:take)
-    end
+    report = ractor_reports("2.times.map { Ractor.new(0.15, 3, &BURN) }.each(&:take)").first
     seq_ractor = report.threads.to_h { |t| [t.seq, t.ractor] }
     report.edges.each do |e|
       assert_equal seq_ractor[e.waiter], e.ractor, e.to_h.inspect
@@ -66,12 +96,12 @@ class TestContentionRactors < Test::Unit::TestCase
 
   # Several rounds of Ractors with threads while profiling.
   def test_repeated_ractor_rounds
-    3.times do
-      report = Rperf.contention do
-        4.times.map { Ractor.new(0.03, 2, &RACTOR_BURN) }.each(&:take)
-      end
+    reports = ractor_reports("4.times.map { Ractor.new(0.03, 2, &BURN) }.each(&:take)", rounds: 4)
+    reports.each do |report|
       assert_conservation(report)
       assert_edges_sum(report)
+      assert_intervals_disjoint(report)
+      report.ractors.each { |r| assert_operator r[:running_ns], :<=, report.duration_ns * 1.01 }
     end
   end
 end

@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
 # Lifecycle stress: many start/stop cycles, thread churn beyond and within
-# the slot pool, Ractors with threads while profiling, fork while
-# profiling. Each must leave a consistent report and no crash or hang.
+# the slot pool, fork while profiling (Ractor rounds are in
+# test_contention_ractors.rb). Each must leave a consistent report and no
+# crash or hang.
 require_relative "contention_helper"
 
 class TestContentionStress < Test::Unit::TestCase
@@ -47,25 +48,6 @@ class TestContentionStress < Test::Unit::TestCase
     assert_equal 64, report.threads.size
     assert_operator report.stats["dropped_threads"], :>=, 200 - 64
     assert_conservation(report)
-  end
-
-  def test_ractors_with_threads_repeatedly
-    Warning[:experimental] = false
-    3.times do
-      report = Rperf.contention do
-        4.times.map do |k|
-          # CPU only: Ruby 3.3.8 itself can hang at exit when threads of a
-          # non-main Ractor sleep (reproducible without the profiler).
-          Ractor.new(k) do |n|
-            3.times.map { |j| Thread.new { x = 0; 200_000.times { x += j + n }; x } }.map(&:value).sum
-          end
-        end.each(&:take)
-      end
-      assert_conservation(report)
-      assert_edges_sum(report)
-      assert_intervals_disjoint(report)
-      report.ractors.each { |r| assert_operator r[:running_ns], :<=, report.duration_ns * 1.01 }
-    end
   end
 
   def test_fork_while_profiling
