@@ -461,6 +461,8 @@ rperf_on_ready(rperf_thread_slot_t *slot, int64_t now)
     }
     else {
         /* READY proves the thread did not hold the GVL since its last event. */
+        int64_t blocked = now - clipped_since(slot);
+        slot->ready_blocked_ns = blocked > 0 ? blocked : 0;
         charge(slot, RPERF_STATE_BLOCKED, now, RPERF_STATE_GVL_WAIT);
         RPERF_STORE(slot->ready_ns, now);
     }
@@ -549,11 +551,11 @@ rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
         emit_interval(slot, r, RPERF_STATE_GVL_WAIT, now);
 #ifdef RPERF_HAVE_SAMPLER
         if (run.cfg.wall_mode) {
-            int64_t clip = rperf_contention_clip_ns();
-            if (prior == RPERF_STATE_GVL_WAIT && ready) {
-                int64_t b0 = blocked_from < clip ? clip : blocked_from;
-                rperf_sampler_record_synthetic(slot, thread, RPERF_FRAME_GVL_BLOCKED, ready - b0);
-            }
+            /* Exactly the blocked time READY charged (timeline_from_ns may
+             * lie earlier when short intervals were folded). */
+            if (prior == RPERF_STATE_GVL_WAIT && ready)
+                rperf_sampler_record_synthetic(slot, thread, RPERF_FRAME_GVL_BLOCKED,
+                                               slot->ready_blocked_ns);
             rperf_sampler_record_synthetic(slot, thread, RPERF_FRAME_GVL_WAIT, now - wait_from);
         }
 #endif

@@ -80,6 +80,7 @@ typedef struct rperf_thread_slot {
     uint64_t acquisitions;
     uint64_t waits;
     int64_t ready_ns;             /* READY time of the wait in progress, 0 if none */
+    int64_t ready_blocked_ns;     /* blocked time the last READY closed (sampler weight) */
     int64_t timeline_from_ns;     /* start of the next timeline interval (coalescing) */
     uint64_t hook_events;         /* events handled for this thread */
     int64_t native_id;            /* OS thread id seen at a RESUMED, 0 if unknown */
