@@ -155,6 +155,7 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
         .aggregate = RTEST(hash_fetch(config, "aggregate")),
         .signal = (int)hash_long(config, "signal", -1),
         .deferred = deferred,
+        .max_threads = cfg.max_threads,
     };
     if (rperf_sampler_start(&opts, &err) < 0) {
         rperf_contention_destroy();
@@ -757,17 +758,6 @@ rb_rperf_get_label(VALUE self)
     return INT2NUM(slot ? RPERF_LOAD(slot->label_set_id) : 0);
 }
 
-static void
-reset_sampler_clock(rperf_thread_slot_t *slot, void *arg)
-{
-    (void)arg;
-#ifdef RPERF_HAVE_SAMPLER
-    rperf_sampler_reset_slot_clock(slot);
-#else
-    (void)slot;
-#endif
-}
-
 /* _c_profile_inc — 0 → 1 resumes recording and the sampler. */
 static VALUE
 rb_rperf_profile_inc(VALUE self)
@@ -778,8 +768,8 @@ rb_rperf_profile_inc(VALUE self)
     if (prof.refcount == 1) {
         int64_t now = rperf_now_ns();
         rperf_contention_resume(rb_thread_current(), now);
-        rperf_slots_foreach(reset_sampler_clock, NULL);
 #ifdef RPERF_HAVE_SAMPLER
+        /* Re-bases every slot's sample clock itself. */
         if (prof.sampler_running) rperf_sampler_resume();
 #endif
     }
