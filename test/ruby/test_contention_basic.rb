@@ -12,11 +12,12 @@ class TestContentionBasic < Test::Unit::TestCase
     Rperf.stop if Rperf.running?
   end
 
-  # 4 threads that each need 0.15 s of CPU share one GVL: every thread must
-  # wait a substantial part of its life (ideally 3/4; > 30% asserted).
+  # 4 threads that each need ~0.3 s of CPU (three 100 ms timeslices) share
+  # one GVL: every thread must wait a substantial part of its life (ideally
+  # 3/4; > 30% asserted).
   def test_four_cpu_threads_all_wait
     report = Rperf.contention do
-      cpu_threads(4, 0.15).each(&:join)
+      cpu_threads(4, 0.3).each(&:join)
     end
     workers = by_name(report, "cpu")
     assert_equal 4, workers.size
