@@ -271,3 +271,9 @@ module Rperf
 end
 
 require_relative "rperf/contention"
+# Contention log lines (pure Ruby) and the middlewares, which load on first use.
+require_relative "rperf/contention_log"
+module Rperf
+  autoload :Rack, File.expand_path("rperf/rack", __dir__)
+  autoload :JobMiddleware, File.expand_path("rperf/job_middleware", __dir__)
+end
