@@ -91,10 +91,9 @@ static rga_status_t fail_at(loader_t *ld, size_t offset, rga_status_t code, cons
         offset = ld->len;
     offset_to_line_col(ld->text, offset, &err->line, &err->column);
     snprintf(err->path, sizeof(err->path), "%s", path ? path : "");
-    err->code = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+    rga_error_vset(err, code, fmt, ap);
     va_end(ap);
     return code;
 }

@@ -15,14 +15,20 @@ void rga_error_clear(rga_error_t *err)
         memset(err, 0, sizeof(*err));
 }
 
-rga_status_t rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt, ...)
+rga_status_t rga_error_vset(rga_error_t *err, rga_status_t code, const char *fmt, va_list ap)
 {
     if (!err)
         return code;
     err->code = code;
+    vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+    return code;
+}
+
+rga_status_t rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+    rga_error_vset(err, code, fmt, ap);
     va_end(ap);
     return code;
 }

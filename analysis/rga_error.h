@@ -9,6 +9,7 @@
 #ifndef RGA_ERROR_H
 #define RGA_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef enum rga_status {
@@ -39,6 +40,9 @@ void rga_error_clear(rga_error_t *err);
  * err may be NULL, then only the code is returned. */
 rga_status_t rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* rga_error_set with a va_list, for callers that add position or path first. */
+rga_status_t rga_error_vset(rga_error_t *err, rga_status_t code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Writes "file:line:column: path: reason" into buf (always NUL-terminated). */
 void rga_error_format(const rga_error_t *err, char *buf, size_t size);
