@@ -639,6 +639,9 @@ rperf_on_gc_enter(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t no
     charge(slot, held, now, gc_state);
     rperf_slot_write_end(slot);
     slot->gc_depth = 1;
+#ifdef RPERF_HAVE_SAMPLER
+    rperf_sampler_gc_span_begin(slot);
+#endif
     emit_interval(slot, r, held, now);
     if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_GC, slot->seq,
                                   slot->label_set_id, rperf_contention_epoch());

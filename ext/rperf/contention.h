@@ -34,12 +34,15 @@
 
 #define RPERF_MAX_RACTORS 256
 
+/* `waiters` changes at every READY and RESUMED (on different CPUs) and the
+ * interval buffer's head at every push: each sits on its own cache line, so
+ * neither drags the read-mostly fields, nor the other, between CPUs. */
 typedef struct rperf_ractor_slot {
     int id;                          /* 1-based; main is 1 */
     int main;
-    int waiters;                     /* atomic: threads between READY and RESUMED */
     rperf_holder_ring_t *ring;       /* holder history, written by the GVL holder */
-    rperf_interval_buffer_t intervals;
+    int waiters __attribute__((aligned(RPERF_CACHE_LINE)));  /* atomic: threads between READY and RESUMED */
+    rperf_interval_buffer_t intervals __attribute__((aligned(RPERF_CACHE_LINE)));
 } rperf_ractor_slot_t;
 
 enum rperf_gc_phase { RPERF_GC_PHASE_NONE = 0, RPERF_GC_PHASE_MARK = 1, RPERF_GC_PHASE_SWEEP = 2 };

@@ -12,6 +12,11 @@ ext_dir = File.expand_path(__dir__)
 analysis_dir = File.expand_path("../../analysis", __dir__)
 
 $CFLAGS << " -std=gnu11 -Wall -Wextra"
+# Only Init_rperf_ext is exported (RUBY_FUNC_EXPORTED): calls between the
+# extension's own functions then bind directly instead of through the PLT,
+# which the GVL hooks pay on every event, and no symbol can clash with
+# another extension's.
+$CFLAGS << " -fvisibility=hidden"
 # The sources are C11, where string literals are char[]; Ruby's own
 # -Wwrite-strings would flag every Graphviz call that takes char *.
 $warnflags = $warnflags.to_s.sub(/-Wwrite-strings\s*/, "")

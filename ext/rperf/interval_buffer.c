@@ -38,10 +38,13 @@ int
 rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t *rec)
 {
     uint64_t head = __atomic_load_n(&buf->head, __ATOMIC_RELAXED);
-    uint64_t tail = __atomic_load_n(&buf->tail, __ATOMIC_ACQUIRE);
-    if (!buf->records || head - tail >= buf->capacity) {
-        __atomic_fetch_add(&buf->dropped, 1, __ATOMIC_RELAXED);
-        return -1;
+    if (head - buf->tail_seen >= buf->capacity) {
+        /* tail only grows, so a stale value can only understate the room. */
+        buf->tail_seen = __atomic_load_n(&buf->tail, __ATOMIC_ACQUIRE);
+        if (!buf->records || head - buf->tail_seen >= buf->capacity) {
+            __atomic_fetch_add(&buf->dropped, 1, __ATOMIC_RELAXED);
+            return -1;
+        }
     }
     buf->records[head % buf->capacity] = *rec;
     __atomic_store_n(&buf->head, head + 1, __ATOMIC_RELEASE);

@@ -34,7 +34,9 @@ typedef struct rperf_interval_buffer {
     rperf_interval_t *records;
     uint64_t capacity;
     uint64_t head;        /* atomic: written by the producer (release) */
-    uint64_t tail;        /* atomic: written by the consumer (release) */
+    uint64_t tail_seen;   /* producer only: a past value of tail, so a push
+                           * reads the consumer's line only when it looks full */
+    uint64_t tail __attribute__((aligned(64)));  /* atomic: written by the consumer (release) */
     uint64_t dropped;     /* atomic */
 } rperf_interval_buffer_t;
 

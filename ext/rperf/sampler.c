@@ -55,7 +55,8 @@ typedef struct sampler_thread {
     pthread_t clock_thread;         /* native thread whose CPU clock is cpu_clock */
     int64_t pending_ns[RPERF_FRAME_SYNTHETIC_COUNT];  /* short synthetic time not yet attributed */
     int pending_label_set_id[RPERF_FRAME_SYNTHETIC_COUNT];
-} sampler_thread_t;
+    int64_t gc_cpu_from_ns;         /* cpu mode: thread CPU clock where the GC span began, 0 if unknown */
+} __attribute__((aligned(RPERF_CACHE_LINE))) sampler_thread_t;  /* written by its own thread's hooks */
 
 static struct {
     atomic_int running;
@@ -261,17 +262,37 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, int 
 }
 
 void
+rperf_sampler_gc_span_begin(rperf_thread_slot_t *slot)
+{
+    if (!slot || g.opts.mode != RPERF_MODE_CPU || !recording()) return;
+    sampler_thread_t *st = state_of(slot);
+    int64_t now;
+    if (st) st->gc_cpu_from_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) == 0 ? now : 0;
+}
+
+void
 rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
                                enum rperf_synthetic_frame frame, int64_t weight_ns)
 {
     if (weight_ns <= 0 || !slot || (unsigned)frame >= RPERF_FRAME_SYNTHETIC_COUNT || !recording()) return;
-    if (g.opts.mode == RPERF_MODE_CPU &&
-        (frame == RPERF_FRAME_GVL_BLOCKED || frame == RPERF_FRAME_GVL_WAIT))
+    int cpu_mode = g.opts.mode == RPERF_MODE_CPU;
+    if (cpu_mode && (frame == RPERF_FRAME_GVL_BLOCKED || frame == RPERF_FRAME_GVL_WAIT))
         return;
     sampler_thread_t *st = state_of(slot);
     if (!st) {
         count(&g.dropped_samples, 1);
         return;
+    }
+    if (cpu_mode && st->gc_cpu_from_ns > 0) {
+        /* GC frames in the thread's CPU time: a bracket in which the thread
+         * was preempted must not weigh more than the CPU it used, or the
+         * next regular sample (whose clock did not advance) cannot absorb it. */
+        int64_t now;
+        if (clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) == 0) {
+            weight_ns = now - st->gc_cpu_from_ns;
+            st->gc_cpu_from_ns = now;  /* a phase change continues from here */
+        }
+        if (weight_ns <= 0) return;
     }
     if (!prime_slot(slot, st)) {
         /* This time is attributed here; the next regular sample must not
@@ -532,7 +553,8 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
         return -1;
     }
     g.max_threads = opts->max_threads > 0 ? opts->max_threads : DEFAULT_MAX_THREADS;
-    g.threads = calloc((size_t)g.max_threads, sizeof(sampler_thread_t));
+    g.threads = aligned_alloc(RPERF_CACHE_LINE, (size_t)g.max_threads * sizeof(sampler_thread_t));
+    if (g.threads) memset(g.threads, 0, (size_t)g.max_threads * sizeof(sampler_thread_t));
     if (!g.threads) {
         rperf_sample_buffers_free(&g.buffers);
         rperf_frame_table_free(&g.frames);

@@ -120,9 +120,16 @@ void rperf_sampler_reset_slot_clock(struct rperf_thread_slot *slot);
  * walked only when the accumulated weight reaches one sampling interval, and
  * the whole accumulated weight goes to that stack. Recording advances the
  * slot's sample clock by weight_ns so the next regular sample does not count
- * the same time again. In cpu mode GVL frames are ignored. */
+ * the same time again. In cpu mode GVL frames are ignored and GC frames
+ * take their weight from the thread's CPU clock (rperf_sampler_gc_span_begin). */
 void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread,
                                     enum rperf_synthetic_frame frame, int64_t weight_ns);
+/* GC hooks, on the collecting thread, at the start of each GC bracket: in
+ * cpu mode the GC frames recorded until the next call are then weighted by
+ * that thread's CPU clock (one clock read per bracket and phase) instead of
+ * the monotonic weight_ns, which counts time the thread was preempted. No-op
+ * in wall mode. */
+void rperf_sampler_gc_span_begin(struct rperf_thread_slot *slot);
 
 /* Snapshot support (GVL held): flush drains buffers into the tables under
  * the worker lock; clear empties the aggregation table and resets the stats

@@ -44,7 +44,9 @@ rperf_slot_pool_create(int capacity, const char **err)
         *err = "max_threads must be >= 1";
         return -1;
     }
-    pool.slots = calloc((size_t)capacity, sizeof(rperf_thread_slot_t));
+    size_t bytes = (size_t)capacity * sizeof(rperf_thread_slot_t);
+    pool.slots = aligned_alloc(RPERF_CACHE_LINE, bytes);
+    if (pool.slots) memset(pool.slots, 0, bytes);
     if (!pool.slots) {
         *err = "cannot allocate the thread slot pool";
         return -1;

@@ -59,6 +59,10 @@ typedef struct rperf_slot_view {
     uint64_t waits;
 } rperf_slot_view_t;
 
+/* Cache-line aligned: each thread's hooks write only its own slot, and two
+ * threads' slots never share a line (no false sharing between CPUs). */
+#define RPERF_CACHE_LINE 64
+
 typedef struct rperf_thread_slot {
     /* ---- fields the sampler reads and writes (names are its contract) ---- */
     int seq;                      /* 1-based, = index + 1 */
@@ -100,7 +104,7 @@ typedef struct rperf_thread_slot {
     uint64_t base_hook_events;
     int64_t label_base[RPERF_STATE_COUNT];    /* totals already flushed to label_totals */
     int published;                /* 1 once the slot is initialised (release) */
-} rperf_thread_slot_t;
+} __attribute__((aligned(RPERF_CACHE_LINE))) rperf_thread_slot_t;
 
 /* Relaxed access for fields that one thread writes while another reads. */
 #define RPERF_LOAD(x)     __atomic_load_n(&(x), __ATOMIC_RELAXED)

@@ -41,7 +41,10 @@ static struct {
     rperf_timer_callbacks_t cb;
 } g_timer = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
-static __thread pid_t tls_native_tid;
+/* initial-exec: read by the RESUMED hook on every event; the default
+ * model for a dlopen'ed object calls __tls_get_addr each time. Four bytes
+ * fit the static TLS reserve glibc keeps for such objects. */
+static __thread pid_t tls_native_tid __attribute__((tls_model("initial-exec")));
 
 pid_t
 rperf_native_tid(void)
