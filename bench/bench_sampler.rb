@@ -14,7 +14,13 @@
 # sampling_time_ns / sampling_count; cost per GVL event = hook_time_ns /
 # hook_events), and the Ractor-free tick/sample counts.
 #
-#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all]
+# "paired overhead" is the median over rounds of (that round's run / that
+# round's plain run), steadier than the ratio of medians when the machine's
+# speed drifts. --pin CPU runs every child under `taskset -c CPU`: on one
+# CPU nothing waits for an idle CPU to wake up, so the figures are the
+# profiler's CPU cost rather than the wake-up latencies of the machine.
+#
+#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU]
 require "etc"
 require "json"
 require "rbconfig"
@@ -65,9 +71,10 @@ module BenchSampler
     (report["stats"] || {}).select { |_, v| v.is_a?(Numeric) }
   end
 
-  def run_child(workload, variant, load_path)
+  def run_child(workload, variant, load_path, pin = nil)
     args = load_path.flat_map { |dir| ["-I", dir] }
-    out = IO.popen([RbConfig.ruby, *args, __FILE__, "--child", workload, variant], &:read)
+    prefix = pin ? ["taskset", "-c", pin] : []
+    out = IO.popen([*prefix, RbConfig.ruby, *args, __FILE__, "--child", workload, variant], &:read)
     raise "child #{workload}/#{variant} failed" unless $?.success?
 
     JSON.parse(out.lines.last)
@@ -81,6 +88,7 @@ module BenchSampler
 
   def main(argv)
     runs = 10
+    pin = nil
     selected = WORKLOADS.keys
     while (arg = argv.shift)
       case arg
@@ -89,15 +97,17 @@ module BenchSampler
         chosen = argv.shift
         selected = chosen == "all" ? WORKLOADS.keys : [chosen]
         abort "bench_sampler: --workload must be a, b or all" unless (selected - WORKLOADS.keys).empty?
+      when "--pin" then pin = argv.shift.to_s
       when "--child" then return child(argv.shift, argv.shift)
       else abort "bench_sampler: unknown argument #{arg}"
       end
     end
     load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
-    puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs"
+    puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
+         "#{pin ? ", every run pinned to CPU #{pin}" : ''}"
     selected.each do |workload|
       results = VARIANTS.to_h { |v| [v, []] }
-      runs.times { VARIANTS.each { |v| results[v] << run_child(workload, v, load_path) } }
+      runs.times { VARIANTS.each { |v| results[v] << run_child(workload, v, load_path, pin) } }
       report(workload, results)
     end
   end
@@ -119,6 +129,13 @@ module BenchSampler
         per_sample = sum.("sampling_count").positive? ? sum.("sampling_time_ns") / sum.("sampling_count").to_f : 0
         per_event = sum.("hook_events").positive? ? sum.("hook_time_ns") / sum.("hook_events").to_f : 0
         ratios = times.map { _1 / plain }
+        # Paired: each round's run over the same round's plain run. The
+        # machine's speed drifts between rounds (on a VM by several times);
+        # a pair shares most of that drift, so its ratio is steadier than a
+        # ratio of medians taken over different moments.
+        paired = results[variant].zip(results["plain"]).map { |run, base| run["elapsed"] / base["elapsed"] }
+        paired_cpu = results[variant].zip(results["plain"]).map { |run, base| run["cpu"] / base["cpu"] }
+        line += format("  paired overhead %+.1f%% (CPU %+.1f%%)", (median(paired) - 1) * 100, (median(paired_cpu) - 1) * 100)
         line += format("  overhead %+.1f%% (%+.1f..%+.1f)  %.0f ns/sample  %.0f ns/GVL event  " \
                        "%d events  %d ticks  %d samples (%d by hooks)  dropped %d",
                        (ratio - 1) * 100, (ratios.min - 1) * 100, (ratios.max - 1) * 100, per_sample, per_event,
