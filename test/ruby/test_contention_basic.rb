@@ -32,13 +32,20 @@ class TestContentionBasic < Test::Unit::TestCase
     assert_conservation(report)
   end
 
-  # One CPU thread alone has nobody to wait for.
+  # One CPU thread alone has nobody to wait for, except its creator at
+  # birth: a new thread becomes READY at Thread.new and waits until the
+  # main thread lets go of the GVL in #join (recorded by design). That one
+  # wait can take several ms under a sanitizer or on a loaded machine, so
+  # the bound is 2% of the run plus 15 ms, and the number of waits is the
+  # sharper check: one at birth, perhaps one more around GC or exit.
   def test_single_cpu_thread_barely_waits
     report = Rperf.contention do
-      cpu_threads(1, 0.2).each(&:join)
+      cpu_threads(1, 0.3).each(&:join)
     end
     t = by_name(report, "cpu").first
-    assert_operator t.gvl_wait_ns, :<, t.lifetime_ns * 0.02, "waited #{t.gvl_wait_ns} ns of #{t.lifetime_ns}"
+    assert_operator t.gvl_wait_ns, :<, t.lifetime_ns * 0.02 + 15_000_000,
+                    "waited #{t.gvl_wait_ns} ns of #{t.lifetime_ns}"
+    assert_operator t.waits, :<=, 3, "waits: #{t.waits}"
     assert_operator t.running_ns, :>, t.lifetime_ns * 0.9
   end
 

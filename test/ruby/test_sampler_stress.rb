@@ -94,8 +94,10 @@ class TestSamplerStress < Test::Unit::TestCase
     pid = fork do
       reader.close
       running_after_fork = Rperf.running?
-      # The child can profile on its own: a fresh timer and worker.
-      result = Rperf.start(frequency: 1000, mode: :cpu) { burn(0.05) }
+      # The child can profile on its own: a fresh timer and worker. 0.2 s
+      # of CPU is ~200 samples; > 10 holds even when the parent and the
+      # machine leave the child a fraction of a CPU (M:N threads included).
+      result = Rperf.start(frequency: 1000, mode: :cpu) { burn(0.2) }
       writer.write([running_after_fork, result[:report]["stats"]["sampling_count"]].inspect)
       writer.close
       exit!(0)
