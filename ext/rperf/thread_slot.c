@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static rb_internal_thread_specific_key_t slot_key;
 static int slot_key_ready;
@@ -44,9 +45,12 @@ rperf_slot_pool_create(int capacity, const char **err)
         *err = "max_threads must be >= 1";
         return -1;
     }
+    /* mmap: page-aligned (so every slot starts a cache line) and zeroed by
+     * the kernel page by page as threads claim slots, so the default 4096
+     * slots cost nothing until used. */
     size_t bytes = (size_t)capacity * sizeof(rperf_thread_slot_t);
-    pool.slots = aligned_alloc(RPERF_CACHE_LINE, bytes);
-    if (pool.slots) memset(pool.slots, 0, bytes);
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    pool.slots = mem == MAP_FAILED ? NULL : mem;
     if (!pool.slots) {
         *err = "cannot allocate the thread slot pool";
         return -1;
@@ -75,7 +79,7 @@ rperf_slot_pool_destroy(void)
         if (rperf_slot_find(slot->thread) == slot)
             rb_internal_thread_specific_set(slot->thread, slot_key, NULL);
     }
-    free(pool.slots);
+    munmap(pool.slots, (size_t)pool.capacity * sizeof(rperf_thread_slot_t));
     pool.slots = NULL;
     pool.capacity = 0;
     pool.abandoned = 0;

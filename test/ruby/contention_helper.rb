@@ -28,7 +28,14 @@ module ContentionHelper
   end
 
   # About `seconds` of single-thread CPU work, as a fixed iteration count.
+  # The calibrated amount of work, then more until `seconds` of wall time
+  # have passed: this machine's speed drifts by several times, and a burn
+  # that finishes early because the machine got faster after calibration
+  # would break lower bounds on running time. With other threads in the
+  # way the work alone takes longer than `seconds`, so equal work stays
+  # equal.
   def burn_work(seconds)
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     n = (ContentionHelper.iterations_per_second * seconds).to_i
     x = 0
     i = 0
@@ -36,6 +43,7 @@ module ContentionHelper
       x += i
       i += 1
     end
+    x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < seconds
     x
   end
 
