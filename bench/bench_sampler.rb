@@ -20,9 +20,15 @@
 # CPU nothing waits for an idle CPU to wake up, so the figures are the
 # profiler's CPU cost rather than the wake-up latencies of the machine.
 #
-#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU]
+# --yardstick adds a counters-only hook (bench/yardstick: one clock read and
+# one atomic add per GVL event, what a counters-only tool does) as a
+# variant, built on the fly: the floor any event hook pays on this machine
+# at this moment, to read the profiler's figures against.
+#
+#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU] [--yardstick]
 require "etc"
 require "json"
+require "tmpdir"
 require "rbconfig"
 
 module BenchSampler
@@ -52,7 +58,10 @@ module BenchSampler
     require_relative "workloads/gvl_switch"
     method = WORKLOADS.fetch(workload).first
     BenchWorkloads.public_send(method, 2) # JIT-free warm-up of the code paths
-    unless variant == "plain"
+    if variant == "yardstick"
+      require "yardstick_hook"
+      YardstickHook.start
+    elsif variant != "plain"
       require "rperf"
       Rperf.start(frequency: FREQUENCY.fetch(variant), mode: MODE.fetch(variant))
     end
@@ -61,7 +70,7 @@ module BenchSampler
     BenchWorkloads.public_send(method)
     elapsed = monotonic - t0
     cpu = process_cpu - c0
-    stats = variant == "plain" ? {} : stats_of(Rperf.stop)
+    stats = %w[plain yardstick].include?(variant) ? {} : stats_of(Rperf.stop)
     puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "stats" => stats })
   end
 
@@ -69,6 +78,17 @@ module BenchSampler
   def stats_of(result)
     report = result[:report] || result
     (report["stats"] || {}).select { |_, v| v.is_a?(Numeric) }
+  end
+
+  # Builds the counters-only yardstick hook (bench/yardstick) into a
+  # temporary directory and returns that directory.
+  def build_yardstick
+    dir = Dir.mktmpdir("rperf-yardstick")
+    src = File.join(__dir__, "yardstick")
+    ok = system(RbConfig.ruby, File.join(src, "extconf.rb"), chdir: dir, out: File::NULL) &&
+         system("make", "-s", chdir: dir, out: File::NULL)
+    abort "bench_sampler: could not build bench/yardstick (needs a C compiler and Ruby headers)" unless ok
+    dir
   end
 
   def run_child(workload, variant, load_path, pin = nil)
@@ -89,6 +109,7 @@ module BenchSampler
   def main(argv)
     runs = 10
     pin = nil
+    variants = VARIANTS
     selected = WORKLOADS.keys
     while (arg = argv.shift)
       case arg
@@ -98,26 +119,28 @@ module BenchSampler
         selected = chosen == "all" ? WORKLOADS.keys : [chosen]
         abort "bench_sampler: --workload must be a, b or all" unless (selected - WORKLOADS.keys).empty?
       when "--pin" then pin = argv.shift.to_s
+      when "--yardstick" then variants = ["plain", "yardstick", *VARIANTS.drop(1)]
       when "--child" then return child(argv.shift, argv.shift)
       else abort "bench_sampler: unknown argument #{arg}"
       end
     end
     load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
+    load_path += [build_yardstick] if variants.include?("yardstick")
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
          "#{pin ? ", every run pinned to CPU #{pin}" : ''}"
     selected.each do |workload|
-      results = VARIANTS.to_h { |v| [v, []] }
-      runs.times { VARIANTS.each { |v| results[v] << run_child(workload, v, load_path, pin) } }
-      report(workload, results)
+      results = variants.to_h { |v| [v, []] }
+      runs.times { variants.each { |v| results[v] << run_child(workload, v, load_path, pin) } }
+      report(workload, results, variants)
     end
   end
 
-  def report(workload, results)
+  def report(workload, results, variants)
     puts
     puts "workload (#{workload}): #{WORKLOADS[workload].last}"
     plain = median(results["plain"].map { _1["elapsed"] })
     plain_cpu = median(results["plain"].map { _1["cpu"] })
-    VARIANTS.each do |variant|
+    variants.each do |variant|
       times = results[variant].map { _1["elapsed"] }
       cpu = median(results[variant].map { _1["cpu"] })
       line = format("  %-8s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
@@ -136,6 +159,12 @@ module BenchSampler
         paired = results[variant].zip(results["plain"]).map { |run, base| run["elapsed"] / base["elapsed"] }
         paired_cpu = results[variant].zip(results["plain"]).map { |run, base| run["cpu"] / base["cpu"] }
         line += format("  paired overhead %+.1f%% (CPU %+.1f%%)", (median(paired) - 1) * 100, (median(paired_cpu) - 1) * 100)
+        if stats.all?(&:empty?) # the yardstick reports nothing of its own
+          line += format("  overhead %+.1f%% (%+.1f..%+.1f)", (ratio - 1) * 100, (ratios.min - 1) * 100,
+                         (ratios.max - 1) * 100)
+          puts line
+          next
+        end
         line += format("  overhead %+.1f%% (%+.1f..%+.1f)  %.0f ns/sample  %.0f ns/GVL event  " \
                        "%d events  %d ticks  %d samples (%d by hooks)  dropped %d",
                        (ratio - 1) * 100, (ratios.min - 1) * 100, (ratios.max - 1) * 100, per_sample, per_event,
