@@ -553,10 +553,9 @@ rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
         if (run.cfg.wall_mode) {
             /* Exactly the blocked time READY charged (timeline_from_ns may
              * lie earlier when short intervals were folded). */
-            if (prior == RPERF_STATE_GVL_WAIT && ready)
-                rperf_sampler_record_synthetic(slot, thread, RPERF_FRAME_GVL_BLOCKED,
-                                               slot->ready_blocked_ns);
-            rperf_sampler_record_synthetic(slot, thread, RPERF_FRAME_GVL_WAIT, now - wait_from);
+            rperf_sampler_record_off_gvl(slot, thread,
+                                         prior == RPERF_STATE_GVL_WAIT && ready ? slot->ready_blocked_ns : 0,
+                                         now - wait_from);
         }
 #endif
     }

@@ -247,18 +247,57 @@ sample_job(void *arg)
 }
 
 static void
-emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, int frame)
+emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsigned frames_mask)
 {
     int64_t started = monotonic_ns();
     VALUE frames[RPERF_MAX_STACK_DEPTH];
-    int depth = rb_profile_thread_frames(thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
-    write_sample(frames, depth, frame, st->pending_ns[frame], 0, slot->seq, st->pending_label_set_id[frame]);
-    st->pending_ns[frame] = 0;
+    int depth = -1;
+    uint64_t written = 0;
+    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+        if (!(frames_mask & (1u << frame)) || st->pending_ns[frame] <= 0) continue;
+        /* One walk serves every frame: the thread has not run since. */
+        if (depth < 0) depth = rb_profile_thread_frames(thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
+        write_sample(frames, depth, frame, st->pending_ns[frame], 0, slot->seq, st->pending_label_set_id[frame]);
+        st->pending_ns[frame] = 0;
+        written++;
+    }
+    if (!written) return;
     uint64_t spent = (uint64_t)(monotonic_ns() - started);
-    count(&g.sampling_count, 1);
-    count(&g.synthetic_samples, 1);
+    count(&g.sampling_count, written);
+    count(&g.synthetic_samples, written);
     count(&g.sampling_time_ns, spent);
     count(&g.synthetic_time_ns, spent);
+}
+
+void
+rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t blocked_ns,
+                             int64_t wait_ns)
+{
+    if (blocked_ns < 0) blocked_ns = 0;
+    if (wait_ns < 0) wait_ns = 0;
+    if (!slot || blocked_ns + wait_ns == 0 || g.opts.mode == RPERF_MODE_CPU || !recording()) return;
+    sampler_thread_t *st = state_of(slot);
+    if (!st) {
+        count(&g.dropped_samples, 1);
+        return;
+    }
+    if (!prime_slot(slot, st)) slot->sample_prev_ns += blocked_ns + wait_ns;
+    int label = slot->label_set_id;
+    _Static_assert(RPERF_FRAME_GVL_BLOCKED == 0 && RPERF_FRAME_GVL_WAIT == 1, "add[] is indexed by frame");
+    const int64_t add[2] = { blocked_ns, wait_ns };
+    unsigned relabel = 0, due = 0;
+    for (int frame = RPERF_FRAME_GVL_BLOCKED; frame <= RPERF_FRAME_GVL_WAIT; frame++) {
+        if (add[frame] > 0 && st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != label)
+            relabel |= 1u << frame;
+    }
+    if (relabel) emit_pending(slot, st, thread, relabel);
+    for (int frame = RPERF_FRAME_GVL_BLOCKED; frame <= RPERF_FRAME_GVL_WAIT; frame++) {
+        if (add[frame] <= 0) continue;
+        st->pending_ns[frame] += add[frame];
+        st->pending_label_set_id[frame] = label;
+        if (st->pending_ns[frame] >= g.interval_ns) due |= 1u << frame;
+    }
+    if (due) emit_pending(slot, st, thread, due);
 }
 
 void
@@ -300,10 +339,10 @@ rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
         slot->sample_prev_ns += weight_ns;
     }
     if (st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != slot->label_set_id)
-        emit_pending(slot, st, thread, frame);
+        emit_pending(slot, st, thread, 1u << frame);
     st->pending_ns[frame] += weight_ns;
     st->pending_label_set_id[frame] = slot->label_set_id;
-    if (st->pending_ns[frame] >= g.interval_ns) emit_pending(slot, st, thread, frame);
+    if (st->pending_ns[frame] >= g.interval_ns) emit_pending(slot, st, thread, 1u << frame);
 }
 
 /* ---- worker side ---- */

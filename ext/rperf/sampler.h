@@ -124,6 +124,13 @@ void rperf_sampler_reset_slot_clock(struct rperf_thread_slot *slot);
  * take their weight from the thread's CPU clock (rperf_sampler_gc_span_begin). */
 void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread,
                                     enum rperf_synthetic_frame frame, int64_t weight_ns);
+/* RESUMED in wall mode: the [GVL blocked] and [GVL wait] time that ends
+ * now, in one call, with the rules of rperf_sampler_record_synthetic for
+ * each frame (per-frame accumulation and threshold); when both frames are
+ * due at once, one stack walk serves the two (the thread has not run in
+ * between). Negative weights count as 0; no-op in cpu mode. */
+void rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64_t blocked_ns,
+                                  int64_t wait_ns);
 /* GC hooks, on the collecting thread, at the start of each GC bracket: in
  * cpu mode the GC frames recorded until the next call are then weighted by
  * that thread's CPU clock (one clock read per bracket and phase) instead of
