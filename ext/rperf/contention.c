@@ -15,6 +15,7 @@
  */
 #include "contention.h"
 #include "clock.h"
+#include "gc_hooks.h"
 
 #include <ruby/debug.h>
 #include <ruby/ractor.h>
@@ -87,6 +88,7 @@ register_job_run(void *data)
     if (!rperf_contention_recording()) return;
     rperf_ractor_slot_t *r = rperf_ractor_register_current();
     if (!r) return;
+    if (!r->main) rperf_gc_hooks_install_current_ractor();
     VALUE threads = rb_funcall(rb_cThread, rb_intern("list"), 0);
     for (long i = 0; i < RARRAY_LEN(threads); i++) {
         rperf_thread_slot_t *slot = rperf_slot_find(RARRAY_AREF(threads, i));

@@ -4,17 +4,25 @@
  * The phase (mark or sweep) comes from GC_START / GC_END_MARK /
  * GC_END_SWEEP; each enter/exit bracket is charged to the phase current at
  * the time, and a phase change inside a bracket splits it. With lazy
- * sweeping a sweep is many short brackets. This file does NOT know which
- * Ractor GC'd beyond "the one that installed the hook".
+ * sweeping a sweep is many short brackets. The thread that runs the GC
+ * is charged; its Ractor is the slot's. This file does NOT decide when a
+ * Ractor gets its hook (contention.c, when it registers the Ractor).
  */
 #include "gc_hooks.h"
 #include "clock.h"
 #include "contention.h"
 
 #include <ruby/debug.h>
+#include <ruby/ractor.h>
 
+/* GC stops every Ractor, so one phase variable serves all the hooks. */
 static int gc_phase = RPERF_GC_PHASE_NONE;
 static int installed;
+static rb_ractor_local_key_t ractor_hooked_key;  /* non-NULL once a Ractor has its hook */
+
+#define GC_EVENTS (RUBY_INTERNAL_EVENT_GC_ENTER | RUBY_INTERNAL_EVENT_GC_EXIT | \
+                   RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK | \
+                   RUBY_INTERNAL_EVENT_GC_END_SWEEP)
 
 static void
 gc_event(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
@@ -51,12 +59,18 @@ void
 rperf_gc_hooks_install(void)
 {
     if (installed) return;
-    rb_add_event_hook(gc_event,
-                      RUBY_INTERNAL_EVENT_GC_ENTER | RUBY_INTERNAL_EVENT_GC_EXIT |
-                      RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
-                      RUBY_INTERNAL_EVENT_GC_END_SWEEP,
-                      Qnil);
+    if (!ractor_hooked_key) ractor_hooked_key = rb_ractor_local_storage_ptr_newkey(NULL);
+    rb_add_event_hook(gc_event, GC_EVENTS, Qnil);
     installed = 1;
+}
+
+void
+rperf_gc_hooks_install_current_ractor(void)
+{
+    if (!ractor_hooked_key) return;
+    if (rb_ractor_local_storage_ptr(ractor_hooked_key)) return;
+    rb_add_event_hook(gc_event, GC_EVENTS, Qnil);
+    rb_ractor_local_storage_ptr_set(ractor_hooked_key, (void *)&installed);
 }
 
 void

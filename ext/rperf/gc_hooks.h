@@ -4,8 +4,13 @@
  *
  * Contract
  * - install/remove: Ruby context, GVL held, main Ractor. rb_add_event_hook
- *   attaches to the calling Ractor only: GC work done by threads of other
- *   Ractors is not separated from their running time.
+ *   attaches to the calling Ractor only, so other Ractors get their own
+ *   hook through rperf_gc_hooks_install_current_ractor.
+ * - install_current_ractor: Ruby context on a thread of a non-main Ractor,
+ *   its GVL held, outside any hook (it allocates the hook). Once per Ractor
+ *   for the life of the Ractor: a hook of another Ractor cannot be removed
+ *   from the main one, so it stays and does nothing while no profile
+ *   records; a Ractor-local flag keeps later profiles from adding a second.
  * - The callback runs on the GC-ing thread, which holds its Ractor's GVL,
  *   inside GC: it never allocates and never calls Ruby methods.
  */
@@ -14,5 +19,6 @@
 
 void rperf_gc_hooks_install(void);
 void rperf_gc_hooks_remove(void);
+void rperf_gc_hooks_install_current_ractor(void);
 
 #endif

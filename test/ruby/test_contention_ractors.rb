@@ -94,6 +94,36 @@ class TestContentionRactors < Test::Unit::TestCase
     assert_intervals_disjoint(report)
   end
 
+  # GC run by a thread of a non-main Ractor is that thread's gc time, not
+  # its running time (the GC hook is per Ractor; each Ractor gets its own).
+  # One Ractor lives across two profiles: the hook it got in the first (it
+  # cannot be removed from the main Ractor) must serve the second.
+  def test_gc_in_a_non_main_ractor_is_gc_time
+    body = <<~'RUBY'
+      $allocator ||= Ractor.new do
+        loop do
+          seconds = Ractor.receive
+          started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          kept = nil
+          kept = Array.new(1000) { |i| "s#{i}" } while Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < seconds
+          Ractor.yield kept.size
+        end
+      end
+      $allocator.send(0.3)
+      $allocator.take
+    RUBY
+    reports = ractor_reports(body, rounds: 2)
+    reports.each do |report|
+      allocator = report.threads.select { |t| t.ractor != 1 && t.lifetime_ns > 100_000_000 }
+      assert_equal 1, allocator.size, report.threads.map(&:to_h).inspect
+      t = allocator.first
+      assert_operator t.gc_mark_ns + t.gc_sweep_ns, :>, 0, t.to_h.inspect
+      assert_operator t.gc_mark_ns + t.gc_sweep_ns, :<, t.lifetime_ns * 0.9, t.to_h.inspect
+      assert_conservation(report)
+      assert_edges_sum(report)
+    end
+  end
+
   # Several rounds of Ractors with threads while profiling.
   def test_repeated_ractor_rounds
     reports = ractor_reports("4.times.map { Ractor.new(0.03, 2, &BURN) }.each(&:take)", rounds: 4)
