@@ -105,8 +105,10 @@ rperf_agg_table_intern_stack(rperf_agg_table_t *at, const uint32_t *frame_ids, u
     uint32_t i = hash & mask;
     for (uint32_t entry; (entry = at->stack_slots[i]) != 0; i = (i + 1) & mask) {
         const rperf_agg_stack_t *s = &at->stacks[entry - 1];
+        /* depth 0 (a sample with no frame at all) never touches the pool,
+         * which may not exist yet: memcmp must not see its NULL. */
         if (s->hash == hash && s->depth == depth &&
-            memcmp(at->stack_pool + s->start, frame_ids, sizeof(uint32_t) * depth) == 0)
+            (depth == 0 || memcmp(at->stack_pool + s->start, frame_ids, sizeof(uint32_t) * depth) == 0))
             return entry - 1;
     }
     if (at->stack_count >= at->max_stacks || at->pool_count + depth > at->max_pool_frames)
