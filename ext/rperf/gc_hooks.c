@@ -14,20 +14,37 @@
 
 #include <ruby/debug.h>
 #include <ruby/ractor.h>
+#include <sched.h>
 
 /* GC stops every Ractor, so one phase variable serves all the hooks. */
 static int gc_phase = RPERF_GC_PHASE_NONE;
 static int installed;
 static rb_ractor_local_key_t ractor_hooked_key;  /* non-NULL once a Ractor has its hook */
+/* Callbacks in progress. A lazy sweep step fires GC_ENTER/EXIT in its own
+ * Ractor without stopping the others, so another Ractor's callback may run
+ * while the main one stops the profile: the stop clears `recording`, then
+ * waits here before anything is freed (the callback counts itself before
+ * it reads `recording`). */
+static int in_flight;
 
 #define GC_EVENTS (RUBY_INTERNAL_EVENT_GC_ENTER | RUBY_INTERNAL_EVENT_GC_EXIT | \
                    RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK | \
                    RUBY_INTERNAL_EVENT_GC_END_SWEEP)
 
+static void handle_gc_event(rb_event_flag_t event);
+
 static void
 gc_event(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
 {
     (void)data; (void)self; (void)mid; (void)klass;
+    __atomic_fetch_add(&in_flight, 1, __ATOMIC_SEQ_CST);
+    handle_gc_event(event);
+    __atomic_fetch_sub(&in_flight, 1, __ATOMIC_SEQ_CST);
+}
+
+static void
+handle_gc_event(rb_event_flag_t event)
+{
     if (event & RUBY_INTERNAL_EVENT_GC_START) gc_phase = RPERF_GC_PHASE_MARK;
     else if (event & RUBY_INTERNAL_EVENT_GC_END_MARK) gc_phase = RPERF_GC_PHASE_SWEEP;
     else if (event & RUBY_INTERNAL_EVENT_GC_END_SWEEP) gc_phase = RPERF_GC_PHASE_NONE;
@@ -76,7 +93,18 @@ rperf_gc_hooks_install_current_ractor(void)
 void
 rperf_gc_hooks_remove(void)
 {
-    if (!installed) return;
-    rb_remove_event_hook(gc_event);
-    installed = 0;
+    if (installed) {
+        rb_remove_event_hook(gc_event);
+        installed = 0;
+    }
+    /* The caller has stopped recording: wait out other Ractors' callbacks
+     * that began before (later ones return at once). */
+    while (__atomic_load_n(&in_flight, __ATOMIC_SEQ_CST)) sched_yield();
+}
+
+void
+rperf_gc_hooks_after_fork_child(void)
+{
+    /* Only the forking thread exists in the child. */
+    __atomic_store_n(&in_flight, 0, __ATOMIC_SEQ_CST);
 }

@@ -18,7 +18,12 @@
 #define RPERF_GC_HOOKS_H
 
 void rperf_gc_hooks_install(void);
+/* Also waits until no callback (of any Ractor) is still running; call it
+ * after recording stopped and before anything the callbacks use is freed. */
 void rperf_gc_hooks_remove(void);
 void rperf_gc_hooks_install_current_ractor(void);
+/* Fork child (atfork handler): forgets callbacks the parent's other threads
+ * had in progress. */
+void rperf_gc_hooks_after_fork_child(void);
 
 #endif

@@ -106,6 +106,16 @@ cleanup_forked_child(void)
 /* ------------------------------------------------------------------ */
 /* start                                                               */
 
+/* A start that failed after the contention state was created: other
+ * Ractors' GC hooks (kept from an earlier profile) may already be using it. */
+static void
+abandon_start(void)
+{
+    rperf_contention_stop_recording();
+    rperf_gc_hooks_remove();
+    rperf_contention_destroy();
+}
+
 static void
 claim_existing(VALUE threads, VALUE caller, int64_t now)
 {
@@ -158,7 +168,7 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
         .max_threads = cfg.max_threads,
     };
     if (rperf_sampler_start(&opts, &err) < 0) {
-        rperf_contention_destroy();
+        abandon_start();
         rb_raise(rb_eRuntimeError, "rperf: cannot start the sampler: %s", err);
     }
     prof.sampler_running = 1;
@@ -169,7 +179,7 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
         rperf_sampler_free();
         prof.sampler_running = 0;
 #endif
-        rperf_contention_destroy();
+        abandon_start();
         rb_raise(rb_eRuntimeError, "rperf: cannot install the thread event hook");
     }
     rperf_gc_hooks_install();
@@ -901,6 +911,7 @@ after_fork_child(void)
     /* Only flag changes: another thread of the parent may have held any
      * lock at fork time. The rest is cleaned up on the next call. */
     rperf_gvl_hooks_after_fork_child();
+    rperf_gc_hooks_after_fork_child();
     rperf_contention_after_fork_child();
 #ifdef RPERF_HAVE_SAMPLER
     if (prof.sampler_running) rperf_sampler_after_fork_child();
