@@ -269,6 +269,35 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
     count(&g.synthetic_time_ns, spent);
 }
 
+/* The common tail of the recorders: advances the slot's sample clock by
+ * the recorded time (the next regular sample must not count it again; GC
+ * time is in the thread's CPU clock too), then adds weights[frame] (> 0
+ * only for frames being recorded) to the pending time. A frame whose
+ * pending time carries another label set is emitted first; every frame
+ * that reaches an interval is emitted after, all with one stack walk. */
+static void
+accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
+           const int64_t weights[RPERF_FRAME_SYNTHETIC_COUNT])
+{
+    int64_t total = 0;
+    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) total += weights[frame];
+    if (!prime_slot(slot, st)) slot->sample_prev_ns += total;
+    int label = slot->label_set_id;
+    unsigned relabel = 0, due = 0;
+    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+        if (weights[frame] > 0 && st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != label)
+            relabel |= 1u << frame;
+    }
+    if (relabel) emit_pending(slot, st, thread, relabel);
+    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+        if (weights[frame] <= 0) continue;
+        st->pending_ns[frame] += weights[frame];
+        st->pending_label_set_id[frame] = label;
+        if (st->pending_ns[frame] >= g.interval_ns) due |= 1u << frame;
+    }
+    if (due) emit_pending(slot, st, thread, due);
+}
+
 void
 rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t blocked_ns,
                              int64_t wait_ns)
@@ -281,23 +310,10 @@ rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t bl
         count(&g.dropped_samples, 1);
         return;
     }
-    if (!prime_slot(slot, st)) slot->sample_prev_ns += blocked_ns + wait_ns;
-    int label = slot->label_set_id;
-    _Static_assert(RPERF_FRAME_GVL_BLOCKED == 0 && RPERF_FRAME_GVL_WAIT == 1, "add[] is indexed by frame");
-    const int64_t add[2] = { blocked_ns, wait_ns };
-    unsigned relabel = 0, due = 0;
-    for (int frame = RPERF_FRAME_GVL_BLOCKED; frame <= RPERF_FRAME_GVL_WAIT; frame++) {
-        if (add[frame] > 0 && st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != label)
-            relabel |= 1u << frame;
-    }
-    if (relabel) emit_pending(slot, st, thread, relabel);
-    for (int frame = RPERF_FRAME_GVL_BLOCKED; frame <= RPERF_FRAME_GVL_WAIT; frame++) {
-        if (add[frame] <= 0) continue;
-        st->pending_ns[frame] += add[frame];
-        st->pending_label_set_id[frame] = label;
-        if (st->pending_ns[frame] >= g.interval_ns) due |= 1u << frame;
-    }
-    if (due) emit_pending(slot, st, thread, due);
+    int64_t weights[RPERF_FRAME_SYNTHETIC_COUNT] = {0};
+    weights[RPERF_FRAME_GVL_BLOCKED] = blocked_ns;
+    weights[RPERF_FRAME_GVL_WAIT] = wait_ns;
+    accumulate(slot, st, thread, weights);
 }
 
 void
@@ -333,16 +349,9 @@ rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
         }
         if (weight_ns <= 0) return;
     }
-    if (!prime_slot(slot, st)) {
-        /* This time is attributed here; the next regular sample must not
-         * count it again (GC time is in the thread's CPU clock too). */
-        slot->sample_prev_ns += weight_ns;
-    }
-    if (st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != slot->label_set_id)
-        emit_pending(slot, st, thread, 1u << frame);
-    st->pending_ns[frame] += weight_ns;
-    st->pending_label_set_id[frame] = slot->label_set_id;
-    if (st->pending_ns[frame] >= g.interval_ns) emit_pending(slot, st, thread, 1u << frame);
+    int64_t weights[RPERF_FRAME_SYNTHETIC_COUNT] = {0};
+    weights[frame] = weight_ns;
+    accumulate(slot, st, thread, weights);
 }
 
 /* ---- worker side ---- */

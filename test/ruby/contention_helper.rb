@@ -17,32 +17,31 @@ module ContentionHelper
     @iterations_per_second ||= 5.times.map do
       n = 500_000
       t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      x = 0
-      i = 0
-      while i < n
-        x += i
-        i += 1
-      end
+      spin(n)
       n / (Process.clock_gettime(Process::CLOCK_MONOTONIC) - t)
     end.max
   end
 
-  # About `seconds` of single-thread CPU work, as a fixed iteration count.
-  # The calibrated amount of work, then more until `seconds` of wall time
-  # have passed: this machine's speed drifts by several times, and a burn
-  # that finishes early because the machine got faster after calibration
-  # would break lower bounds on running time. With other threads in the
-  # way the work alone takes longer than `seconds`, so equal work stays
-  # equal.
-  def burn_work(seconds)
-    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    n = (ContentionHelper.iterations_per_second * seconds).to_i
+  # The unit of work that burn_work counts.
+  def self.spin(n)
     x = 0
     i = 0
     while i < n
       x += i
       i += 1
     end
+    x
+  end
+
+  # About `seconds` of single-thread CPU work: the calibrated iteration
+  # count, then more until `seconds` of wall time have passed. This
+  # machine's speed drifts by several times, and a burn that finishes early
+  # because the machine got faster after calibration would break lower
+  # bounds on running time. With other threads in the way the work alone
+  # takes longer than `seconds`, so equal work stays equal.
+  def burn_work(seconds)
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    x = ContentionHelper.spin((ContentionHelper.iterations_per_second * seconds).to_i)
     x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < seconds
     x
   end
