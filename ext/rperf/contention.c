@@ -149,6 +149,7 @@ rperf_contention_now_clipped(void)
 }
 
 static void labels_free(void);
+static void edge_lost(int waiter, int64_t ns);
 
 int
 rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int paused,
@@ -160,7 +161,7 @@ rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int p
     }
     run.cfg = *cfg;
     if (rperf_slot_pool_create(cfg->max_threads, err) < 0) return -1;
-    if (rperf_edges_create(cfg->max_edges) < 0) {
+    if (rperf_edges_create(cfg->max_edges, edge_lost) < 0) {
         rperf_slot_pool_destroy();
         *err = "cannot allocate the wait-edge table";
         return -1;
@@ -213,7 +214,7 @@ rperf_contention_destroy(void)
     __atomic_store_n(&run.recording, 0, __ATOMIC_RELEASE);
     for (int i = 0; i < RPERF_MAX_RACTORS; i++) {
         rperf_ractor_slot_t *r = &run.ractors[i];
-        free(r->ring);
+        rperf_holder_ring_destroy(r->ring);
         rperf_interval_buffer_free(&r->intervals);
         run.ractor_published[i] = 0;
     }
@@ -354,7 +355,7 @@ rperf_ractor_register_current(void)
     r = &run.ractors[index];
     memset(r, 0, sizeof(*r));
     r->id = index + 1;
-    r->ring = calloc(1, sizeof(rperf_holder_ring_t));
+    r->ring = rperf_holder_ring_create(r->id);
     if (!r->ring) return NULL;
     if (run.cfg.timeline && run.cfg.max_intervals > 0 &&
         rperf_interval_buffer_init(&r->intervals, (uint64_t)run.cfg.max_intervals) < 0) {
@@ -491,6 +492,14 @@ charge_unknown_edge(rperf_thread_slot_t *slot, int64_t ns)
     __atomic_fetch_add(&slot->unknown_edge_count, 1, __ATOMIC_RELAXED);
 }
 
+/* Wait time a full edge table could not take (hook or builder context). */
+static void
+edge_lost(int waiter, int64_t ns)
+{
+    rperf_thread_slot_t *slot = rperf_slot_by_seq(waiter);
+    if (slot) charge_unknown_edge(slot, ns);
+}
+
 void
 rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
 {
@@ -540,9 +549,8 @@ rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
         int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
         int64_t edge_from = wait_from > cut ? wait_from : cut;
         if (r) {
-            int64_t lost = rperf_wait_attribute(r->ring, rperf_contention_epoch(), r->id,
-                                                slot->seq, slot->label_set_id, edge_from, now, NULL);
-            charge_unknown_edge(slot, lost);
+            rperf_wait_defer(r->ring, rperf_contention_epoch(), slot->seq, slot->label_set_id,
+                             edge_from, now);
         }
         else {
             charge_unknown_edge(slot, now - edge_from);
@@ -580,11 +588,7 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
         /* Duplicate SUSPENDED: the previous one did not give the GVL away
          * (an interrupted sleep), so the hand-off we recorded was this
          * thread still holding it. */
-        rperf_holder_segment_t *last = rperf_holder_ring_last(r->ring);
-        if (last && last->kind == RPERF_HOLDER_HANDOFF && last->holder_seq == slot->seq) {
-            last->kind = RPERF_HOLDER_THREAD;
-            last->holder_label = slot->label_set_id;
-        }
+        rperf_holder_ring_reclaim_handoff(r->ring, slot->seq, slot->label_set_id);
     }
     rperf_slot_write_begin(slot);
     charge(slot, held, now, RPERF_STATE_BLOCKED);
@@ -905,7 +909,6 @@ int     rperf_contention_sequence(void) { return run.sequence; }
 typedef struct cut_ctx {
     const rperf_cut_t *cut;
     rperf_edge_list_t *extra;
-    rperf_ractor_slot_t *own;   /* the builder's Ractor: its ring is stable */
 } cut_ctx_t;
 
 static void
@@ -924,18 +927,26 @@ cut_one(rperf_thread_slot_t *slot, void *arg)
     if (from < edge_cut) from = edge_cut;
     int64_t to = accounting_now(ctx->cut->end_ns);
     if (to <= from) return;
+    /* Another Ractor's ring is read under its lock while its holder goes on. */
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
-    const rperf_holder_ring_t *ring =
-        (r && (ctx->cut->final || r == ctx->own)) ? r->ring : NULL;
-    rperf_wait_attribute(ring, rperf_contention_epoch(), r ? r->id : 0, slot->seq,
+    rperf_wait_attribute(r ? r->ring : NULL, rperf_contention_epoch(), r ? r->id : 0, slot->seq,
                          RPERF_LOAD(slot->label_set_id), from, to, ctx->extra);
 }
 
 void
 rperf_contention_cut_open_waits(const rperf_cut_t *cut, rperf_edge_list_t *extra)
 {
-    cut_ctx_t ctx = { cut, extra, rperf_ractor_lookup_current() };
+    cut_ctx_t ctx = { cut, extra };
     rperf_slots_foreach(cut_one, &ctx);
+}
+
+void
+rperf_contention_flush_waits(void)
+{
+    for (int i = 1; i <= rperf_ractor_count(); i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
+        if (r) rperf_wait_flush(r->ring);
+    }
 }
 
 void

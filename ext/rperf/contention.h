@@ -18,7 +18,8 @@
  *   block. on_ready/on_exited may run without any GVL and in parallel with
  *   hooks of other Ractors; they touch only the slot and atomics.
  *   on_suspended/on_resumed/on_gc_* run while the thread is its Ractor's
- *   GVL holder, which serialises the Ractor's ring and interval buffer.
+ *   GVL holder, which serialises the Ractor's ring and interval buffer
+ *   (the ring's own lock admits a report builder of another Ractor).
  * - Ractor identity: a Ractor-local pointer (set outside hooks by
  *   rperf_ractor_register_current, e.g. from a postponed job) encodes the
  *   profile generation and the Ractor's index; stale values are ignored.
@@ -134,7 +135,7 @@ typedef struct rperf_cut {
     int64_t start_ns;        /* report interval start (monotonic) */
     int64_t start_realtime_ns;
     int64_t end_ns;          /* the cut */
-    int final;               /* stop: hooks are gone, every ring may be read */
+    int final;               /* stop: hooks are gone */
 } rperf_cut_t;
 
 int64_t rperf_contention_interval_start(void);
@@ -147,6 +148,9 @@ rperf_label_total_t *rperf_contention_label_totals(size_t *count, int clear);
 /* Attributes the open part of every wait in progress up to cut->end_ns into
  * `extra` edges (not the shared table); see contention.c. */
 void rperf_contention_cut_open_waits(const rperf_cut_t *cut, rperf_edge_list_t *extra);
+/* Attributes the waits every Ractor's holder deferred, before the edge
+ * table is copied. Report builder only. */
+void rperf_contention_flush_waits(void);
 void rperf_contention_get_stats(rperf_contention_stats_t *out);
 /* Starts the next report interval at `now` (snapshot clear): resets
  * counters and stores per-slot baselines. */

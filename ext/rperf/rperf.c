@@ -566,6 +566,7 @@ collect(struct build_args *a)
     rperf_contention_flush_labels(ctx->cut.end_ns);
     ctx->labels = rperf_contention_label_totals(&ctx->nlabels, ctx->clear);
 
+    rperf_contention_flush_waits();
     if (rperf_edges_copy(&a->table, ctx->clear) < 0)
         rb_raise(rb_eNoMemError, "rperf: cannot copy wait edges");
     rperf_contention_cut_open_waits(&ctx->cut, &a->extra);

@@ -1,17 +1,35 @@
 /*
- * wait_edges.c — holder rings and the waiter → holder edge table.
+ * wait_edges.c — holder rings, deferred waits and the waiter → holder edge
+ * table.
  *
  * The table is open addressing over a power-of-two array allocated at
  * start (twice max_edges, so probes stay short); it never grows. One
- * spinlock guards it: with one Ractor only one GVL holder attributes at a
- * time, so the lock is never contended; with parallel Ractors hold times
- * are a few dozen stores. A wait is first merged per holder in a small
- * on-stack array, so the lock is taken once per wait, not per segment.
+ * spinlock guards it. Waits reach it in batches: the holder that ends a
+ * wait appends a 40-byte record to its Ractor's ring, and a batch is split
+ * over the ring's segments and merged on the stack before the table is
+ * locked once for all of it. On a GVL hand-off the table's lock and
+ * entries were last written on the other CPU, so touching them once per
+ * batch instead of once per wait is where the time goes.
+ *
+ * It does NOT decide when waits begin or end, nor read slots.
  */
 #include "wait_edges.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define CACHE_LINE 64
+
+struct rperf_holder_ring {
+    /* Written by every push and deferral: one line. */
+    uint64_t head;            /* segments written so far */
+    uint64_t pending_head;    /* head when the oldest pending wait ended */
+    int lock;                 /* spinlock: the holder vs a report builder */
+    int npending;
+    int ractor_id;
+    rperf_pending_wait_t pending[RPERF_PENDING_WAITS] __attribute__((aligned(CACHE_LINE)));
+    rperf_holder_segment_t seg[RPERF_HOLDER_RING_SIZE];
+} __attribute__((aligned(CACHE_LINE)));
 
 typedef struct edge_entry {
     rperf_edge_t edge;
@@ -26,75 +44,29 @@ static struct {
     size_t used;
     int lock;             /* spinlock */
     uint64_t dropped;     /* atomic */
-    uint64_t contended;   /* atomic */
+    uint64_t contended;   /* atomic: table and ring locks */
+    rperf_edge_lost_fn lost;
 } table;
 
-void
-rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind,
-                       int holder_seq, int holder_label, uint32_t epoch)
-{
-    if (!ring) return;
-    rperf_holder_segment_t *last = rperf_holder_ring_last(ring);
-    /* Same holder again (a label-less re-push): keep the older start. */
-    if (last && last->kind == kind && last->holder_seq == holder_seq &&
-        last->holder_label == holder_label && last->epoch == epoch)
-        return;
-    rperf_holder_segment_t *s = &ring->seg[ring->head % RPERF_HOLDER_RING_SIZE];
-    s->start_ns = start_ns;
-    s->kind = (uint8_t)kind;
-    s->holder_seq = holder_seq;
-    s->holder_label = holder_label;
-    s->epoch = epoch;
-    ring->head++;
-}
-
-rperf_holder_segment_t *
-rperf_holder_ring_last(rperf_holder_ring_t *ring)
-{
-    if (!ring || ring->head == 0) return NULL;
-    return &ring->seg[(ring->head - 1) % RPERF_HOLDER_RING_SIZE];
-}
-
-int
-rperf_edges_create(long capacity)
-{
-    if (capacity < 1) capacity = 1;
-    size_t buckets = 16;
-    while (buckets < (size_t)capacity * 2) buckets <<= 1;
-    table.entries = calloc(buckets, sizeof(edge_entry_t));
-    if (!table.entries) return -1;
-    table.mask = buckets - 1;
-    table.limit = (size_t)capacity;
-    table.used = 0;
-    table.lock = 0;
-    table.dropped = 0;
-    table.contended = 0;
-    return 0;
-}
-
-void
-rperf_edges_destroy(void)
-{
-    free(table.entries);
-    memset(&table, 0, sizeof(table));
-}
-
 static void
-spin_lock(void)
+spin_lock(int *lock)
 {
-    if (!__atomic_exchange_n(&table.lock, 1, __ATOMIC_ACQUIRE)) return;
+    if (!__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) return;
     __atomic_fetch_add(&table.contended, 1, __ATOMIC_RELAXED);
-    while (__atomic_exchange_n(&table.lock, 1, __ATOMIC_ACQUIRE)) {
-        while (__atomic_load_n(&table.lock, __ATOMIC_RELAXED))
+    while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(lock, __ATOMIC_RELAXED))
             __builtin_ia32_pause();
     }
 }
 
 static void
-spin_unlock(void)
+spin_unlock(int *lock)
 {
-    __atomic_store_n(&table.lock, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
+
+/* ------------------------------------------------------------------ */
+/* edge keys and the table                                             */
 
 static uint32_t
 edge_hash(const rperf_edge_t *e)
@@ -117,12 +89,11 @@ edge_same_key(const rperf_edge_t *a, const rperf_edge_t *b)
            a->kind == b->kind;
 }
 
-/* Lock held. Returns 0, or -1 when the table is full. */
+/* Table lock held. Returns 0, or -1 when the table is full. */
 static int
-table_add_locked(const rperf_edge_t *e)
+table_add_locked(const rperf_edge_t *e, uint32_t h)
 {
     if (!table.entries) return -1;
-    uint32_t h = edge_hash(e);
     for (size_t i = h & table.mask;; i = (i + 1) & table.mask) {
         edge_entry_t *slot = &table.entries[i];
         if (!slot->used) {
@@ -141,95 +112,274 @@ table_add_locked(const rperf_edge_t *e)
     }
 }
 
-#define LOCAL_HOLDERS 32
+int
+rperf_edges_create(long capacity, rperf_edge_lost_fn lost)
+{
+    if (capacity < 1) capacity = 1;
+    size_t buckets = 16;
+    while (buckets < (size_t)capacity * 2) buckets <<= 1;
+    table.entries = calloc(buckets, sizeof(edge_entry_t));
+    if (!table.entries) return -1;
+    table.mask = buckets - 1;
+    table.limit = (size_t)capacity;
+    table.used = 0;
+    table.lock = 0;
+    table.dropped = 0;
+    table.contended = 0;
+    table.lost = lost;
+    return 0;
+}
 
-typedef struct local_acc {
-    rperf_edge_t items[LOCAL_HOLDERS];
+void
+rperf_edges_destroy(void)
+{
+    free(table.entries);
+    memset(&table, 0, sizeof(table));
+}
+
+/* ------------------------------------------------------------------ */
+/* merging a batch                                                     */
+
+/* The edges of one batch, open addressing on the stack; spilled into the
+ * table (or a list) when it fills. `last_wait` makes an edge's count the
+ * number of waits that overlapped that holder, however many of the
+ * holder's segments one wait spans. */
+#define BATCH_BUCKETS 64
+#define BATCH_LIMIT 48
+typedef struct batch {
+    rperf_edge_t items[BATCH_BUCKETS];
+    uint32_t hash[BATCH_BUCKETS];
+    int last_wait[BATCH_BUCKETS];
+    unsigned char used[BATCH_BUCKETS];
     int n;
-} local_acc_t;
+    rperf_edge_list_t *list;  /* NULL: spill into the table */
+} batch_t;
 
-/* Returns ns that could not be stored. */
-static int64_t
-flush_local(local_acc_t *acc, rperf_edge_list_t *into)
+static void
+batch_init(batch_t *b, rperf_edge_list_t *list)
 {
-    int64_t lost = 0;
-    if (acc->n == 0) return 0;
-    if (into) {
-        for (int i = 0; i < acc->n; i++) rperf_edge_list_add(into, &acc->items[i]);
-    }
-    else {
-        spin_lock();
-        for (int i = 0; i < acc->n; i++) {
-            if (table_add_locked(&acc->items[i]) < 0) lost += acc->items[i].wait_ns;
-        }
-        spin_unlock();
-        if (lost) __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
-    }
-    acc->n = 0;
-    return lost;
+    memset(b->used, 0, sizeof(b->used));
+    b->n = 0;
+    b->list = list;
 }
 
-static int64_t
-local_add(local_acc_t *acc, const rperf_edge_t *proto, int kind, int holder, int holder_label,
-          int64_t ns, rperf_edge_list_t *into)
+static void
+batch_spill(batch_t *b)
 {
-    int64_t lost = 0;
-    if (ns <= 0) return 0;
-    if (kind != RPERF_HOLDER_THREAD) holder = 0;
-    if (kind == RPERF_HOLDER_HANDOFF || kind == RPERF_HOLDER_UNKNOWN) holder_label = 0;
-    for (int i = 0; i < acc->n; i++) {
-        rperf_edge_t *e = &acc->items[i];
-        if (e->kind == kind && e->holder == holder && e->holder_label == holder_label) {
-            e->wait_ns += ns;
-            return 0;
+    if (b->n == 0) return;
+    if (b->list) {
+        for (int i = 0; i < BATCH_BUCKETS; i++) {
+            if (b->used[i]) rperf_edge_list_add(b->list, &b->items[i]);
+        }
+        batch_init(b, b->list);
+        return;
+    }
+    int dropped = 0;
+    spin_lock(&table.lock);
+    for (int i = 0; i < BATCH_BUCKETS; i++) {
+        if (!b->used[i]) continue;
+        if (table_add_locked(&b->items[i], b->hash[i]) < 0) {
+            dropped = 1;
+            if (table.lost) table.lost(b->items[i].waiter, b->items[i].wait_ns);
         }
     }
-    if (acc->n == LOCAL_HOLDERS) lost = flush_local(acc, into);
-    rperf_edge_t *e = &acc->items[acc->n++];
-    *e = *proto;
-    e->kind = (uint8_t)kind;
-    e->holder = holder;
-    e->holder_label = holder_label;
-    e->wait_ns = ns;
-    e->count = 1;
-    return lost;
+    spin_unlock(&table.lock);
+    if (dropped) __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
+    batch_init(b, NULL);
 }
 
-int64_t
-rperf_wait_attribute(const rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id,
-                     int waiter, int waiter_label, int64_t from, int64_t to,
-                     rperf_edge_list_t *into)
+/* Adds `ns` of wait number `wait` to the edge `key` (wait_ns and count
+ * unset). */
+static void
+batch_add(batch_t *b, rperf_edge_t *key, int wait, int64_t ns)
 {
-    if (to <= from) return 0;
-    local_acc_t acc;
-    acc.n = 0;
-    rperf_edge_t proto;
-    memset(&proto, 0, sizeof(proto));
-    proto.ractor = ractor_id;
-    proto.waiter = waiter;
-    proto.waiter_label = waiter_label;
-    int64_t lost = 0;
+    if (ns <= 0) return;
+    if (key->kind != RPERF_HOLDER_THREAD) key->holder = 0;
+    if (key->kind == RPERF_HOLDER_HANDOFF || key->kind == RPERF_HOLDER_UNKNOWN) key->holder_label = 0;
+    uint32_t h = edge_hash(key);
+    for (;;) {
+        for (uint32_t i = h & (BATCH_BUCKETS - 1);; i = (i + 1) & (BATCH_BUCKETS - 1)) {
+            if (!b->used[i]) {
+                if (b->n >= BATCH_LIMIT) break;
+                b->used[i] = 1;
+                b->hash[i] = h;
+                b->items[i] = *key;
+                b->items[i].wait_ns = ns;
+                b->items[i].count = 1;
+                b->last_wait[i] = wait;
+                b->n++;
+                return;
+            }
+            rperf_edge_t *e = &b->items[i];
+            if (b->hash[i] == h && edge_same_key(e, key)) {
+                e->wait_ns += ns;
+                if (b->last_wait[i] != wait) {
+                    e->count++;
+                    b->last_wait[i] = wait;
+                }
+                return;
+            }
+        }
+        batch_spill(b);
+    }
+}
+
+/* Ring lock held (or ring NULL). Splits wait number `wait`, [from, to),
+ * over the segments written before `head`. */
+static void
+attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch, int ractor_id,
+                 int waiter, int waiter_label, int64_t from, int64_t to, int wait, batch_t *b)
+{
+    if (to <= from) return;
+    rperf_edge_t key;
+    memset(&key, 0, sizeof(key));
+    key.ractor = ractor_id;
+    key.waiter = waiter;
+    key.waiter_label = waiter_label;
     int64_t seg_end = to;
 
     if (ring) {
-        uint64_t head = ring->head;
-        uint64_t oldest = head > RPERF_HOLDER_RING_SIZE ? head - RPERF_HOLDER_RING_SIZE : 0;
+        /* Segments the ring has overwritten since are unknown. */
+        uint64_t oldest = ring->head > RPERF_HOLDER_RING_SIZE ? ring->head - RPERF_HOLDER_RING_SIZE : 0;
         for (uint64_t i = head; i > oldest && seg_end > from; i--) {
             const rperf_holder_segment_t *s = &ring->seg[(i - 1) % RPERF_HOLDER_RING_SIZE];
             int64_t lo = s->start_ns > from ? s->start_ns : from;
             if (seg_end > lo) {
-                int kind = s->epoch == epoch ? s->kind : RPERF_HOLDER_UNKNOWN;
-                lost += local_add(&acc, &proto, kind, s->holder_seq, s->holder_label,
-                                  seg_end - lo, into);
+                key.kind = s->epoch == epoch ? s->kind : RPERF_HOLDER_UNKNOWN;
+                key.holder = s->holder_seq;
+                key.holder_label = s->holder_label;
+                batch_add(b, &key, wait, seg_end - lo);
             }
             if (s->start_ns < seg_end) seg_end = s->start_ns;
         }
     }
-    if (seg_end > from)
-        lost += local_add(&acc, &proto, RPERF_HOLDER_UNKNOWN, 0, 0, seg_end - from, into);
-    lost += flush_local(&acc, into);
-    return lost;
+    if (seg_end > from) {
+        key.kind = RPERF_HOLDER_UNKNOWN;
+        batch_add(b, &key, wait, seg_end - from);
+    }
 }
+
+/* Ring lock held. */
+static void
+flush_locked(rperf_holder_ring_t *ring)
+{
+    if (ring->npending == 0) return;
+    batch_t batch;
+    batch_init(&batch, NULL);
+    for (int i = 0; i < ring->npending; i++) {
+        const rperf_pending_wait_t *p = &ring->pending[i];
+        attribute_locked(ring, p->ring_head, p->epoch, ring->ractor_id, p->waiter,
+                         p->waiter_label, p->from_ns, p->to_ns, i, &batch);
+    }
+    batch_spill(&batch);
+    ring->npending = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* rings                                                               */
+
+rperf_holder_ring_t *
+rperf_holder_ring_create(int ractor_id)
+{
+    rperf_holder_ring_t *ring = aligned_alloc(CACHE_LINE, sizeof(rperf_holder_ring_t));
+    if (!ring) return NULL;
+    memset(ring, 0, sizeof(*ring));
+    ring->ractor_id = ractor_id;
+    return ring;
+}
+
+void
+rperf_holder_ring_destroy(rperf_holder_ring_t *ring)
+{
+    free(ring);
+}
+
+static rperf_holder_segment_t *
+ring_last(rperf_holder_ring_t *ring)
+{
+    if (ring->head == 0) return NULL;
+    return &ring->seg[(ring->head - 1) % RPERF_HOLDER_RING_SIZE];
+}
+
+void
+rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind,
+                       int holder_seq, int holder_label, uint32_t epoch)
+{
+    if (!ring) return;
+    spin_lock(&ring->lock);
+    rperf_holder_segment_t *last = ring_last(ring);
+    /* Same holder again (a label-less re-push): keep the older start. */
+    if (!(last && last->kind == kind && last->holder_seq == holder_seq &&
+          last->holder_label == holder_label && last->epoch == epoch)) {
+        /* Pending waits must still find their segments. */
+        if (ring->npending && ring->head - ring->pending_head >= RPERF_HOLDER_RING_SIZE / 2)
+            flush_locked(ring);
+        rperf_holder_segment_t *s = &ring->seg[ring->head % RPERF_HOLDER_RING_SIZE];
+        s->start_ns = start_ns;
+        s->kind = (uint8_t)kind;
+        s->holder_seq = holder_seq;
+        s->holder_label = holder_label;
+        s->epoch = epoch;
+        ring->head++;
+    }
+    spin_unlock(&ring->lock);
+}
+
+void
+rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq, int holder_label)
+{
+    if (!ring) return;
+    spin_lock(&ring->lock);
+    rperf_holder_segment_t *last = ring_last(ring);
+    if (last && last->kind == RPERF_HOLDER_HANDOFF && last->holder_seq == holder_seq) {
+        last->kind = RPERF_HOLDER_THREAD;
+        last->holder_label = holder_label;
+    }
+    spin_unlock(&ring->lock);
+}
+
+void
+rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label,
+                 int64_t from, int64_t to)
+{
+    if (!ring || to <= from) return;
+    spin_lock(&ring->lock);
+    if (ring->npending == RPERF_PENDING_WAITS) flush_locked(ring);
+    if (ring->npending == 0) ring->pending_head = ring->head;
+    rperf_pending_wait_t *p = &ring->pending[ring->npending++];
+    p->from_ns = from;
+    p->to_ns = to;
+    p->ring_head = ring->head;
+    p->waiter = waiter;
+    p->waiter_label = waiter_label;
+    p->epoch = epoch;
+    spin_unlock(&ring->lock);
+}
+
+void
+rperf_wait_flush(rperf_holder_ring_t *ring)
+{
+    if (!ring) return;
+    spin_lock(&ring->lock);
+    flush_locked(ring);
+    spin_unlock(&ring->lock);
+}
+
+void
+rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter,
+                     int waiter_label, int64_t from, int64_t to, rperf_edge_list_t *into)
+{
+    batch_t batch;
+    batch_init(&batch, into);
+    if (ring) spin_lock(&ring->lock);
+    attribute_locked(ring, ring ? ring->head : 0, epoch, ractor_id, waiter, waiter_label, from, to,
+                     0, &batch);
+    if (ring) spin_unlock(&ring->lock);
+    batch_spill(&batch);
+}
+
+/* ------------------------------------------------------------------ */
+/* reading                                                             */
 
 uint64_t
 rperf_edges_dropped(int clear)
@@ -255,7 +405,7 @@ rperf_edges_copy(rperf_edge_list_t *out, int clear)
     out->items = malloc((cap ? cap : 1) * sizeof(rperf_edge_t));
     if (!out->items) return -1;
     out->capacity = cap;
-    spin_lock();
+    spin_lock(&table.lock);
     for (size_t i = 0; i <= table.mask && out->count < cap; i++) {
         if (table.entries[i].used) out->items[out->count++] = table.entries[i].edge;
     }
@@ -263,7 +413,7 @@ rperf_edges_copy(rperf_edge_list_t *out, int clear)
         memset(table.entries, 0, (table.mask + 1) * sizeof(edge_entry_t));
         table.used = 0;
     }
-    spin_unlock();
+    spin_unlock(&table.lock);
     return 0;
 }
 

@@ -3,21 +3,29 @@
  * bounded table of waiter → holder edges.
  *
  * Each Ractor keeps a ring of recent holder segments (who held its GVL from
- * when: a thread, GC, or nobody = hand-off). When a waiter acquires the
- * GVL, its wait [ready, resumed) is split over the segments it overlaps
- * and added to the edge table; time older than the ring is "unknown". The
- * parts always sum to the wait. This file does NOT know about slots or
- * states (contention.c decides when to push and attribute).
+ * when: a thread, GC, or nobody = hand-off). A finished wait [ready,
+ * resumed) is not split at once: the new holder defers it to the ring's
+ * small batch, and a whole batch is split over the segments it overlaps
+ * and merged into the edge table together (when the batch is full, when
+ * the ring has moved on half its size, or when a report is built). Per
+ * wait that touches one record instead of the table's lock and entries,
+ * which on a GVL hand-off live on the other CPU. Time older than the ring
+ * is "unknown"; the parts always sum to the wait. This file does NOT know
+ * about slots or states (contention.c decides when to push and defer).
  *
  * Contract
- * - rperf_holder_ring_*: only the Ractor's current GVL holder writes or
- *   reads its ring (hook context, no allocation).
+ * - rperf_holder_ring_create/destroy: Ruby context; create returns NULL
+ *   when out of memory.
+ * - rperf_holder_ring_push / _reclaim_handoff / rperf_wait_defer: the
+ *   Ractor's current GVL holder only (hook context, no allocation). Each
+ *   takes the ring's spinlock, which only a report builder in another
+ *   thread contends for (counted in rperf_edges_lock_contended).
+ * - rperf_wait_flush / rperf_wait_attribute: report builder (Ruby context,
+ *   GVL of its own Ractor held); safe on another Ractor's ring (the lock).
  * - rperf_edges_create/destroy/copy: Ruby context, GVL held.
- * - rperf_wait_attribute / rperf_edges_add: hook context; the table is
- *   protected by a spinlock held for a few stores (contended only by
- *   parallel Ractors; contended acquisitions are counted). A full table
- *   returns the unplaced ns so the caller charges it to the waiter's
- *   overflow (counted in dropped_edges).
+ * - Edge table: one spinlock held for a batch's stores (contended only by
+ *   parallel Ractors). Time that does not fit in a full table goes to the
+ *   lost handler (waiter seq, ns) and is counted in rperf_edges_dropped.
  * - rperf_edge_list_*: a plain growable array used outside hooks.
  */
 #ifndef RPERF_WAIT_EDGES_H
@@ -33,7 +41,11 @@ enum rperf_holder_kind {
     RPERF_HOLDER_UNKNOWN = 3
 };
 
-#define RPERF_HOLDER_RING_SIZE 1024
+/* A deferred wait is split before the ring has moved on half its size
+ * since it was deferred, so every wait still sees the RING_SIZE/2 segments
+ * before its end. */
+#define RPERF_HOLDER_RING_SIZE 2048
+#define RPERF_PENDING_WAITS 64
 
 typedef struct rperf_holder_segment {
     int64_t start_ns;
@@ -43,10 +55,16 @@ typedef struct rperf_holder_segment {
     uint8_t kind;             /* enum rperf_holder_kind */
 } rperf_holder_segment_t;
 
-typedef struct rperf_holder_ring {
-    rperf_holder_segment_t seg[RPERF_HOLDER_RING_SIZE];
-    uint64_t head;            /* segments written so far */
-} rperf_holder_ring_t;
+typedef struct rperf_pending_wait {
+    int64_t from_ns;
+    int64_t to_ns;
+    uint64_t ring_head;       /* segments written when the wait ended */
+    int32_t waiter;
+    int32_t waiter_label;
+    uint32_t epoch;
+} rperf_pending_wait_t;
+
+typedef struct rperf_holder_ring rperf_holder_ring_t;
 
 typedef struct rperf_edge {
     int32_t ractor;
@@ -65,18 +83,30 @@ typedef struct rperf_edge_list {
     size_t capacity;
 } rperf_edge_list_t;
 
+rperf_holder_ring_t *rperf_holder_ring_create(int ractor_id);
+void rperf_holder_ring_destroy(rperf_holder_ring_t *ring);
 void rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind,
                             int holder_seq, int holder_label, uint32_t epoch);
-/* The latest segment, or NULL when the ring is empty. */
-rperf_holder_segment_t *rperf_holder_ring_last(rperf_holder_ring_t *ring);
+/* A duplicate SUSPENDED of `holder_seq`: its previous release was not one,
+ * so the hand-off segment it opened becomes that thread's again. */
+void rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq,
+                                       int holder_label);
+/* Queues the wait [from, to) of `waiter` for attribution; flushes the
+ * batch when it is full. */
+void rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label,
+                      int64_t from, int64_t to);
+/* Attributes every deferred wait of `ring` now. */
+void rperf_wait_flush(rperf_holder_ring_t *ring);
+/* Splits the wait [from, to), still open, over `ring` (NULL: all unknown)
+ * into `into`. Segments written in an older epoch are unknown. */
+void rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter,
+                          int waiter_label, int64_t from, int64_t to, rperf_edge_list_t *into);
 
-int  rperf_edges_create(long capacity);
+/* Called with (waiter seq, ns) for wait time a full table could not take;
+ * may run in hook context (atomics only). */
+typedef void (*rperf_edge_lost_fn)(int waiter, int64_t ns);
+int  rperf_edges_create(long capacity, rperf_edge_lost_fn lost);
 void rperf_edges_destroy(void);
-/* Splits [from, to) over `ring` (NULL: all unknown). Segments written in an
- * older epoch are unknown. Returns ns that did not fit in the table. */
-int64_t rperf_wait_attribute(const rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id,
-                             int waiter, int waiter_label, int64_t from, int64_t to,
-                             rperf_edge_list_t *into);
 uint64_t rperf_edges_dropped(int clear);
 uint64_t rperf_edges_lock_contended(int clear);
 /* Copies the table (caller frees the list); clear empties it. */

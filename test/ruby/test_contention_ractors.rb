@@ -124,6 +124,34 @@ class TestContentionRactors < Test::Unit::TestCase
     end
   end
 
+  # A snapshot taken while another Ractor's threads contend splits their
+  # open waits over that Ractor's holders (its ring is read under its
+  # lock), so the waits end up on threads, not on `unknown` (which once
+  # took the open part of every such wait, ~5 % of these).
+  def test_snapshot_names_holders_of_another_ractor
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "snap.json")
+      script = CHILD_PRELUDE + <<~RUBY
+        session = Rperf.contention
+        worker = Ractor.new(0.4, 2, &BURN)
+        sleep 0.25
+        session.snapshot.save(#{path.inspect})
+        worker.take
+        session.stop
+      RUBY
+      assert system(RbConfig.ruby, *includes, "-e", script, %i[out err] => File.join(dir, "log")),
+             File.read(File.join(dir, "log"))
+      report = Rperf::Contention::Report.load(path)
+      waiters = report.threads.select { |t| t.ractor != 1 && t.gvl_wait_ns > 20_000_000 }
+      assert_operator waiters.size, :>=, 1, report.threads.map(&:to_h).inspect
+      waiters.each do |t|
+        unknown = report.edges.select { |e| e.waiter == t.seq && e.holder_kind == "unknown" }.sum(&:wait_ns)
+        assert_operator unknown, :<, t.gvl_wait_ns * 0.01, "thread #{t.seq}: #{unknown} of #{t.gvl_wait_ns} ns unknown"
+      end
+      assert_edges_sum(report)
+    end
+  end
+
   # Several rounds of Ractors with threads while profiling.
   def test_repeated_ractor_rounds
     reports = ractor_reports("4.times.map { Ractor.new(0.03, 2, &BURN) }.each(&:take)", rounds: 4)

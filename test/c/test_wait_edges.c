@@ -1,0 +1,244 @@
+/* test_wait_edges.c — the holder rings and the deferred, batched wait
+ * attribution of ext/rperf/wait_edges.c (plain C, built here without Ruby).
+ * A simulated Ractor hands its GVL around; every wait is deferred the way
+ * the RESUMED hook defers it, and the tests check the laws the report
+ * relies on: a waiter's edges sum to its waits, each edge counts the waits
+ * that overlapped that holder, a wait deferred long before the flush still
+ * finds its holders, and time a full table refuses reaches the lost
+ * handler instead of vanishing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "wait_edges.h"
+
+#define EPOCH 1
+
+static int64_t lost_ns[16];
+
+static void
+record_lost(int waiter, int64_t ns)
+{
+    if (waiter >= 0 && waiter < 16) lost_ns[waiter] += ns;
+}
+
+static int
+setup(void **state)
+{
+    (void)state;
+    memset(lost_ns, 0, sizeof(lost_ns));
+    return rperf_edges_create(1000, record_lost);
+}
+
+static int
+teardown(void **state)
+{
+    (void)state;
+    rperf_edges_destroy();
+    return 0;
+}
+
+static int64_t
+edges_sum(const rperf_edge_list_t *list, int waiter, int kind, int holder)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < list->count; i++) {
+        const rperf_edge_t *e = &list->items[i];
+        if (e->waiter != waiter) continue;
+        if (kind >= 0 && (e->kind != kind || e->holder != holder)) continue;
+        sum += e->wait_ns;
+    }
+    return sum;
+}
+
+static uint64_t
+edge_count(const rperf_edge_list_t *list, int waiter, int holder)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        const rperf_edge_t *e = &list->items[i];
+        if (e->waiter == waiter && e->kind == RPERF_HOLDER_THREAD && e->holder == holder)
+            return e->count;
+    }
+    return 0;
+}
+
+/* Thread 1 holds [0, 100), hands off [100, 110), thread 2 holds [110, 200);
+ * thread 3 waited [50, 200): 50 on thread 1, 10 hand-off, 90 on thread 2. */
+static void
+test_one_wait_splits_over_holders(void **state)
+{
+    (void)state;
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
+    assert_non_null(ring);
+    rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 0, EPOCH);
+    rperf_holder_ring_push(ring, 100, RPERF_HOLDER_HANDOFF, 1, 0, EPOCH);
+    rperf_holder_ring_push(ring, 110, RPERF_HOLDER_THREAD, 2, 0, EPOCH);
+    rperf_wait_defer(ring, EPOCH, 3, 0, 50, 200);
+
+    /* Deferred: nothing in the table until the batch is flushed. */
+    rperf_edge_list_t list;
+    assert_int_equal(rperf_edges_copy(&list, 0), 0);
+    assert_int_equal(list.count, 0);
+    rperf_edge_list_free(&list);
+
+    rperf_wait_flush(ring);
+    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 1), 50);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_HANDOFF, 0), 10);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 2), 90);
+    assert_int_equal(edges_sum(&list, 3, -1, 0), 150);
+    rperf_edge_list_free(&list);
+    rperf_holder_ring_destroy(ring);
+}
+
+/* Threads 1..4 take turns, 10 ns each; every other thread waits for the
+ * whole turn of the holder. More waits than one batch, so batches flush
+ * themselves. */
+static void
+test_batches_conserve_every_wait(void **state)
+{
+    (void)state;
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
+    int64_t waited[5] = {0};
+    uint64_t waits_on[5][5];
+    memset(waits_on, 0, sizeof(waits_on));
+    int64_t t = 0;
+    int turns = 10 * RPERF_PENDING_WAITS + 7;
+    int64_t ready[5] = {0};
+    for (int turn = 0; turn < turns; turn++) {
+        int holder = turn % 4 + 1;
+        /* The holder's wait ends now: it began when its last turn ended. */
+        rperf_wait_defer(ring, EPOCH, holder, 0, ready[holder], t);
+        waited[holder] += t - ready[holder];
+        if (turn >= 4) {
+            for (int h = 1; h <= 4; h++) {
+                if (h != holder) waits_on[holder][h]++;
+            }
+        }
+        else {
+            for (int h = 1; h < holder; h++) waits_on[holder][h]++;
+        }
+        rperf_holder_ring_push(ring, t, RPERF_HOLDER_THREAD, holder, 0, EPOCH);
+        t += 10;
+        ready[holder] = t;
+    }
+    rperf_wait_flush(ring);
+    rperf_edge_list_t list;
+    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    for (int w = 1; w <= 4; w++) {
+        assert_int_equal(edges_sum(&list, w, -1, 0), waited[w]);
+        for (int h = 1; h <= 4; h++) {
+            if (h == w) continue;
+            assert_int_equal(edge_count(&list, w, h), waits_on[w][h]);
+        }
+    }
+    rperf_edge_list_free(&list);
+    rperf_holder_ring_destroy(ring);
+}
+
+/* A wait deferred, then far more than half a ring of hand-offs before
+ * any further wait: the ring flushes the batch before overwriting the
+ * segments it needs. */
+static void
+test_deferred_wait_survives_ring_wraparound(void **state)
+{
+    (void)state;
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
+    rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 0, EPOCH);
+    rperf_wait_defer(ring, EPOCH, 2, 0, 0, 100);
+    for (int i = 0; i < 3 * RPERF_HOLDER_RING_SIZE; i++) {
+        rperf_holder_ring_push(ring, 100 + i, (i & 1) ? RPERF_HOLDER_THREAD : RPERF_HOLDER_HANDOFF,
+                               3, 0, EPOCH);
+    }
+    rperf_wait_flush(ring);
+    rperf_edge_list_t list;
+    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    assert_int_equal(edges_sum(&list, 2, RPERF_HOLDER_THREAD, 1), 100);
+    assert_int_equal(edges_sum(&list, 2, RPERF_HOLDER_UNKNOWN, 0), 0);
+    rperf_edge_list_free(&list);
+    rperf_holder_ring_destroy(ring);
+}
+
+/* Segments from before a pause (an older epoch) name nobody. */
+static void
+test_older_epoch_is_unknown(void **state)
+{
+    (void)state;
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
+    rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 0, EPOCH);
+    rperf_holder_ring_push(ring, 40, RPERF_HOLDER_THREAD, 2, 0, EPOCH + 1);
+    rperf_wait_defer(ring, EPOCH + 1, 3, 0, 10, 100);
+    rperf_wait_flush(ring);
+    rperf_edge_list_t list;
+    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_UNKNOWN, 0), 30);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 2), 60);
+    rperf_edge_list_free(&list);
+    rperf_holder_ring_destroy(ring);
+}
+
+/* A table of one edge: the other holders' time goes to the lost handler,
+ * so table + lost still sums to the wait, and the drop is counted. */
+static void
+test_full_table_reports_lost_time(void **state)
+{
+    (void)state;
+    rperf_edges_destroy();
+    assert_int_equal(rperf_edges_create(1, record_lost), 0);
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
+    rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 0, EPOCH);
+    rperf_holder_ring_push(ring, 30, RPERF_HOLDER_THREAD, 2, 0, EPOCH);
+    rperf_holder_ring_push(ring, 70, RPERF_HOLDER_GC, 2, 0, EPOCH);
+    rperf_wait_defer(ring, EPOCH, 5, 0, 0, 100);
+    rperf_wait_flush(ring);
+    rperf_edge_list_t list;
+    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    assert_int_equal(list.count, 1);
+    assert_int_equal(edges_sum(&list, 5, -1, 0) + lost_ns[5], 100);
+    assert_true(lost_ns[5] > 0);
+    assert_true(rperf_edges_dropped(1) > 0);
+    rperf_edge_list_free(&list);
+    rperf_holder_ring_destroy(ring);
+}
+
+/* An open wait at a cut goes to the caller's list, not the table. */
+static void
+test_open_wait_into_list(void **state)
+{
+    (void)state;
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(2);
+    rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 7, EPOCH);
+    rperf_edge_list_t extra;
+    memset(&extra, 0, sizeof(extra));
+    rperf_wait_attribute(ring, EPOCH, 2, 4, 3, 20, 80, &extra);
+    rperf_wait_attribute(NULL, EPOCH, 0, 6, 0, 0, 25, &extra);
+    assert_int_equal(extra.count, 2);
+    assert_int_equal(extra.items[0].ractor, 2);
+    assert_int_equal(extra.items[0].holder_label, 7);
+    assert_int_equal(extra.items[0].waiter_label, 3);
+    assert_int_equal(edges_sum(&extra, 4, RPERF_HOLDER_THREAD, 1), 60);
+    assert_int_equal(edges_sum(&extra, 6, RPERF_HOLDER_UNKNOWN, 0), 25);
+    rperf_edge_list_t table;
+    assert_int_equal(rperf_edges_copy(&table, 0), 0);
+    assert_int_equal(table.count, 0);
+    rperf_edge_list_free(&table);
+    rperf_edge_list_free(&extra);
+    rperf_holder_ring_destroy(ring);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_one_wait_splits_over_holders, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batches_conserve_every_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deferred_wait_survives_ring_wraparound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_older_epoch_is_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_table_reports_lost_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_wait_into_list, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
