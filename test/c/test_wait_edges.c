@@ -65,6 +65,16 @@ edge_count(const rperf_edge_list_t *list, int waiter, int holder)
     return 0;
 }
 
+/* Flushes the ring's deferred waits and takes the table (emptying it). */
+static rperf_edge_list_t
+flushed_edges(rperf_holder_ring_t *ring)
+{
+    rperf_wait_flush(ring);
+    rperf_edge_list_t list;
+    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    return list;
+}
+
 /* Thread 1 holds [0, 100), hands off [100, 110), thread 2 holds [110, 200);
  * thread 3 waited [50, 200): 50 on thread 1, 10 hand-off, 90 on thread 2. */
 static void
@@ -125,9 +135,7 @@ test_batches_conserve_every_wait(void **state)
         t += 10;
         ready[holder] = t;
     }
-    rperf_wait_flush(ring);
-    rperf_edge_list_t list;
-    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    rperf_edge_list_t list = flushed_edges(ring);
     for (int w = 1; w <= 4; w++) {
         assert_int_equal(edges_sum(&list, w, -1, 0), waited[w]);
         for (int h = 1; h <= 4; h++) {
@@ -153,9 +161,7 @@ test_deferred_wait_survives_ring_wraparound(void **state)
         rperf_holder_ring_push(ring, 100 + i, (i & 1) ? RPERF_HOLDER_THREAD : RPERF_HOLDER_HANDOFF,
                                3, 0, EPOCH);
     }
-    rperf_wait_flush(ring);
-    rperf_edge_list_t list;
-    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    rperf_edge_list_t list = flushed_edges(ring);
     assert_int_equal(edges_sum(&list, 2, RPERF_HOLDER_THREAD, 1), 100);
     assert_int_equal(edges_sum(&list, 2, RPERF_HOLDER_UNKNOWN, 0), 0);
     rperf_edge_list_free(&list);
@@ -171,9 +177,7 @@ test_older_epoch_is_unknown(void **state)
     rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 0, EPOCH);
     rperf_holder_ring_push(ring, 40, RPERF_HOLDER_THREAD, 2, 0, EPOCH + 1);
     rperf_wait_defer(ring, EPOCH + 1, 3, 0, 10, 100);
-    rperf_wait_flush(ring);
-    rperf_edge_list_t list;
-    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    rperf_edge_list_t list = flushed_edges(ring);
     assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_UNKNOWN, 0), 30);
     assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 2), 60);
     rperf_edge_list_free(&list);
@@ -193,9 +197,7 @@ test_full_table_reports_lost_time(void **state)
     rperf_holder_ring_push(ring, 30, RPERF_HOLDER_THREAD, 2, 0, EPOCH);
     rperf_holder_ring_push(ring, 70, RPERF_HOLDER_GC, 2, 0, EPOCH);
     rperf_wait_defer(ring, EPOCH, 5, 0, 0, 100);
-    rperf_wait_flush(ring);
-    rperf_edge_list_t list;
-    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    rperf_edge_list_t list = flushed_edges(ring);
     assert_int_equal(list.count, 1);
     assert_int_equal(edges_sum(&list, 5, -1, 0) + lost_ns[5], 100);
     assert_true(lost_ns[5] > 0);
