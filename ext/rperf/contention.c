@@ -908,19 +908,29 @@ int     rperf_contention_sequence(void) { return run.sequence; }
 
 typedef struct cut_ctx {
     const rperf_cut_t *cut;
+    const rperf_slot_view_t *views;   /* read at the cut, by seq - 1; state -1: none */
+    int nviews;
+    int clear;
     rperf_edge_list_t *extra;
 } cut_ctx_t;
 
+static const rperf_slot_view_t *
+cut_view(const cut_ctx_t *ctx, int seq)
+{
+    if (seq < 1 || seq > ctx->nviews || ctx->views[seq - 1].state < 0) return NULL;
+    return &ctx->views[seq - 1];
+}
+
+/* The view, not a fresh read: a thread of another Ractor may have resumed
+ * since, and its totals in this report are those of the view. */
 static void
 cut_one(rperf_thread_slot_t *slot, void *arg)
 {
     cut_ctx_t *ctx = arg;
-    rperf_slot_view_t v;
-    rperf_slot_read(slot, &v);
-    if (v.exited || (v.state != RPERF_STATE_GVL_WAIT && v.state != RPERF_STATE_BLOCKED)) return;
-    /* A blocked thread is not waiting; only READY-opened waits count. */
-    if (v.state == RPERF_STATE_BLOCKED) return;
-    int64_t from = v.state_since_ns;
+    const rperf_slot_view_t *v = cut_view(ctx, slot->seq);
+    /* Only READY-opened waits count; a blocked thread is not waiting. */
+    if (!v || v->exited || v->state != RPERF_STATE_GVL_WAIT) return;
+    int64_t from = v->state_since_ns;
     int64_t clip = rperf_contention_clip_ns();
     int64_t edge_cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
     if (from < clip) from = clip;
@@ -934,19 +944,40 @@ cut_one(rperf_thread_slot_t *slot, void *arg)
 }
 
 void
-rperf_contention_cut_open_waits(const rperf_cut_t *cut, rperf_edge_list_t *extra)
+rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views,
+                                int nviews, rperf_edge_list_t *extra)
 {
-    cut_ctx_t ctx = { cut, extra };
+    cut_ctx_t ctx = { cut, views, nviews, 0, extra };
     rperf_slots_foreach(cut_one, &ctx);
 }
 
-void
-rperf_contention_flush_waits(void)
+/* A deferred wait belongs to this report when its thread's view already
+ * shows it ended; a later one (a thread of another Ractor that resumed
+ * after its view was read) is an open wait here (cut_one), so with clear
+ * the next report takes only its part after the cut. */
+static int
+take_for_cut(rperf_pending_wait_t *p, void *arg)
 {
-    for (int i = 1; i <= rperf_ractor_count(); i++) {
-        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
-        if (r) rperf_wait_flush(r->ring);
+    const cut_ctx_t *ctx = arg;
+    if (ctx->cut->final) return 1;
+    const rperf_slot_view_t *v = cut_view(ctx, p->waiter);
+    if (v && p->to_ns <= v->state_since_ns) return 1;
+    if (ctx->clear && p->from_ns < ctx->cut->end_ns) p->from_ns = ctx->cut->end_ns;
+    return 0;
+}
+
+int
+rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews,
+                           int clear, rperf_edge_list_t *out)
+{
+    cut_ctx_t ctx = { cut, views, nviews, clear, NULL };
+    rperf_holder_ring_t *rings[RPERF_MAX_RACTORS];
+    int n = rperf_ractor_count();
+    for (int i = 0; i < n; i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i + 1);
+        rings[i] = r ? r->ring : NULL;
     }
+    return rperf_edges_cut(rings, n, take_for_cut, &ctx, clear, cut->end_ns, out);
 }
 
 void

@@ -145,12 +145,17 @@ int     rperf_contention_sequence(void);
 void rperf_contention_flush_labels(int64_t now);
 /* Copies the label table (malloc'd array, caller frees); clear empties it. */
 rperf_label_total_t *rperf_contention_label_totals(size_t *count, int clear);
-/* Attributes the open part of every wait in progress up to cut->end_ns into
- * `extra` edges (not the shared table); see contention.c. */
-void rperf_contention_cut_open_waits(const rperf_cut_t *cut, rperf_edge_list_t *extra);
-/* Attributes the waits every Ractor's holder deferred, before the edge
- * table is copied. Report builder only. */
-void rperf_contention_flush_waits(void);
+/* Attributes the open part of every wait in progress in `views` (the slot
+ * views read at the cut, by seq - 1) up to cut->end_ns into `extra` edges
+ * (not the shared table); see contention.c. */
+void rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views,
+                                     int nviews, rperf_edge_list_t *extra);
+/* The report's copy of the edge table (rperf_edges_cut over every
+ * Ractor's ring): it takes the deferred waits `views` show ended, leaves
+ * later ones to the next report (clipped to the cut with clear) and, with
+ * clear, empties the table. Report builder only; -1 when out of memory. */
+int rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews,
+                               int clear, rperf_edge_list_t *out);
 void rperf_contention_get_stats(rperf_contention_stats_t *out);
 /* Starts the next report interval at `now` (snapshot clear): resets
  * counters and stores per-slot baselines. */

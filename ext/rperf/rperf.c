@@ -566,10 +566,9 @@ collect(struct build_args *a)
     rperf_contention_flush_labels(ctx->cut.end_ns);
     ctx->labels = rperf_contention_label_totals(&ctx->nlabels, ctx->clear);
 
-    rperf_contention_flush_waits();
-    if (rperf_edges_copy(&a->table, ctx->clear) < 0)
+    if (rperf_contention_cut_edges(&ctx->cut, ctx->views, ctx->nviews, ctx->clear, &a->table) < 0)
         rb_raise(rb_eNoMemError, "rperf: cannot copy wait edges");
-    rperf_contention_cut_open_waits(&ctx->cut, &a->extra);
+    rperf_contention_cut_open_waits(&ctx->cut, ctx->views, ctx->nviews, &a->extra);
     unknown_ctx_t u = { ctx, &a->extra, consume };
     rperf_slots_foreach(collect_unknown, &u);
 }

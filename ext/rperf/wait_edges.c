@@ -24,6 +24,7 @@ struct rperf_holder_ring {
     /* Written by every push and deferral: one line. */
     uint64_t head;            /* segments written so far */
     uint64_t pending_head;    /* head when the oldest pending wait ended */
+    int64_t clip_ns;          /* deferred waits start no earlier (last clearing cut) */
     int lock;                 /* spinlock: the holder vs a report builder */
     int npending;
     int ractor_id;
@@ -259,20 +260,26 @@ attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch,
     }
 }
 
-/* Ring lock held. */
+/* Ring lock held. Waits `take` refuses move to the front, in order. */
 static void
-flush_locked(rperf_holder_ring_t *ring)
+flush_locked(rperf_holder_ring_t *ring, rperf_wait_take_fn take, void *arg)
 {
     if (ring->npending == 0) return;
     batch_t batch;
     batch_init(&batch, NULL);
+    int kept = 0;
     for (int i = 0; i < ring->npending; i++) {
-        const rperf_pending_wait_t *p = &ring->pending[i];
+        rperf_pending_wait_t *p = &ring->pending[i];
+        if (take && !take(p, arg)) {
+            ring->pending[kept++] = *p;
+            continue;
+        }
         attribute_locked(ring, p->ring_head, p->epoch, ring->ractor_id, p->waiter,
                          p->waiter_label, p->from_ns, p->to_ns, i, &batch);
     }
     batch_spill(&batch);
-    ring->npending = 0;
+    ring->npending = kept;
+    if (kept) ring->pending_head = ring->pending[0].ring_head;
 }
 
 /* ------------------------------------------------------------------ */
@@ -313,7 +320,7 @@ rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind,
           last->holder_label == holder_label && last->epoch == epoch)) {
         /* Pending waits must still find their segments. */
         if (ring->npending && ring->head - ring->pending_head >= RPERF_HOLDER_RING_SIZE / 2)
-            flush_locked(ring);
+            flush_locked(ring, NULL, NULL);
         rperf_holder_segment_t *s = &ring->seg[ring->head % RPERF_HOLDER_RING_SIZE];
         s->start_ns = start_ns;
         s->kind = (uint8_t)kind;
@@ -342,9 +349,16 @@ void
 rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label,
                  int64_t from, int64_t to)
 {
-    if (!ring || to <= from) return;
+    if (!ring) return;
     spin_lock(&ring->lock);
-    if (ring->npending == RPERF_PENDING_WAITS) flush_locked(ring);
+    /* Under the lock: a cut that cleared the table while this hook waited
+     * for the lock counted the part before it as an open wait. */
+    if (from < ring->clip_ns) from = ring->clip_ns;
+    if (to <= from) {
+        spin_unlock(&ring->lock);
+        return;
+    }
+    if (ring->npending == RPERF_PENDING_WAITS) flush_locked(ring, NULL, NULL);
     if (ring->npending == 0) ring->pending_head = ring->head;
     rperf_pending_wait_t *p = &ring->pending[ring->npending++];
     p->from_ns = from;
@@ -353,15 +367,6 @@ rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int wait
     p->waiter = waiter;
     p->waiter_label = waiter_label;
     p->epoch = epoch;
-    spin_unlock(&ring->lock);
-}
-
-void
-rperf_wait_flush(rperf_holder_ring_t *ring)
-{
-    if (!ring) return;
-    spin_lock(&ring->lock);
-    flush_locked(ring);
     spin_unlock(&ring->lock);
 }
 
@@ -396,24 +401,38 @@ rperf_edges_lock_contended(int clear)
 }
 
 int
-rperf_edges_copy(rperf_edge_list_t *out, int clear)
+rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_fn take, void *arg,
+                int clear, int64_t clip_ns, rperf_edge_list_t *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!table.entries) return 0;
     /* Allocate before locking: hooks must never spin behind malloc. */
     size_t cap = table.limit;
     out->items = malloc((cap ? cap : 1) * sizeof(rperf_edge_t));
     if (!out->items) return -1;
     out->capacity = cap;
-    spin_lock(&table.lock);
-    for (size_t i = 0; i <= table.mask && out->count < cap; i++) {
-        if (table.entries[i].used) out->items[out->count++] = table.entries[i].edge;
+    /* Ring locks in index order, then the table's: the order hooks use. */
+    for (int i = 0; i < nrings; i++) {
+        if (rings[i]) spin_lock(&rings[i]->lock);
     }
-    if (clear) {
-        memset(table.entries, 0, (table.mask + 1) * sizeof(edge_entry_t));
-        table.used = 0;
+    for (int i = 0; i < nrings; i++) {
+        if (rings[i]) flush_locked(rings[i], take, arg);
     }
-    spin_unlock(&table.lock);
+    if (table.entries) {
+        spin_lock(&table.lock);
+        for (size_t i = 0; i <= table.mask && out->count < cap; i++) {
+            if (table.entries[i].used) out->items[out->count++] = table.entries[i].edge;
+        }
+        if (clear) {
+            memset(table.entries, 0, (table.mask + 1) * sizeof(edge_entry_t));
+            table.used = 0;
+        }
+        spin_unlock(&table.lock);
+    }
+    for (int i = nrings - 1; i >= 0; i--) {
+        if (!rings[i]) continue;
+        if (clear && rings[i]->clip_ns < clip_ns) rings[i]->clip_ns = clip_ns;
+        spin_unlock(&rings[i]->lock);
+    }
     return 0;
 }
 

@@ -20,9 +20,9 @@
  *   Ractor's current GVL holder only (hook context, no allocation). Each
  *   takes the ring's spinlock, which only a report builder in another
  *   thread contends for (counted in rperf_edges_lock_contended).
- * - rperf_wait_flush / rperf_wait_attribute: report builder (Ruby context,
+ * - rperf_edges_cut / rperf_wait_attribute: report builder (Ruby context,
  *   GVL of its own Ractor held); safe on another Ractor's ring (the lock).
- * - rperf_edges_create/destroy/copy: Ruby context, GVL held.
+ * - rperf_edges_create/destroy: Ruby context, GVL held.
  * - Edge table: one spinlock held for a batch's stores (contended only by
  *   parallel Ractors). Time that does not fit in a full table goes to the
  *   lost handler (waiter seq, ns) and is counted in rperf_edges_dropped.
@@ -91,12 +91,13 @@ void rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kin
  * so the hand-off segment it opened becomes that thread's again. */
 void rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq,
                                        int holder_label);
-/* Queues the wait [from, to) of `waiter` for attribution; flushes the
- * batch when it is full. */
+/* Queues the wait [from, to) of `waiter` for attribution (from clipped to
+ * the last clearing cut); flushes the batch when it is full. */
 void rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label,
                       int64_t from, int64_t to);
-/* Attributes every deferred wait of `ring` now. */
-void rperf_wait_flush(rperf_holder_ring_t *ring);
+/* Chooses, per deferred wait, whether a report takes it now (return 1) or
+ * it stays deferred (0; it may move p->from_ns later). */
+typedef int (*rperf_wait_take_fn)(rperf_pending_wait_t *p, void *arg);
 /* Splits the wait [from, to), still open, over `ring` (NULL: all unknown)
  * into `into`. Segments written in an older epoch are unknown. */
 void rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter,
@@ -109,8 +110,14 @@ int  rperf_edges_create(long capacity, rperf_edge_lost_fn lost);
 void rperf_edges_destroy(void);
 uint64_t rperf_edges_dropped(int clear);
 uint64_t rperf_edges_lock_contended(int clear);
-/* Copies the table (caller frees the list); clear empties it. */
-int  rperf_edges_copy(rperf_edge_list_t *out, int clear);
+/* A report's cut of the edges, atomic with respect to every ring in
+ * `rings` (their locks are held throughout, so no holder defers or flushes
+ * meanwhile): attributes the deferred waits `take` accepts (NULL: all),
+ * copies the table into `out` (caller frees the list) and, with clear,
+ * empties it and clips every wait deferred from now on to start no
+ * earlier than `clip_ns`. Returns 0, or -1 when out of memory. */
+int  rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_fn take,
+                     void *arg, int clear, int64_t clip_ns, rperf_edge_list_t *out);
 
 void rperf_edge_list_add(rperf_edge_list_t *list, const rperf_edge_t *e);
 void rperf_edge_list_free(rperf_edge_list_t *list);

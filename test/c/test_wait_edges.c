@@ -4,8 +4,8 @@
  * the RESUMED hook defers it, and the tests check the laws the report
  * relies on: a waiter's edges sum to its waits, each edge counts the waits
  * that overlapped that holder, a wait deferred long before the flush still
- * finds its holders, and time a full table refuses reaches the lost
- * handler instead of vanishing. */
+ * finds its holders, a report takes only the waits it may count, and time
+ * a full table refuses reaches the lost handler instead of vanishing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,9 +69,8 @@ edge_count(const rperf_edge_list_t *list, int waiter, int holder)
 static rperf_edge_list_t
 flushed_edges(rperf_holder_ring_t *ring)
 {
-    rperf_wait_flush(ring);
     rperf_edge_list_t list;
-    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    assert_int_equal(rperf_edges_cut(&ring, 1, NULL, NULL, 1, 0, &list), 0);
     return list;
 }
 
@@ -88,14 +87,13 @@ test_one_wait_splits_over_holders(void **state)
     rperf_holder_ring_push(ring, 110, RPERF_HOLDER_THREAD, 2, 0, EPOCH);
     rperf_wait_defer(ring, EPOCH, 3, 0, 50, 200);
 
-    /* Deferred: nothing in the table until the batch is flushed. */
+    /* Deferred: nothing in the table until a cut flushes the batch. */
     rperf_edge_list_t list;
-    assert_int_equal(rperf_edges_copy(&list, 0), 0);
+    assert_int_equal(rperf_edges_cut(NULL, 0, NULL, NULL, 0, 0, &list), 0);
     assert_int_equal(list.count, 0);
     rperf_edge_list_free(&list);
 
-    rperf_wait_flush(ring);
-    assert_int_equal(rperf_edges_copy(&list, 1), 0);
+    list = flushed_edges(ring);
     assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 1), 50);
     assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_HANDOFF, 0), 10);
     assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 2), 90);
@@ -206,6 +204,45 @@ test_full_table_reports_lost_time(void **state)
     rperf_holder_ring_destroy(ring);
 }
 
+/* A report takes only the waits its views show ended: the others stay
+ * deferred, clipped to the cut when the report clears, and so does every
+ * wait deferred after it. */
+static int
+take_before(rperf_pending_wait_t *p, void *arg)
+{
+    int64_t cut = *(const int64_t *)arg;
+    if (p->to_ns <= cut) return 1;
+    if (p->from_ns < cut) p->from_ns = cut;
+    return 0;
+}
+
+static void
+test_report_takes_only_ended_waits(void **state)
+{
+    (void)state;
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
+    rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 0, EPOCH);
+    rperf_wait_defer(ring, EPOCH, 2, 0, 10, 40);
+    rperf_wait_defer(ring, EPOCH, 3, 0, 20, 90);
+    rperf_wait_defer(ring, EPOCH, 2, 0, 50, 60);
+    int64_t cut = 70;
+    rperf_edge_list_t list;
+    assert_int_equal(rperf_edges_cut(&ring, 1, take_before, &cut, 1, cut, &list), 0);
+    assert_int_equal(edges_sum(&list, 2, RPERF_HOLDER_THREAD, 1), 40);
+    assert_int_equal(edge_count(&list, 2, 1), 2);
+    assert_int_equal(edges_sum(&list, 3, -1, 0), 0);
+    rperf_edge_list_free(&list);
+    /* A wait that began before the clearing cut and is deferred after it
+     * counts from the cut on, like the kept one. */
+    rperf_wait_defer(ring, EPOCH, 4, 0, 30, 100);
+    list = flushed_edges(ring);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 1), 20);
+    assert_int_equal(edges_sum(&list, 4, RPERF_HOLDER_THREAD, 1), 30);
+    assert_int_equal(edges_sum(&list, 2, -1, 0), 0);
+    rperf_edge_list_free(&list);
+    rperf_holder_ring_destroy(ring);
+}
+
 /* An open wait at a cut goes to the caller's list, not the table. */
 static void
 test_open_wait_into_list(void **state)
@@ -224,7 +261,7 @@ test_open_wait_into_list(void **state)
     assert_int_equal(edges_sum(&extra, 4, RPERF_HOLDER_THREAD, 1), 60);
     assert_int_equal(edges_sum(&extra, 6, RPERF_HOLDER_UNKNOWN, 0), 25);
     rperf_edge_list_t table;
-    assert_int_equal(rperf_edges_copy(&table, 0), 0);
+    assert_int_equal(rperf_edges_cut(NULL, 0, NULL, NULL, 0, 0, &table), 0);
     assert_int_equal(table.count, 0);
     rperf_edge_list_free(&table);
     rperf_edge_list_free(&extra);
@@ -240,6 +277,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_deferred_wait_survives_ring_wraparound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_epoch_is_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_table_reports_lost_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_takes_only_ended_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_wait_into_list, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
