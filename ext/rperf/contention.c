@@ -1022,13 +1022,17 @@ static void
 baseline_one(rperf_thread_slot_t *slot, void *arg)
 {
     baseline_ctx_t *ctx = arg;
-    rperf_slot_view_t fresh;
     const rperf_slot_view_t *v = NULL;
     if (ctx->views && slot->seq <= ctx->nviews && ctx->views[slot->seq - 1].state >= 0)
         v = &ctx->views[slot->seq - 1];
     if (!v) {
-        rperf_slot_read(slot, &fresh);
-        v = &fresh;
+        /* Born after the views were read: not in the report just built, so
+         * everything it did (and every wait it deferred) is the next one's. */
+        memset(slot->base_totals, 0, sizeof(slot->base_totals));
+        slot->base_acquisitions = 0;
+        slot->base_waits = 0;
+        slot->base_hook_events = 0;
+        return;
     }
     effective_totals(v, ctx->now, slot->base_totals);
     slot->base_acquisitions = v->acquisitions;

@@ -156,6 +156,42 @@ class TestContentionRactors < Test::Unit::TestCase
     end
   end
 
+  # A clearing snapshot every millisecond while four Ractors of two threads
+  # each contend: in every report each waiter's edges still sum to its
+  # wait (a wait spanning a cut, or a thread born during one, once landed
+  # in both reports or neither: hundreds of rows off the law per run).
+  def test_clearing_snapshot_series_with_ractors_conserves_edges
+    Dir.mktmpdir do |dir|
+      out = File.join(dir, "rows.json")
+      script = CHILD_PRELUDE + <<~RUBY
+        require "json"
+        session = Rperf.contention
+        workers = 4.times.map { Ractor.new(0.8, 2, &BURN) }
+        sleep 0.1
+        session.snapshot(clear: true) # the Ractors' start-up, before each is identified
+        reports = []
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        while Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < 0.5
+          reports << session.snapshot(clear: true)
+          sleep 0.001
+        end
+        workers.each(&:take)
+        reports << session.stop
+        rows = reports.flat_map do |r|
+          sums = r.edge_sums
+          r.threads.map { |t| [t.seq, t.gvl_wait_ns, sums[t.seq].to_i] }
+        end
+        File.write(#{out.inspect}, JSON.generate(rows))
+      RUBY
+      log = File.join(dir, "log")
+      assert system(RbConfig.ruby, *includes, "-e", script, %i[out err] => log), File.read(log)
+      rows = JSON.parse(File.read(out))
+      assert_operator rows.size, :>, 100
+      off = rows.reject { |_, wait, sum| (sum - wait).abs <= wait * 0.02 + 100_000 }
+      assert_empty off.first(5), "#{off.size} of #{rows.size} rows [seq, gvl_wait, edge sum] off the law"
+    end
+  end
+
   # Several rounds of Ractors with threads while profiling.
   def test_repeated_ractor_rounds
     reports = ractor_reports("4.times.map { Ractor.new(0.03, 2, &BURN) }.each(&:take)", rounds: 4)
