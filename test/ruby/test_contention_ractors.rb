@@ -40,26 +40,31 @@ class TestContentionRactors < Test::Unit::TestCase
   # in a child and returns the reports.
   def ractor_reports(body, rounds: 1, timeout: 120)
     Dir.mktmpdir do |dir|
-      script = CHILD_PRELUDE + <<~RUBY
+      run_child(dir, <<~RUBY, timeout: timeout)
         #{rounds}.times do |i|
           Rperf.contention { #{body} }.save(File.join(#{dir.inspect}, "r\#{i}.json"))
         end
       RUBY
-      log = File.join(dir, "log")
-      pid = spawn(RbConfig.ruby, *includes, "-e", script, %i[out err] => log)
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
-      status = nil
-      until (status = Process.wait2(pid, Process::WNOHANG)&.last)
-        if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-          Process.kill(:KILL, pid)
-          Process.wait(pid)
-          flunk("the Ractor workload did not finish within #{timeout} s")
-        end
-        sleep 0.05
-      end
-      assert status.success?, File.read(log)
       rounds.times.map { |i| Rperf::Contention::Report.load(File.join(dir, "r#{i}.json")) }
     end
+  end
+
+  # Runs CHILD_PRELUDE + `script` in a child (output in dir/log) and fails
+  # unless it exits successfully within `timeout` seconds.
+  def run_child(dir, script, timeout: 120)
+    log = File.join(dir, "log")
+    pid = spawn(RbConfig.ruby, *includes, "-e", CHILD_PRELUDE + script, %i[out err] => log)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+    status = nil
+    until (status = Process.wait2(pid, Process::WNOHANG)&.last)
+      if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+        Process.kill(:KILL, pid)
+        Process.wait(pid)
+        flunk("the Ractor workload did not finish within #{timeout} s")
+      end
+      sleep 0.05
+    end
+    assert status.success?, File.read(log)
   end
 
   def test_parallel_ractors_barely_wait
@@ -133,7 +138,7 @@ class TestContentionRactors < Test::Unit::TestCase
   def test_snapshot_names_holders_of_another_ractor
     Dir.mktmpdir do |dir|
       path = File.join(dir, "snap.json")
-      script = CHILD_PRELUDE + <<~RUBY
+      run_child(dir, <<~RUBY)
         session = Rperf.contention
         worker = Ractor.new(0.6, 2, &BURN)
         sleep 0.15
@@ -143,8 +148,6 @@ class TestContentionRactors < Test::Unit::TestCase
         worker.take
         session.stop
       RUBY
-      assert system(RbConfig.ruby, *includes, "-e", script, %i[out err] => File.join(dir, "log")),
-             File.read(File.join(dir, "log"))
       report = Rperf::Contention::Report.load(path)
       waiters = report.threads.select { |t| t.ractor != 1 && t.gvl_wait_ns > 20_000_000 }
       assert_operator waiters.size, :>=, 1, report.threads.map(&:to_h).inspect
@@ -163,7 +166,7 @@ class TestContentionRactors < Test::Unit::TestCase
   def test_clearing_snapshot_series_with_ractors_conserves_edges
     Dir.mktmpdir do |dir|
       out = File.join(dir, "rows.json")
-      script = CHILD_PRELUDE + <<~RUBY
+      run_child(dir, <<~RUBY)
         require "json"
         session = Rperf.contention
         workers = 4.times.map { Ractor.new(0.8, 2, &BURN) }
@@ -183,8 +186,6 @@ class TestContentionRactors < Test::Unit::TestCase
         end
         File.write(#{out.inspect}, JSON.generate(rows))
       RUBY
-      log = File.join(dir, "log")
-      assert system(RbConfig.ruby, *includes, "-e", script, %i[out err] => log), File.read(log)
       rows = JSON.parse(File.read(out))
       assert_operator rows.size, :>, 100
       off = rows.reject { |_, wait, sum| (sum - wait).abs <= wait * 0.02 + 100_000 }
