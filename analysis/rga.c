@@ -78,6 +78,26 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
     return st;
 }
 
+int rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, char **out,
+                      size_t *out_len, rga_error_t *err)
+{
+    *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    rga_error_clear(err);
+    if (!rga_view_known(view))
+        return rga_error_set(err, RGA_ERR_ARGUMENT, "unknown view \"%s\"", view ? view : "(null)");
+    rga_output_t o;
+    rga_status_t st = rga_output_open(&o, RGA_OUTPUT_MEMORY, err);
+    if (st == RGA_OK) {
+        rga_status_t wst = rga_render_report(r, view, opts, o.fp, err);
+        st = rga_output_close(&o, wst == RGA_OK ? out : NULL, out_len, wst == RGA_OK ? err : NULL);
+        if (wst != RGA_OK)
+            st = wst;
+    }
+    return st;
+}
+
 int rga_render(const char *json, size_t len, const char *view, const rga_view_opts_t *opts, char **out,
                size_t *out_len, rga_error_t *err)
 {
@@ -91,14 +111,7 @@ int rga_render(const char *json, size_t len, const char *view, const rga_view_op
     rga_status_t st = rga_report_load_buffer(json ? json : "", json ? len : 0, NULL, &r, err);
     if (st != RGA_OK)
         return st;
-    rga_output_t o;
-    st = rga_output_open(&o, RGA_OUTPUT_MEMORY, err);
-    if (st == RGA_OK) {
-        rga_status_t wst = rga_render_report(r, view, opts, o.fp, err);
-        st = rga_output_close(&o, wst == RGA_OK ? out : NULL, out_len, wst == RGA_OK ? err : NULL);
-        if (wst != RGA_OK)
-            st = wst;
-    }
+    st = rga_render_loaded(r, view, opts, out, out_len, err);
     rga_report_free(r);
     return st;
 }

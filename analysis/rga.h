@@ -55,6 +55,12 @@ typedef struct rga_view_opts {
 int rga_render(const char *json, size_t len, const char *view, const rga_view_opts_t *opts, char **out,
                size_t *out_len, rga_error_t *err);
 
+/* rga_render() for a report already loaded with rga_report_load_buffer():
+ * the same output contract, and the report is not changed, so a caller that
+ * renders several views of one report parses it once. */
+int rga_render_loaded(const rga_report_t *report, const char *view, const rga_view_opts_t *opts,
+                      char **out, size_t *out_len, rga_error_t *err);
+
 /* Renders view of an already loaded (or merged) report into out. */
 rga_status_t rga_render_report(const rga_report_t *report, const char *view, const rga_view_opts_t *opts,
                                FILE *out, rga_error_t *err);

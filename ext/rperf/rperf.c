@@ -25,6 +25,8 @@
 #include "contention.h"
 #include "gc_hooks.h"
 #include "gvl_hooks.h"
+#include "interval_list.h"
+#include "interval_sort.h"
 #include "thread_slot.h"
 #ifdef RPERF_HAVE_SAMPLER
 #include "sampler.h"
@@ -293,21 +295,19 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     }
 }
 
-static int
-interval_cmp(const void *a, const void *b)
-{
-    const rperf_interval_t *x = a, *y = b;
-    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns ? -1 : 1;
-    if (x->thread_seq != y->thread_seq) return x->thread_seq < y->thread_seq ? -1 : 1;
-    return 0;
-}
-
+/* The timeline, clipped to the cut, in report order and report units
+ * (ns from the cut's start), as an Rperf::Contention::Intervals. */
 static VALUE
 build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
 {
     size_t total = ncopied + ctx->open_count;
     rperf_interval_t *all = malloc((total ? total : 1) * sizeof(*all));
-    if (!all) rb_raise(rb_eNoMemError, "rperf: cannot allocate intervals");
+    rperf_interval_t *scratch = malloc((total ? total : 1) * sizeof(*scratch));
+    if (!all || !scratch) {
+        free(all);
+        free(scratch);
+        rb_raise(rb_eNoMemError, "rperf: cannot allocate intervals");
+    }
     memcpy(all, copied, ncopied * sizeof(*all));
     if (ctx->open_count) memcpy(all + ncopied, ctx->open, ctx->open_count * sizeof(*all));
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
@@ -317,22 +317,13 @@ build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
         if (iv.start_ns < start) iv.start_ns = start;
         if (iv.end_ns > end) iv.end_ns = end;
         if (iv.end_ns <= iv.start_ns) continue;
+        iv.start_ns -= start;
+        iv.end_ns -= start;
         all[n++] = iv;
     }
-    qsort(all, n, sizeof(*all), interval_cmp);
-    VALUE ary = rb_ary_new_capa((long)n);
-    for (size_t i = 0; i < n; i++) {
-        VALUE rec = rb_ary_new_capa(6);
-        rb_ary_push(rec, INT2NUM(all[i].thread_seq));
-        rb_ary_push(rec, INT2NUM(all[i].state));
-        rb_ary_push(rec, i64(all[i].start_ns - start));
-        rb_ary_push(rec, i64(all[i].end_ns - start));
-        rb_ary_push(rec, INT2NUM(all[i].label_set_id));
-        rb_ary_push(rec, INT2NUM(all[i].stack_id));
-        rb_ary_push(ary, rec);
-    }
-    free(all);
-    return ary;
+    rperf_interval_t *sorted = rperf_interval_sort(all, scratch, n);
+    free(sorted == all ? scratch : all);
+    return rperf_interval_list_new(sorted, n);
 }
 
 static const char *
@@ -840,14 +831,78 @@ opt_str(VALUE opts, const char *key)
 }
 #endif
 
-/* _c_render(json, view, opts) — renders a report.json document. */
+#ifdef RPERF_HAVE_ANALYSIS
+/* A report parsed by the analysis module, kept by Report so that every
+ * rendering after the first skips the parse. */
+typedef struct parsed_report {
+    rga_report_t *report;
+    size_t json_bytes;             /* the model's size is about this much */
+} parsed_report_t;
+
+static void
+parsed_report_free(void *ptr)
+{
+    parsed_report_t *p = ptr;
+    if (p->report) rga_report_free(p->report);
+    ruby_xfree(p);
+}
+
+static size_t
+parsed_report_memsize(const void *ptr)
+{
+    const parsed_report_t *p = ptr;
+    return sizeof(*p) + p->json_bytes;
+}
+
+static const rb_data_type_t parsed_report_type = {
+    .wrap_struct_name = "rperf_parsed_report",
+    .function = { .dmark = NULL, .dfree = parsed_report_free, .dsize = parsed_report_memsize },
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
 static VALUE
-rb_rperf_render(VALUE self, VALUE json, VALUE view, VALUE opts)
+raise_report_error(const rga_error_t *err)
+{
+    char msg[768];
+    rga_error_format(err, msg, sizeof(msg));
+    rb_raise(eReportError, "%s", msg);
+    return Qnil;
+}
+#endif
+
+/* _c_parse_report(json) — validates a report.json document and returns it
+ * parsed (an opaque object for _c_render); raises ReportError naming the
+ * position or key of the first problem. */
+static VALUE
+rb_rperf_parse_report(VALUE self, VALUE json)
 {
     (void)self;
     StringValue(json);
+#ifdef RPERF_HAVE_ANALYSIS
+    parsed_report_t *p;
+    VALUE obj = TypedData_Make_Struct(rb_cObject, parsed_report_t, &parsed_report_type, p);
+    rga_error_t err;
+    memset(&err, 0, sizeof(err));
+    rga_status_t st = rga_report_load_buffer(RSTRING_PTR(json), (size_t)RSTRING_LEN(json), NULL,
+                                             &p->report, &err);
+    RB_GC_GUARD(json);
+    if (st != RGA_OK) raise_report_error(&err);
+    p->json_bytes = (size_t)RSTRING_LEN(json);
+    return obj;
+#else
+    rb_raise(rb_eNotImpError, "rperf: this build has no analysis module");
+    return Qnil;
+#endif
+}
+
+/* _c_render(parsed, view, opts) — renders a report from _c_parse_report. */
+static VALUE
+rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
+{
+    (void)self;
     StringValue(view);
 #ifdef RPERF_HAVE_ANALYSIS
+    const parsed_report_t *p = rb_check_typeddata(parsed, &parsed_report_type);
     Check_Type(opts, T_HASH);
     rga_view_opts_t o;
     memset(&o, 0, sizeof(o));
@@ -883,19 +938,15 @@ rb_rperf_render(VALUE self, VALUE json, VALUE view, VALUE opts)
     size_t out_len = 0;
     rga_error_t err;
     memset(&err, 0, sizeof(err));
-    int rc = rga_render(RSTRING_PTR(json), (size_t)RSTRING_LEN(json), StringValueCStr(view), &o,
-                        &out, &out_len, &err);
+    int rc = rga_render_loaded(p->report, StringValueCStr(view), &o, &out, &out_len, &err);
     RB_GC_GUARD(keep);
-    RB_GC_GUARD(json);
-    if (rc != 0) {
-        char msg[768];
-        rga_error_format(&err, msg, sizeof(msg));
-        rb_raise(eReportError, "%s", msg);
-    }
+    RB_GC_GUARD(parsed);
+    if (rc != 0) raise_report_error(&err);
     VALUE result = rb_str_new(out, (long)out_len);
     free(out);
     return result;
 #else
+    (void)parsed;
     (void)opts;
     rb_raise(rb_eNotImpError, "rperf: this build has no analysis module");
     return Qnil;
@@ -932,10 +983,11 @@ Init_rperf_ext(void)
     rb_define_module_function(mRperf, "_c_profile_inc", rb_rperf_profile_inc, 0);
     rb_define_module_function(mRperf, "_c_profile_dec", rb_rperf_profile_dec, 0);
     rb_define_module_function(mRperf, "_c_thread_contention", rb_rperf_thread_contention, 0);
+    rb_define_module_function(mRperf, "_c_parse_report", rb_rperf_parse_report, 1);
     rb_define_module_function(mRperf, "_c_render", rb_rperf_render, 3);
     const char *priv[] = { "_c_start", "_c_stop", "_c_snapshot", "_c_running?", "_c_set_label",
                            "_c_get_label", "_c_profile_inc", "_c_profile_dec",
-                           "_c_thread_contention", "_c_render" };
+                           "_c_thread_contention", "_c_parse_report", "_c_render" };
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));
@@ -956,6 +1008,7 @@ Init_rperf_ext(void)
 #endif
     );
     eReportError = rb_define_class_under(mRperf, "ReportError", rb_eStandardError);
+    rperf_interval_list_define(rb_define_module_under(mRperf, "Contention"));
 
     rperf_slot_key_init();
     rperf_contention_init_once();

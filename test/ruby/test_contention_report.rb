@@ -39,6 +39,49 @@ class TestContentionReport < Test::Unit::TestCase
     assert_equal [{ "id" => 0, "labels" => {} }], h["label_sets"].first(1)
   end
 
+  # The timeline of a report built in this process is kept packed; it must
+  # read like the Array of tuples a loaded report has, and write the same JSON.
+  def test_packed_timeline_reads_and_writes_like_an_array
+    ivs = report.intervals
+    tuples = ivs.to_a
+    assert_operator tuples.size, :>, 10
+    assert_equal tuples.size, ivs.size
+    assert_equal tuples.size, ivs.each.size
+    assert tuples.all? { |iv| iv.size == 6 && iv.all?(Integer) }
+    assert_equal tuples.first, ivs[0]
+    assert_equal tuples.last, ivs[-1]
+    assert_equal tuples.last, ivs.last
+    assert_nil ivs[tuples.size]
+    assert_nil ivs[-tuples.size - 1]
+    assert_equal tuples[2, 3], ivs[2, 3]
+    assert_equal tuples.sort_by { |iv| [iv[2], iv[0]] }, tuples
+    assert_equal tuples, JSON.parse(ivs.to_json)
+    assert_equal tuples, JSON.parse(JSON.generate("intervals" => ivs))["intervals"]
+    assert ivs.frozen?
+    assert_raise(TypeError) { Rperf::Contention::Intervals.new } # only the extension makes one
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "r.json")
+      report.save(path)
+      loaded = Rperf::Contention::Report.load(path)
+      assert_kind_of Array, loaded.intervals
+      assert_equal loaded.intervals, ivs.to_a
+      assert ivs == loaded.intervals
+      assert_equal File.binread(path), loaded.to_json
+    end
+  end
+
+  # A Report is a read-only view: its data is frozen, so the JSON that every
+  # rendering and save reuse cannot go stale.
+  def test_report_data_is_frozen_and_json_reused
+    h = report.to_h
+    assert h.frozen?
+    assert h["threads"].first.frozen?
+    assert_raise(FrozenError) { h["threads"] << {} }
+    assert_raise(FrozenError) { h["meta"]["mode"] = "cpu" }
+    assert_same report.to_json, report.to_json
+    assert_equal JSON.parse(report.to_json), JSON.parse(JSON.generate(h))
+  end
+
   def test_save_load_round_trip_gives_identical_summary
     omit("no analysis module in this build") unless Rperf::HAVE_ANALYSIS
     Dir.mktmpdir do |dir|

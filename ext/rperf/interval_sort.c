@@ -1,0 +1,105 @@
+/*
+ * interval_sort.c — stable LSD radix sort of intervals by start, then seq.
+ *
+ * Keys are made unsigned and small first (start minus the earliest start,
+ * seq minus the smallest seq), so a run of a few seconds needs three
+ * 11-bit passes over the start and one over the seq. Passes whose digit is
+ * the same for every record are skipped. Short inputs go through an
+ * insertion sort, where the histogram would cost more than the sort.
+ */
+#include "interval_sort.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define DIGIT_BITS 11
+#define BUCKETS (1u << DIGIT_BITS)
+#define SMALL_INPUT 64
+
+static int
+before(const rperf_interval_t *x, const rperf_interval_t *y)
+{
+    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns;
+    return x->thread_seq < y->thread_seq;
+}
+
+static void
+insertion_sort(rperf_interval_t *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        rperf_interval_t v = a[i];
+        size_t j = i;
+        while (j > 0 && before(&v, &a[j - 1])) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = v;
+    }
+}
+
+/* One counting pass on the digit at `shift` of key(record) - base; returns
+ * 0 and leaves `from` as it is when every record has the same digit. */
+static int
+radix_pass(const rperf_interval_t *from, rperf_interval_t *to, size_t n,
+           int by_seq, uint64_t base, unsigned shift)
+{
+    size_t count[BUCKETS];
+    memset(count, 0, sizeof(count));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = by_seq ? (uint64_t)((int64_t)from[i].thread_seq - (int64_t)base)
+                              : (uint64_t)from[i].start_ns - base;
+        count[(key >> shift) & (BUCKETS - 1)]++;
+    }
+    size_t offset = 0;
+    for (size_t b = 0; b < BUCKETS; b++) {
+        if (count[b] == n) return 0;
+        size_t c = count[b];
+        count[b] = offset;
+        offset += c;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = by_seq ? (uint64_t)((int64_t)from[i].thread_seq - (int64_t)base)
+                              : (uint64_t)from[i].start_ns - base;
+        to[count[(key >> shift) & (BUCKETS - 1)]++] = from[i];
+    }
+    return 1;
+}
+
+/* Sorts by one key (least significant digit first), swapping *cur and
+ * *other after every pass that moved records. */
+static void
+radix_key(rperf_interval_t **cur, rperf_interval_t **other, size_t n, int by_seq,
+          uint64_t base, uint64_t span)
+{
+    for (unsigned shift = 0; shift < 64 && (shift == 0 || (span >> shift) != 0); shift += DIGIT_BITS) {
+        if (radix_pass(*cur, *other, n, by_seq, base, shift)) {
+            rperf_interval_t *t = *cur;
+            *cur = *other;
+            *other = t;
+        }
+    }
+}
+
+rperf_interval_t *
+rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
+{
+    if (n < SMALL_INPUT) {
+        insertion_sort(a, n);
+        return a;
+    }
+    int64_t min_start = a[0].start_ns, max_start = a[0].start_ns;
+    int32_t min_seq = a[0].thread_seq, max_seq = a[0].thread_seq;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].start_ns < min_start) min_start = a[i].start_ns;
+        if (a[i].start_ns > max_start) max_start = a[i].start_ns;
+        if (a[i].thread_seq < min_seq) min_seq = a[i].thread_seq;
+        if (a[i].thread_seq > max_seq) max_seq = a[i].thread_seq;
+    }
+    rperf_interval_t *cur = a, *other = scratch;
+    /* Secondary key first: the start passes are stable and keep seq order. */
+    radix_key(&cur, &other, n, 1, (uint64_t)(int64_t)min_seq,
+              (uint64_t)((int64_t)max_seq - (int64_t)min_seq));
+    radix_key(&cur, &other, n, 0, (uint64_t)min_start,
+              (uint64_t)max_start - (uint64_t)min_start);
+    return cur;
+}
