@@ -132,6 +132,10 @@ typedef struct rga_report {
     rga_interval_t *intervals;   size_t n_intervals;
     rga_edge_t *edges;           size_t n_edges;
     rga_blame_t *blame;          size_t n_blame;
+    /* Where the "intervals" array sat in the loaded text (after gunzip), so
+     * a caller may read the rest with another parser and take the timeline
+     * from here; both 0 when there was none (and in merged reports). */
+    size_t intervals_text_offset, intervals_text_length;
 } rga_report_t;
 
 /* Loads a report from len bytes of JSON (gzip data is detected by its magic

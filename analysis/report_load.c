@@ -893,9 +893,13 @@ static rga_status_t load_top(loader_t *ld)
                 if (ld->seen & key_table[i].bit)
                     return fail_at(ld, key_offset, RGA_ERR_SCHEMA, key, "duplicate key");
                 ld->seen |= key_table[i].bit;
-                if (key_table[i].each || key_table[i].each_tuple)
+                if (key_table[i].each || key_table[i].each_tuple) {
                     TRY(load_array(ld, key_table[i].key, key_table[i].each, key_table[i].each_tuple));
-                else
+                    if (key_table[i].bit == K_INTERVALS) {
+                        ld->r->intervals_text_offset = value_offset;
+                        ld->r->intervals_text_length = ld->pos - value_offset;
+                    }
+                } else
                     TRY(load_scalar_key(ld, key_table[i].bit, value_offset));
             } else {
                 TRY(load_scalar_key(ld, 0, value_offset));

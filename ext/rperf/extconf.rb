@@ -5,7 +5,9 @@
 # Optional parts are detected by file presence so that each part builds on
 # its own: RPERF_HAVE_SAMPLER when ext/rperf/sampler.c exists,
 # RPERF_HAVE_ANALYSIS when analysis/rga.h exists.
-# RPERF_SANITIZE=1 in the environment adds ASan/UBSan.
+# RPERF_SANITIZE=1 in the environment adds ASan/UBSan. RPERF_EXT_WITHOUT
+# ("sampler", "analysis" or both, space-separated) leaves a part out as if
+# its files were missing, so bin/test compiles every #ifdef branch.
 require "mkmf"
 
 ext_dir = File.expand_path(__dir__)
@@ -28,13 +30,20 @@ have_header("ruby/thread.h") || abort("rperf-gvl: ruby/thread.h is required (Rub
 have_func("rb_internal_thread_specific_get", "ruby/thread.h") ||
   abort("rperf-gvl: Ruby >= 3.3 is required (rb_internal_thread_specific_get)")
 
+without = ENV.fetch("RPERF_EXT_WITHOUT", "").split
+unknown = without - %w[sampler analysis]
+abort("rperf-gvl: RPERF_EXT_WITHOUT: unknown part(s) #{unknown.join(', ')} (sampler, analysis)") unless unknown.empty?
+sampler_srcs = %w[sampler.c timer.c sample_buffer.c frame_table.c agg_table.c]
+
 srcs = Dir[File.join(ext_dir, "*.c")].map { |f| File.basename(f) }
 
-if File.exist?(File.join(ext_dir, "sampler.c"))
+if File.exist?(File.join(ext_dir, "sampler.c")) && !without.include?("sampler")
   $defs << "-DRPERF_HAVE_SAMPLER"
+else
+  srcs -= sampler_srcs
 end
 
-if File.exist?(File.join(analysis_dir, "rga.h"))
+if File.exist?(File.join(analysis_dir, "rga.h")) && !without.include?("analysis")
   %w[jansson libcgraph libgvc zlib].each do |pkg|
     pkg_config(pkg) || abort("rperf-gvl: pkg-config package #{pkg} not found (see bin/setup)")
   end

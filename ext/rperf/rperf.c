@@ -895,6 +895,43 @@ rb_rperf_parse_report(VALUE self, VALUE json)
 #endif
 }
 
+/* _c_parsed_intervals(parsed) — [byte offset, byte length, Intervals] of
+ * the report's "intervals" array in the text it was parsed from, so Ruby can
+ * parse the rest and take the timeline packed; nil when it had none. */
+static VALUE
+rb_rperf_parsed_intervals(VALUE self, VALUE parsed)
+{
+    (void)self;
+#ifdef RPERF_HAVE_ANALYSIS
+    const parsed_report_t *p = rb_check_typeddata(parsed, &parsed_report_type);
+    const rga_report_t *r = p->report;
+    if (!r->intervals_text_length) return Qnil;
+    size_t n = r->n_intervals;
+    rperf_interval_t *records = malloc((n ? n : 1) * sizeof(*records));
+    if (!records) rb_raise(rb_eNoMemError, "rperf: cannot allocate the timeline");
+    for (size_t i = 0; i < n; i++) {
+        const rga_interval_t *iv = &r->intervals[i];
+        if (r->threads[iv->thread_index].seq > INT32_MAX || iv->label_set > INT32_MAX) {
+            /* Valid JSON, but beyond what this process records: Ruby reads it. */
+            free(records);
+            return Qnil;
+        }
+        records[i] = (rperf_interval_t){
+            .start_ns = iv->start_ns, .end_ns = iv->end_ns,
+            .thread_seq = (int32_t)r->threads[iv->thread_index].seq,
+            .label_set_id = (int32_t)iv->label_set, .stack_id = iv->stack, .state = iv->state,
+        };
+    }
+    VALUE list = rperf_interval_list_new(records, n);
+    return rb_ary_new_from_args(3, SIZET2NUM(r->intervals_text_offset),
+                                SIZET2NUM(r->intervals_text_length), list);
+#else
+    (void)parsed;
+    rb_raise(rb_eNotImpError, "rperf: this build has no analysis module");
+    return Qnil;
+#endif
+}
+
 /* _c_render(parsed, view, opts) — renders a report from _c_parse_report. */
 static VALUE
 rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
@@ -984,10 +1021,11 @@ Init_rperf_ext(void)
     rb_define_module_function(mRperf, "_c_profile_dec", rb_rperf_profile_dec, 0);
     rb_define_module_function(mRperf, "_c_thread_contention", rb_rperf_thread_contention, 0);
     rb_define_module_function(mRperf, "_c_parse_report", rb_rperf_parse_report, 1);
+    rb_define_module_function(mRperf, "_c_parsed_intervals", rb_rperf_parsed_intervals, 1);
     rb_define_module_function(mRperf, "_c_render", rb_rperf_render, 3);
     const char *priv[] = { "_c_start", "_c_stop", "_c_snapshot", "_c_running?", "_c_set_label",
                            "_c_get_label", "_c_profile_inc", "_c_profile_dec",
-                           "_c_thread_contention", "_c_parse_report", "_c_render" };
+                           "_c_thread_contention", "_c_parse_report", "_c_parsed_intervals", "_c_render" };
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

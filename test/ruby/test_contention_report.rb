@@ -63,12 +63,35 @@ class TestContentionReport < Test::Unit::TestCase
       path = File.join(dir, "r.json")
       report.save(path)
       loaded = Rperf::Contention::Report.load(path)
-      assert_kind_of Array, loaded.intervals
-      assert_equal loaded.intervals, ivs.to_a
+      assert_equal tuples, loaded.intervals.to_a
       assert ivs == loaded.intervals
       assert_equal File.binread(path), loaded.to_json
     end
   end
+
+  # A loaded report takes its timeline from the analysis module's parse and
+  # lets Ruby's parser read the text around it: wherever the array sits and
+  # however the text is spaced, the Hash is the one the text holds.
+  def test_loaded_report_equals_its_text_in_any_layout
+    original = JSON.parse(report.to_json)
+    reordered = { "intervals" => original["intervals"] }.merge(original.reject { |k, _| k == "intervals" })
+    [JSON.pretty_generate(original), JSON.generate(reordered), JSON.generate(original.reject { |k, _| k == "intervals" })]
+      .each do |text|
+        loaded = Rperf::Contention::Report.from_json(text)
+        expected = JSON.parse(text)
+        expected["intervals"] ||= []
+        assert_equal expected["intervals"], loaded.intervals.to_a
+        assert_equal expected.reject { |k, _| k == "intervals" }, loaded.to_h.reject { |k, _| k == "intervals" }
+        assert_equal text, loaded.to_json
+        assert_equal Rperf::Contention::Report.new(expected).summary, loaded.summary if Rperf::HAVE_ANALYSIS
+      end
+    gz = Zlib.gzip(report.to_json)
+    assert_equal tuples_of(report), Rperf::Contention::Report.from_json(gz).intervals.to_a
+    e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.from_json("\x1f\x8bnot gzip".b, source: "x") }
+    assert_match(/x: not a valid gzip file/, e.message)
+  end
+
+  def tuples_of(report) = JSON.parse(report.to_json)["intervals"]
 
   # A Report is a read-only view: its data is frozen, so the JSON that every
   # rendering and save reuse cannot go stale.
