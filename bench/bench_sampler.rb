@@ -23,7 +23,10 @@
 # --yardstick adds a counters-only hook (bench/yardstick: one clock read and
 # one atomic add per GVL event, what a counters-only tool does) as a
 # variant, built on the fly: the floor any event hook pays on this machine
-# at this moment, to read the profiler's figures against.
+# at this moment, to read the profiler's figures against. It also adds
+# "yardstick_tick": that hook plus a native thread that wakes 1,000 times a
+# second and does nothing, the floor of any design whose timer wakes a
+# worker thread at 1 kHz (the wall and cpu variants' design).
 #
 #   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU] [--yardstick]
 require "etc"
@@ -58,9 +61,10 @@ module BenchSampler
     require_relative "workloads/gvl_switch"
     method = WORKLOADS.fetch(workload).first
     BenchWorkloads.public_send(method, 2) # JIT-free warm-up of the code paths
-    if variant == "yardstick"
+    if variant.start_with?("yardstick")
       require "yardstick_hook"
       YardstickHook.start
+      YardstickHook.start_ticker(1000) if variant == "yardstick_tick"
     elsif variant != "plain"
       require "rperf"
       Rperf.start(frequency: FREQUENCY.fetch(variant), mode: MODE.fetch(variant))
@@ -70,7 +74,7 @@ module BenchSampler
     BenchWorkloads.public_send(method)
     elapsed = monotonic - t0
     cpu = process_cpu - c0
-    stats = %w[plain yardstick].include?(variant) ? {} : stats_of(Rperf.stop)
+    stats = variant == "plain" || variant.start_with?("yardstick") ? {} : stats_of(Rperf.stop)
     puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "stats" => stats })
   end
 
@@ -119,7 +123,7 @@ module BenchSampler
         selected = chosen == "all" ? WORKLOADS.keys : [chosen]
         abort "bench_sampler: --workload must be a, b or all" unless (selected - WORKLOADS.keys).empty?
       when "--pin" then pin = argv.shift.to_s
-      when "--yardstick" then variants = ["plain", "yardstick", *VARIANTS.drop(1)]
+      when "--yardstick" then variants = ["plain", "yardstick", "yardstick_tick", *VARIANTS.drop(1)]
       when "--child" then return child(argv.shift, argv.shift)
       else abort "bench_sampler: unknown argument #{arg}"
       end
@@ -143,7 +147,7 @@ module BenchSampler
     variants.each do |variant|
       times = results[variant].map { _1["elapsed"] }
       cpu = median(results[variant].map { _1["cpu"] })
-      line = format("  %-8s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
+      line = format("  %-14s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
                     median(times) * 1e3, times.min * 1e3, times.max * 1e3, cpu * 1e3, (cpu / plain_cpu - 1) * 100)
       if variant != "plain"
         ratio = median(times) / plain

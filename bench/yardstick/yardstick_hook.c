@@ -7,9 +7,14 @@
  * by side with the real hooks so that their overhead can be read against
  * what merely having a hook with a clock read costs on the same machine at
  * the same moment. It keeps no per-thread state and never reports.
+ *
+ * start_ticker(hz) adds a native thread that wakes hz times a second and
+ * does nothing else: the floor of any sampler whose timer wakes a thread
+ * (a worker, as the profiler's design has), without any sampling work.
  */
 #include <ruby.h>
 #include <ruby/thread.h>
+#include <pthread.h>
 #include <time.h>
 
 static rb_internal_thread_event_hook_t *hook;
@@ -62,10 +67,55 @@ yardstick_events(VALUE self)
     return ULL2NUM(total);
 }
 
+static long tick_interval_ns;
+static uint64_t ticks;
+
+static void *
+ticker_main(void *arg)
+{
+    (void)arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (;;) {
+        next.tv_nsec += tick_interval_ns;
+        while (next.tv_nsec >= 1000000000L) {
+            next.tv_nsec -= 1000000000L;
+            next.tv_sec++;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        __atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+/* start_ticker(hz): one detached thread for the life of the process. */
+static VALUE
+yardstick_start_ticker(VALUE self, VALUE vhz)
+{
+    (void)self;
+    long hz = NUM2LONG(vhz);
+    if (hz < 1 || hz > 10000) rb_raise(rb_eArgError, "hz must be 1..10000");
+    if (tick_interval_ns) return Qnil;
+    tick_interval_ns = 1000000000L / hz;
+    pthread_t th;
+    if (pthread_create(&th, NULL, ticker_main, NULL) != 0) rb_sys_fail("pthread_create");
+    pthread_detach(th);
+    return Qnil;
+}
+
+static VALUE
+yardstick_ticks(VALUE self)
+{
+    (void)self;
+    return ULL2NUM(__atomic_load_n(&ticks, __ATOMIC_RELAXED));
+}
+
 RUBY_FUNC_EXPORTED void
 Init_yardstick_hook(void)
 {
     VALUE mod = rb_define_module("YardstickHook");
     rb_define_module_function(mod, "start", yardstick_start, 0);
+    rb_define_module_function(mod, "start_ticker", yardstick_start_ticker, 1);
+    rb_define_module_function(mod, "ticks", yardstick_ticks, 0);
     rb_define_module_function(mod, "events", yardstick_events, 0);
 }
