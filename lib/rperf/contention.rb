@@ -88,6 +88,10 @@ module Rperf
         end
 
         def inspect = "#<#{self.class} size=#{size}>"
+
+        # Immutable: a copy is the same list.
+        def dup = self
+        def clone(freeze: true) = freeze ? self : to_a
       end
     end
 
@@ -132,6 +136,7 @@ module Rperf
       rescue JSON::ParserError => e
         raise ReportError, "#{source}: invalid JSON: #{e.message.lines.first&.strip}"
       end
+      private_class_method :parse_json
 
       # The report's data (report.json v1 as a Hash), frozen: a Report is a
       # read-only view, so its JSON is generated once and reused.
@@ -148,19 +153,17 @@ module Rperf
         %w[meta stats threads edges].each do |key|
           raise ReportError, "#{source}: missing key \"#{key}\"" unless hash.key?(key)
         end
-        @to_h = Report.deep_freeze(hash)
+        @to_h = deep_freeze(hash)
         @json = json && json.dup.force_encoding(Encoding::UTF_8).freeze # the text read is the text saved
         @parsed = parsed
       end
 
-      def self.deep_freeze(value)
-        return value if value.frozen?
+      # Marshal carries the report as its JSON text.
+      def marshal_dump = to_json
 
-        case value
-        when Hash then value.each_value { |v| deep_freeze(v) }
-        when Array then value.each { |v| deep_freeze(v) }
-        end
-        value.freeze
+      def marshal_load(json)
+        copy = Report.from_json(json)
+        copy.instance_variables.each { |name| instance_variable_set(name, copy.instance_variable_get(name)) }
       end
 
       def meta = @to_h["meta"]
@@ -238,6 +241,16 @@ module Rperf
       end
 
       private
+
+      def deep_freeze(value)
+        return value if value.frozen?
+
+        case value
+        when Hash then value.each_value { |v| deep_freeze(v) }
+        when Array then value.each { |v| deep_freeze(v) }
+        end
+        value.freeze
+      end
 
       def render(view, opts)
         unless Rperf::HAVE_ANALYSIS

@@ -103,6 +103,11 @@ class TestContentionReport < Test::Unit::TestCase
     assert_raise(FrozenError) { h["meta"]["mode"] = "cpu" }
     assert_same report.to_json, report.to_json
     assert_equal JSON.parse(report.to_json), JSON.parse(JSON.generate(h))
+    assert_same report.intervals, report.intervals.dup
+    copy = Marshal.load(Marshal.dump(report))
+    assert_equal report.to_json, copy.to_json
+    assert_equal report.intervals.to_a, copy.intervals.to_a
+    assert_equal report.summary, copy.summary if Rperf::HAVE_ANALYSIS
   end
 
   def test_save_load_round_trip_gives_identical_summary
