@@ -1,8 +1,8 @@
 /* fuzz_report.c — libFuzzer harness for the report reader.
  *
  * Feeds arbitrary bytes to rga_report_load_buffer() (plain and gzip paths),
- * checks that the integer-tuple fast path agrees with jansson-only parsing,
- * and, when a report loads, renders the views that walk every table
+ * checks that the integer-tuple fast path agrees with jansson-only parsing
+ * and that the recorded span of "intervals" is that array, and, when a report loads, renders the views that walk every table
  * (summary, timeline, JSON, Perfetto, DOT) into memory. Run under
  * ASan/UBSan: any crash, leak, overflow or hang is a bug. Graph layout
  * (SVG) is left out: it exercises Graphviz, not our reader, and is slow.
@@ -46,9 +46,22 @@ static void compare_with_jansson(const uint8_t *data, size_t size, rga_status_t 
         !same_bytes(r->intervals, slow->intervals, r->n_intervals * sizeof(*r->intervals)) ||
         !same_bytes(r->samples, slow->samples, r->n_samples * sizeof(*r->samples)) ||
         !same_bytes(r->blame, slow->blame, r->n_blame * sizeof(*r->blame)) ||
-        !same_bytes(r->stack_frames, slow->stack_frames, r->n_stack_frames * sizeof(int64_t)))
+        !same_bytes(r->stack_frames, slow->stack_frames, r->n_stack_frames * sizeof(int64_t)) ||
+        r->intervals_text_offset != slow->intervals_text_offset ||
+        r->intervals_text_length != slow->intervals_text_length)
         abort();
     rga_report_free(slow);
+}
+
+/* The recorded span of "intervals" (which Ruby's Report.load cuts out of
+ * the text) must be the array itself: inside the input, '[' to ']'. */
+static void check_intervals_span(const uint8_t *data, size_t size, const rga_report_t *r)
+{
+    if (r->intervals_text_length == 0 || (size >= 2 && data[0] == 0x1f && data[1] == 0x8b))
+        return;
+    size_t start = r->intervals_text_offset, len = r->intervals_text_length;
+    if (start >= size || len > size - start || len < 2 || data[start] != '[' || data[start + len - 1] != ']')
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -62,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rga_error_format(&err, line, sizeof(line));
         return 0;
     }
+    check_intervals_span(data, size, r);
     static const char *const views[] = {"summary", "timeline", "json", "perfetto", "dot"};
     rga_view_opts_t opts = {0};
     opts.width = 37;
