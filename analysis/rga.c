@@ -78,8 +78,9 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
     return st;
 }
 
-int rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, char **out,
-                      size_t *out_len, rga_error_t *err)
+/* The start both entry points share: empty outputs, and unknown views
+ * refused before any work. */
+static rga_status_t begin_render(const char *view, char **out, size_t *out_len, rga_error_t *err)
 {
     *out = NULL;
     if (out_len)
@@ -87,8 +88,17 @@ int rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_op
     rga_error_clear(err);
     if (!rga_view_known(view))
         return rga_error_set(err, RGA_ERR_ARGUMENT, "unknown view \"%s\"", view ? view : "(null)");
+    return RGA_OK;
+}
+
+int rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, char **out,
+                      size_t *out_len, rga_error_t *err)
+{
+    rga_status_t st = begin_render(view, out, out_len, err);
+    if (st != RGA_OK)
+        return st;
     rga_output_t o;
-    rga_status_t st = rga_output_open(&o, RGA_OUTPUT_MEMORY, err);
+    st = rga_output_open(&o, RGA_OUTPUT_MEMORY, err);
     if (st == RGA_OK) {
         rga_status_t wst = rga_render_report(r, view, opts, o.fp, err);
         st = rga_output_close(&o, wst == RGA_OK ? out : NULL, out_len, wst == RGA_OK ? err : NULL);
@@ -101,14 +111,11 @@ int rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_op
 int rga_render(const char *json, size_t len, const char *view, const rga_view_opts_t *opts, char **out,
                size_t *out_len, rga_error_t *err)
 {
-    *out = NULL;
-    if (out_len)
-        *out_len = 0;
-    rga_error_clear(err);
-    if (!rga_view_known(view))
-        return rga_error_set(err, RGA_ERR_ARGUMENT, "unknown view \"%s\"", view ? view : "(null)");
+    rga_status_t st = begin_render(view, out, out_len, err);
+    if (st != RGA_OK)
+        return st;
     rga_report_t *r = NULL;
-    rga_status_t st = rga_report_load_buffer(json ? json : "", json ? len : 0, NULL, &r, err);
+    st = rga_report_load_buffer(json ? json : "", json ? len : 0, NULL, &r, err);
     if (st != RGA_OK)
         return st;
     st = rga_render_loaded(r, view, opts, out, out_len, err);

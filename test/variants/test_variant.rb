@@ -6,37 +6,29 @@
 # its own, and the parts that are left out must say so instead of failing
 # obscurely. Run by bin/test once per variant with that build first on the
 # load path.
-require "test/unit"
 require "tmpdir"
-require "rperf"
+require_relative "../ruby/contention_helper"
 
 class TestVariant < Test::Unit::TestCase
+  include ContentionHelper
+
   def teardown
     Rperf.stop if Rperf.running?
   end
 
   def report
     @report ||= Rperf.contention do
-      # Each needs 0.25 s of CPU, beyond the 100 ms time slice: they take turns.
-      3.times.map { |i| Thread.new { Thread.current.name = "w#{i}"; spin(0.25) } }.each(&:join)
+      # 0.25 s of work each, beyond the 100 ms time slice: they take turns.
+      cpu_threads(3, 0.25, prefix: "w").each(&:join)
     end
-  end
-
-  def spin(cpu_seconds)
-    clock = Process::CLOCK_THREAD_CPUTIME_ID
-    start = Process.clock_gettime(clock)
-    nil while Process.clock_gettime(clock) - start < cpu_seconds
   end
 
   def test_threads_conserve_their_lifetime_and_wait_on_each_other
     workers = report.threads.select { |t| t.name&.start_with?("w") }
     assert_equal 3, workers.size
-    workers.each do |t|
-      assert_in_delta t.lifetime_ns, t.accounted_ns, t.lifetime_ns * 0.02 + 200_000, t.name
-      assert_operator t.gvl_wait_share, :>, 0.3, "#{t.name} shares one GVL with two others"
-    end
-    sums = report.edge_sums
-    workers.each { |t| assert_in_delta t.gvl_wait_ns, sums[t.seq], t.gvl_wait_ns * 0.02 + 100_000, t.name }
+    workers.each { |t| assert_operator t.gvl_wait_share, :>, 0.3, "#{t.name} shares one GVL with two others" }
+    assert_conservation(report)
+    assert_edges_sum(report)
   end
 
   def test_timeline_and_round_trip
@@ -61,7 +53,7 @@ class TestVariant < Test::Unit::TestCase
   end
 
   def test_samples_only_with_the_sampler
-    result = Rperf.start(frequency: 1000, mode: :wall) { spin(0.05) }
+    result = Rperf.start(frequency: 1000, mode: :wall) { burn_work(0.05) }
     result = Rperf.stop if result == true
     assert_kind_of Hash, result
     if Rperf::HAVE_SAMPLER
