@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "output.h"
 #include "rga.h"
+#include "rperf_limits.h"
 #include "units.h"
 
 #include <errno.h>
@@ -223,8 +224,10 @@ static int cmd_record(int argc, char **argv)
         switch (c) {
         case 'o': output = optarg; break;
         case 'F':
-            if (!parse_long(optarg, 1, 100000, &v))
-                return fail_usage("--frequency %s: expected an integer from 1 to 100000", optarg);
+            if (!parse_long(optarg, RPERF_FREQUENCY_MIN, RPERF_FREQUENCY_MAX, &v))
+                return fail_usage("--frequency %s: expected an integer from " RPERF_STR(RPERF_FREQUENCY_MIN)
+                                  " to " RPERF_STR(RPERF_FREQUENCY_MAX) " (Hz)",
+                                  optarg);
             frequency = optarg;
             break;
         case 'C':

@@ -28,23 +28,31 @@
 
 #include "rga_error.h"
 
+#include "report_format.h"
+
+/* The format's numbering (report_format.h, shared with the extension). */
 enum rga_state {
-    RGA_STATE_RUNNING = 0,
-    RGA_STATE_GVL_WAIT = 1,
-    RGA_STATE_BLOCKED = 2,
-    RGA_STATE_GC_MARK = 3,
-    RGA_STATE_GC_SWEEP = 4,
-    RGA_STATE_COUNT = 5
+    RGA_STATE_RUNNING = RPERF_STATE_RUNNING,
+    RGA_STATE_GVL_WAIT = RPERF_STATE_GVL_WAIT,
+    RGA_STATE_BLOCKED = RPERF_STATE_BLOCKED,
+    RGA_STATE_GC_MARK = RPERF_STATE_GC_MARK,
+    RGA_STATE_GC_SWEEP = RPERF_STATE_GC_SWEEP,
+    RGA_STATE_COUNT = RPERF_STATE_COUNT
 };
 
 /* Synthetic frame ids fixed by the format. */
-enum { RGA_FRAME_GVL_BLOCKED = 0, RGA_FRAME_GVL_WAIT = 1, RGA_FRAME_GC_MARK = 2, RGA_FRAME_GC_SWEEP = 3 };
+enum {
+    RGA_FRAME_GVL_BLOCKED = RPERF_FRAME_GVL_BLOCKED,
+    RGA_FRAME_GVL_WAIT = RPERF_FRAME_GVL_WAIT,
+    RGA_FRAME_GC_MARK = RPERF_FRAME_GC_MARK,
+    RGA_FRAME_GC_SWEEP = RPERF_FRAME_GC_SWEEP
+};
 
 typedef enum rga_holder_kind {
-    RGA_HOLDER_THREAD = 0,
-    RGA_HOLDER_GC = 1,
-    RGA_HOLDER_HANDOFF = 2,
-    RGA_HOLDER_UNKNOWN = 3
+    RGA_HOLDER_THREAD = RPERF_HOLDER_THREAD,
+    RGA_HOLDER_GC = RPERF_HOLDER_GC,
+    RGA_HOLDER_HANDOFF = RPERF_HOLDER_HANDOFF,
+    RGA_HOLDER_UNKNOWN = RPERF_HOLDER_UNKNOWN
 } rga_holder_kind_t;
 
 typedef struct rga_meta {

@@ -20,19 +20,18 @@ end
 require_relative "rperf/sampler_options"
 
 module Rperf
-  # Capacity limits and their defaults (see docs/report-format.md).
+  # Capacity options and their defaults: Rperf::LIMITS (defined by the
+  # extension from its one header of limits) is the source of every number.
   CONTENTION_DEFAULTS = {
     timeline: true,
-    max_threads: 4096,
-    # 32-byte records: 1M intervals are 32 MB per Ractor, reserved lazily
-    # (untouched pages cost nothing): an hour of ~280 state changes/s.
-    max_intervals: 1_000_000,
-    min_interval_ns: 0,
-    max_edges: 65_536
+    max_threads: LIMITS[:max_threads][:default],
+    max_intervals: LIMITS[:max_intervals][:default],
+    min_interval_ns: LIMITS[:min_interval_ns][:default],
+    max_edges: LIMITS[:max_edges][:default]
   }.freeze
 
   # Label sets beyond this many distinct ones are counted, not registered.
-  MAX_LABEL_SETS = 100_000
+  MAX_LABEL_SETS = LIMITS[:max_label_sets][:default]
 
   @label_mutex = Mutex.new
   @label_sets = [{}.freeze]
@@ -58,12 +57,12 @@ module Rperf
         frequency: opts[:frequency], mode: opts[:mode], aggregate: opts[:aggregate],
         signal: opts[:signal], defer: opts[:defer],
         timeline: check_boolean(:timeline, timeline),
-        max_threads: check_count(:max_threads, max_threads, 1, 1 << 20),
-        max_intervals: check_count(:max_intervals, max_intervals, 0, 1 << 31),
-        min_interval_ns: check_count(:min_interval_ns, min_interval_ns, 0, 10_000_000_000),
-        max_edges: check_count(:max_edges, max_edges, 1, 1 << 24)
+        max_threads: check_count(:max_threads, max_threads),
+        max_intervals: check_count(:max_intervals, max_intervals),
+        min_interval_ns: check_count(:min_interval_ns, min_interval_ns),
+        max_edges: check_count(:max_edges, max_edges)
       }
-      raise Error, "rperf: already running (call Rperf.stop first)" if running?
+      raise StateError, "rperf: already running (call Rperf.stop first)" if running?
 
       @label_mutex.synchronize do
         @label_sets = [{}.freeze]
@@ -168,7 +167,7 @@ module Rperf
     def check_main_ractor!(what)
       return if Ractor.current == Ractor.main
 
-      raise Error, "rperf: #{what} must be called from the main Ractor"
+      raise StateError, "rperf: #{what} must be called from the main Ractor"
     end
 
     def check_boolean(name, value)
@@ -177,7 +176,8 @@ module Rperf
       raise ArgumentError, "#{name}: #{value.inspect} is invalid; expected true or false"
     end
 
-    def check_count(name, value, min, max)
+    def check_count(name, value)
+      min, max = LIMITS[name].values_at(:min, :max)
       return value if value.is_a?(Integer) && value >= min && value <= max
 
       raise ArgumentError, "#{name}: #{value.inspect} is invalid; expected an Integer from #{min} to #{max}"
@@ -266,8 +266,6 @@ module Rperf
       end
     end
   end
-
-  class Error < StandardError; end
 end
 
 require_relative "rperf/contention"

@@ -625,8 +625,8 @@ static void
 record_gc_sample(rperf_thread_slot_t *slot, VALUE thread, int state, int64_t ns)
 {
     rperf_sampler_record_synthetic(slot, thread,
-                                   state == RPERF_STATE_GC_SWEEP ? RPERF_FRAME_GC_SWEEPING
-                                                                 : RPERF_FRAME_GC_MARKING,
+                                   state == RPERF_STATE_GC_SWEEP ? RPERF_FRAME_GC_SWEEP
+                                                                 : RPERF_FRAME_GC_MARK,
                                    ns);
 }
 #endif

@@ -33,7 +33,7 @@
 #include "interval_buffer.h"
 #include "wait_edges.h"
 
-#define RPERF_MAX_RACTORS 256
+#include "rperf_limits.h"  /* RPERF_MAX_RACTORS */
 
 /* `waiters` changes at every READY and RESUMED (on different CPUs) and the
  * interval buffer's head at every push: each sits on its own cache line, so

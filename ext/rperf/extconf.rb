@@ -58,4 +58,7 @@ end
 
 $srcs = srcs
 $INCFLAGS << " -I#{ext_dir}"
+# The headers the extension shares with the analysis module (report_format.h,
+# rperf_limits.h) are needed by every build, with or without its sources.
+$INCFLAGS << " -I#{analysis_dir}" unless $INCFLAGS.include?("-I#{analysis_dir}")
 create_makefile("rperf_ext", ext_dir)

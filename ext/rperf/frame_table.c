@@ -13,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const synthetic_paths[RPERF_FRAME_SYNTHETIC_COUNT] = {
-    "<GVL>", "<GVL>", "<GC>", "<GC>"};
-static const char *const synthetic_labels[RPERF_FRAME_SYNTHETIC_COUNT] = {
-    "[GVL blocked]", "[GVL wait]", "[GC marking]", "[GC sweeping]"};
+static const char *const synthetic_paths[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_PATHS;
+static const char *const synthetic_labels[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_LABELS;
 
 static uint32_t
 hash_value(VALUE v)
@@ -47,8 +45,8 @@ rperf_frame_table_init(rperf_frame_table_t *ft, uint32_t max_frames)
     if (!ft->chunks || !ft->slots || ft->chunk_count == 0) goto fail;
     ft->chunks[0] = malloc(sizeof(VALUE) * RPERF_FRAME_CHUNK);
     if (!ft->chunks[0]) goto fail;
-    for (uint32_t i = 0; i < RPERF_FRAME_SYNTHETIC_COUNT; i++) ft->chunks[0][i] = Qnil;
-    ft->count = RPERF_FRAME_SYNTHETIC_COUNT;
+    for (uint32_t i = 0; i < RPERF_SYNTHETIC_FRAMES; i++) ft->chunks[0][i] = Qnil;
+    ft->count = RPERF_SYNTHETIC_FRAMES;
     return 0;
 fail:
     rperf_frame_table_free(ft);
@@ -73,7 +71,7 @@ grow_slots(rperf_frame_table_t *ft)
     uint32_t capacity = ft->slot_capacity * 2;
     uint32_t *slots = calloc(capacity, sizeof(uint32_t));
     if (!slots) return -1;
-    for (uint32_t id = RPERF_FRAME_SYNTHETIC_COUNT; id < ft->count; id++) {
+    for (uint32_t id = RPERF_SYNTHETIC_FRAMES; id < ft->count; id++) {
         uint32_t i = hash_value(key_at(ft, id)) & (capacity - 1);
         while (slots[i]) i = (i + 1) & (capacity - 1);
         slots[i] = id + 1;
@@ -128,7 +126,7 @@ rperf_frame_table_resolve(rperf_frame_table_t *ft)
 {
     if (NIL_P(ft->resolved)) {
         ft->resolved = rb_ary_new_capa(ft->count);
-        for (int i = 0; i < RPERF_FRAME_SYNTHETIC_COUNT; i++) {
+        for (int i = 0; i < RPERF_SYNTHETIC_FRAMES; i++) {
             VALUE pair = rb_ary_new_from_args(2, rb_str_new_cstr(synthetic_paths[i]),
                                               rb_str_new_cstr(synthetic_labels[i]));
             rb_ary_push(ft->resolved, rb_ary_freeze(pair));
@@ -145,6 +143,6 @@ rperf_frame_table_mark(const rperf_frame_table_t *ft)
 {
     if (!ft->chunks) return;
     uint32_t count = __atomic_load_n(&ft->count, __ATOMIC_ACQUIRE);
-    for (uint32_t id = RPERF_FRAME_SYNTHETIC_COUNT; id < count; id++) rb_gc_mark(key_at(ft, id));
+    for (uint32_t id = RPERF_SYNTHETIC_FRAMES; id < count; id++) rb_gc_mark(key_at(ft, id));
     rb_gc_mark(ft->resolved);
 }

@@ -4,7 +4,7 @@
  *
  * It does NOT capture stacks or aggregate samples. Ids 0..3 are reserved for
  * the synthetic frames (sampler.h, docs/report-format.md); real frames start
- * at RPERF_FRAME_SYNTHETIC_COUNT and keep their ids for the table's lifetime
+ * at RPERF_SYNTHETIC_FRAMES and keep their ids for the table's lifetime
  * (a snapshot series shares one frame table).
  *
  * Contract

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "contention.h"
+#include "rperf_limits.h"
 #include "gc_hooks.h"
 #include "gvl_hooks.h"
 #include "interval_list.h"
@@ -37,6 +38,16 @@
 
 static VALUE mRperf;
 static VALUE profiler_anchor;      /* marks slot threads and sampler frames */
+
+/* Rperf::Error and its subclasses (defined here, at Init: everything the
+ * extension raises at run time is one of them; invalid arguments raise
+ * ArgumentError). */
+static VALUE eError;              /* Rperf::Error < StandardError */
+static VALUE eStateError;         /* already running, not running, unbalanced profile */
+static VALUE eResourceError;      /* memory, timer, hook or thread that could not be had */
+static VALUE eReportError;        /* a report that cannot be read: syntax, version, schema */
+static VALUE eRenderError;        /* a view that cannot be rendered (Graphviz, output) */
+static VALUE eUnsupportedError;   /* a part this build was made without */
 
 static struct {
     int mode;                      /* 0 cpu, 1 wall */
@@ -140,24 +151,24 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     Check_Type(config, T_HASH);
     Check_Type(threads, T_ARRAY);
     cleanup_forked_child();
-    if (rperf_contention_active()) rb_raise(rb_eRuntimeError, "rperf: profiler is already running");
+    if (rperf_contention_active()) rb_raise(eStateError, "rperf: profiler is already running");
 
     rperf_contention_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
-    cfg.max_threads = (int)hash_long(config, "max_threads", 4096);
-    cfg.max_intervals = hash_long(config, "max_intervals", 1000000);
-    cfg.max_edges = hash_long(config, "max_edges", 65536);
-    cfg.min_interval_ns = hash_long(config, "min_interval_ns", 0);
+    cfg.max_threads = (int)hash_long(config, "max_threads", RPERF_MAX_THREADS_DEFAULT);
+    cfg.max_intervals = hash_long(config, "max_intervals", RPERF_MAX_INTERVALS_DEFAULT);
+    cfg.max_edges = hash_long(config, "max_edges", RPERF_MAX_EDGES_DEFAULT);
+    cfg.min_interval_ns = hash_long(config, "min_interval_ns", RPERF_MIN_INTERVAL_NS_DEFAULT);
     cfg.timeline = RTEST(hash_fetch(config, "timeline"));
     prof.mode = (int)hash_long(config, "mode", 1);
-    prof.frequency = (int)hash_long(config, "frequency", 1000);
+    prof.frequency = (int)hash_long(config, "frequency", RPERF_FREQUENCY_DEFAULT);
     cfg.wall_mode = prof.mode == 1;
     int deferred = RTEST(hash_fetch(config, "defer"));
 
     const char *err = NULL;
     VALUE caller = rb_thread_current();
     if (rperf_contention_start(&cfg, caller, deferred, &err) < 0)
-        rb_raise(rb_eRuntimeError, "rperf: cannot start: %s", err);
+        rb_raise(eResourceError, "rperf: cannot start: %s", err);
     claim_existing(threads, caller, rperf_contention_interval_start());
 
 #ifdef RPERF_HAVE_SAMPLER
@@ -171,7 +182,7 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     };
     if (rperf_sampler_start(&opts, &err) < 0) {
         abandon_start();
-        rb_raise(rb_eRuntimeError, "rperf: cannot start the sampler: %s", err);
+        rb_raise(eResourceError, "rperf: cannot start the sampler: %s", err);
     }
     prof.sampler_running = 1;
 #endif
@@ -182,7 +193,7 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
         prof.sampler_running = 0;
 #endif
         abandon_start();
-        rb_raise(rb_eRuntimeError, "rperf: cannot install the thread event hook");
+        rb_raise(eResourceError, "rperf: cannot install the thread event hook");
     }
     rperf_gc_hooks_install();
     prof.refcount = deferred ? 0 : 1;
@@ -306,7 +317,7 @@ build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
     if (!all || !scratch) {
         free(all);
         free(scratch);
-        rb_raise(rb_eNoMemError, "rperf: cannot allocate intervals");
+        rb_raise(eResourceError, "rperf: cannot allocate intervals");
     }
     memcpy(all, copied, ncopied * sizeof(*all));
     if (ctx->open_count) memcpy(all + ncopied, ctx->open, ctx->open_count * sizeof(*all));
@@ -433,13 +444,11 @@ build_label_totals(build_ctx_t *ctx)
 static void
 fill_synthetic(VALUE report)
 {
-    static const char *const frames[4][2] = {
-        { "<GVL>", "[GVL blocked]" }, { "<GVL>", "[GVL wait]" },
-        { "<GC>", "[GC marking]" }, { "<GC>", "[GC sweeping]" },
-    };
+    static const char *const paths[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_PATHS;
+    static const char *const labels[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_LABELS;
     VALUE ary = rb_ary_new();
-    for (int i = 0; i < 4; i++)
-        rb_ary_push(ary, rb_ary_new3(2, rb_str_new_cstr(frames[i][0]), rb_str_new_cstr(frames[i][1])));
+    for (int i = 0; i < RPERF_SYNTHETIC_FRAMES; i++)
+        rb_ary_push(ary, rb_ary_new3(2, rb_str_new_cstr(paths[i]), rb_str_new_cstr(labels[i])));
     aset(report, "frames", ary);
     aset(report, "stacks", rb_ary_new());
     aset(report, "samples", rb_ary_new());
@@ -545,7 +554,7 @@ collect(struct build_args *a)
     a->copied = malloc((cap ? cap : 1) * sizeof(rperf_interval_t));
     ctx->nviews = rperf_slot_count();
     ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
-    if (!a->copied || !ctx->views) rb_raise(rb_eNoMemError, "rperf: cannot allocate the report");
+    if (!a->copied || !ctx->views) rb_raise(eResourceError, "rperf: cannot allocate the report");
     for (int i = 1; i <= ctx->nractors && a->ncopied < cap; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
         if (r) a->ncopied += rperf_interval_buffer_copy(&r->intervals, a->copied + a->ncopied,
@@ -558,7 +567,7 @@ collect(struct build_args *a)
     ctx->labels = rperf_contention_label_totals(&ctx->nlabels, ctx->clear);
 
     if (rperf_contention_cut_edges(&ctx->cut, ctx->views, ctx->nviews, ctx->clear, &a->table) < 0)
-        rb_raise(rb_eNoMemError, "rperf: cannot copy wait edges");
+        rb_raise(eResourceError, "rperf: cannot copy wait edges");
     rperf_contention_cut_open_waits(&ctx->cut, ctx->views, ctx->nviews, &a->extra);
     unknown_ctx_t u = { ctx, &a->extra, consume };
     rperf_slots_foreach(collect_unknown, &u);
@@ -641,7 +650,7 @@ build_report(int final, int clear, int64_t end_ns)
     a.ctx = &ctx;
     if (!ctx.ractor_totals || !ctx.ractor_threads) {
         build_report_cleanup((VALUE)&a);
-        rb_raise(rb_eNoMemError, "rperf: cannot allocate the report");
+        rb_raise(eResourceError, "rperf: cannot allocate the report");
     }
     return rb_ensure(build_report_body, (VALUE)&a, build_report_cleanup, (VALUE)&a);
 }
@@ -783,7 +792,7 @@ rb_rperf_profile_dec(VALUE self)
 {
     (void)self;
     if (!rperf_contention_active()) return Qfalse;
-    if (prof.refcount <= 0) rb_raise(rb_eRuntimeError, "rperf: profile refcount would go negative (unbalanced profile)");
+    if (prof.refcount <= 0) rb_raise(eStateError, "rperf: profile refcount would go negative (unbalanced profile)");
     prof.refcount--;
     if (prof.refcount == 0) {
 #ifdef RPERF_HAVE_SAMPLER
@@ -820,7 +829,6 @@ rb_rperf_thread_contention(VALUE self)
 /* ------------------------------------------------------------------ */
 /* rendering (analysis module)                                         */
 
-static VALUE eReportError;
 #ifdef RPERF_HAVE_ANALYSIS
 
 static VALUE
@@ -860,12 +868,16 @@ static const rb_data_type_t parsed_report_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
+/* klass for a report that cannot be read; rendering failures are
+ * RenderError, and a bad option value ArgumentError. */
 static VALUE
-raise_report_error(const rga_error_t *err)
+raise_analysis_error(VALUE klass, const rga_error_t *err)
 {
     char msg[768];
     rga_error_format(err, msg, sizeof(msg));
-    rb_raise(eReportError, "%s", msg);
+    if (err->code == RGA_ERR_ARGUMENT) klass = rb_eArgError;
+    else if (err->code == RGA_ERR_NOMEM) klass = eResourceError;
+    rb_raise(klass, "%s", msg);
     return Qnil;
 }
 #endif
@@ -886,11 +898,11 @@ rb_rperf_parse_report(VALUE self, VALUE json)
     rga_status_t st = rga_report_load_buffer(RSTRING_PTR(json), (size_t)RSTRING_LEN(json), NULL,
                                              &p->report, &err);
     RB_GC_GUARD(json);
-    if (st != RGA_OK) raise_report_error(&err);
+    if (st != RGA_OK) raise_analysis_error(eReportError, &err);
     p->json_bytes = (size_t)RSTRING_LEN(json);
     return obj;
 #else
-    rb_raise(rb_eNotImpError, "rperf: this build has no analysis module");
+    rb_raise(eUnsupportedError, "rperf: this build has no analysis module");
     return Qnil;
 #endif
 }
@@ -908,7 +920,7 @@ rb_rperf_parsed_intervals(VALUE self, VALUE parsed)
     if (!r->intervals_text_length) return Qnil;
     size_t n = r->n_intervals;
     rperf_interval_t *records = malloc((n ? n : 1) * sizeof(*records));
-    if (!records) rb_raise(rb_eNoMemError, "rperf: cannot allocate the timeline");
+    if (!records) rb_raise(eResourceError, "rperf: cannot allocate the timeline");
     for (size_t i = 0; i < n; i++) {
         const rga_interval_t *iv = &r->intervals[i];
         if (r->threads[iv->thread_index].seq > INT32_MAX || iv->label_set > INT32_MAX) {
@@ -927,7 +939,7 @@ rb_rperf_parsed_intervals(VALUE self, VALUE parsed)
                                 SIZET2NUM(r->intervals_text_length), list);
 #else
     (void)parsed;
-    rb_raise(rb_eNotImpError, "rperf: this build has no analysis module");
+    rb_raise(eUnsupportedError, "rperf: this build has no analysis module");
     return Qnil;
 #endif
 }
@@ -978,14 +990,14 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     int rc = rga_render_loaded(p->report, StringValueCStr(view), &o, &out, &out_len, &err);
     RB_GC_GUARD(keep);
     RB_GC_GUARD(parsed);
-    if (rc != 0) raise_report_error(&err);
+    if (rc != 0) raise_analysis_error(eRenderError, &err);
     VALUE result = rb_str_new(out, (long)out_len);
     free(out);
     return result;
 #else
     (void)parsed;
     (void)opts;
-    rb_raise(rb_eNotImpError, "rperf: this build has no analysis module");
+    rb_raise(eUnsupportedError, "rperf: this build has no analysis module");
     return Qnil;
 #endif
 }
@@ -1004,6 +1016,30 @@ after_fork_child(void)
 #ifdef RPERF_HAVE_SAMPLER
     if (prof.sampler_running) rperf_sampler_after_fork_child();
 #endif
+}
+
+/* Rperf::LIMITS: { option => { min:, max:, default:, unit: } } for every
+ * option of rperf_limits.h, plus the fixed capacities; frozen. */
+static void
+define_limits(void)
+{
+    VALUE limits = rb_hash_new();
+#define RPERF_DEFINE_LIMIT(name, min, max, dflt, unit)                                  \
+    do {                                                                                \
+        VALUE h = rb_hash_new();                                                        \
+        rb_hash_aset(h, ID2SYM(rb_intern("min")), LL2NUM(min));                        \
+        rb_hash_aset(h, ID2SYM(rb_intern("max")), LL2NUM(max));                        \
+        rb_hash_aset(h, ID2SYM(rb_intern("default")), LL2NUM(dflt));                   \
+        rb_hash_aset(h, ID2SYM(rb_intern("unit")), rb_obj_freeze(rb_str_new_cstr(unit))); \
+        rb_hash_aset(limits, ID2SYM(rb_intern(#name)), rb_obj_freeze(h));              \
+    } while (0);
+    RPERF_OPTION_LIMITS(RPERF_DEFINE_LIMIT)
+#undef RPERF_DEFINE_LIMIT
+    rb_hash_aset(limits, ID2SYM(rb_intern("ractors")), INT2NUM(RPERF_MAX_RACTORS));
+    rb_hash_aset(limits, ID2SYM(rb_intern("stack_depth")), INT2NUM(RPERF_MAX_STACK_DEPTH));
+    rb_hash_aset(limits, ID2SYM(rb_intern("report_inflated_bytes")),
+                 LL2NUM(RPERF_REPORT_INFLATED_BYTES_DEFAULT));
+    rb_define_const(mRperf, "LIMITS", rb_obj_freeze(limits));
 }
 
 RUBY_FUNC_EXPORTED void
@@ -1045,7 +1081,13 @@ Init_rperf_ext(void)
                     Qfalse
 #endif
     );
-    eReportError = rb_define_class_under(mRperf, "ReportError", rb_eStandardError);
+    eError = rb_define_class_under(mRperf, "Error", rb_eStandardError);
+    eStateError = rb_define_class_under(mRperf, "StateError", eError);
+    eResourceError = rb_define_class_under(mRperf, "ResourceError", eError);
+    eReportError = rb_define_class_under(mRperf, "ReportError", eError);
+    eRenderError = rb_define_class_under(mRperf, "RenderError", eError);
+    eUnsupportedError = rb_define_class_under(mRperf, "UnsupportedError", eError);
+    define_limits();
     rperf_interval_list_define(rb_define_module_under(mRperf, "Contention"));
 
     rperf_slot_key_init();

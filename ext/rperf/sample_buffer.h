@@ -29,8 +29,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* Deeper stacks keep their leaf-most frames; the rest is cut off. */
-#define RPERF_MAX_STACK_DEPTH 256
+/* Deeper stacks keep their leaf-most frames; the rest is cut off
+ * (RPERF_MAX_STACK_DEPTH). */
+#include "rperf_limits.h"
 #define RPERF_NO_SYNTHETIC (-1)
 
 typedef struct rperf_sample {

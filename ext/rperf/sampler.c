@@ -18,6 +18,7 @@
 #include "sample_buffer.h"
 #include "thread_slot.h"
 #include "timer.h"
+#include "rperf_limits.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -46,15 +47,14 @@
 #define MAX_SIGNAL_GAP_NS 200000
 #define MAX_TARGETS 64
 
-#define DEFAULT_MAX_THREADS 4096
 
 /* Per-thread sampler state, indexed by slot seq - 1. Zero = not seen. */
 typedef struct sampler_thread {
     uint32_t generation;            /* sampler run whose clock sample_prev_ns is */
     int has_clock_thread;
     pthread_t clock_thread;         /* native thread whose CPU clock is cpu_clock */
-    int64_t pending_ns[RPERF_FRAME_SYNTHETIC_COUNT];  /* short synthetic time not yet attributed */
-    int pending_label_set_id[RPERF_FRAME_SYNTHETIC_COUNT];
+    int64_t pending_ns[RPERF_SYNTHETIC_FRAMES];  /* short synthetic time not yet attributed */
+    int pending_label_set_id[RPERF_SYNTHETIC_FRAMES];
     int64_t gc_cpu_from_ns;         /* cpu mode: thread CPU clock where the GC span began, 0 if unknown */
 } __attribute__((aligned(RPERF_CACHE_LINE))) sampler_thread_t;  /* written by its own thread's hooks */
 
@@ -253,7 +253,7 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
     VALUE frames[RPERF_MAX_STACK_DEPTH];
     int depth = -1;
     uint64_t written = 0;
-    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
         if (!(frames_mask & (1u << frame)) || st->pending_ns[frame] <= 0) continue;
         /* One walk serves every frame: the thread has not run since. */
         if (depth < 0) depth = rb_profile_thread_frames(thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
@@ -277,19 +277,19 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
  * that reaches an interval is emitted after, all with one stack walk. */
 static void
 accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
-           const int64_t weights[RPERF_FRAME_SYNTHETIC_COUNT])
+           const int64_t weights[RPERF_SYNTHETIC_FRAMES])
 {
     int64_t total = 0;
-    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) total += weights[frame];
+    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) total += weights[frame];
     if (!prime_slot(slot, st)) slot->sample_prev_ns += total;
     int label = slot->label_set_id;
     unsigned relabel = 0, due = 0;
-    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
         if (weights[frame] > 0 && st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != label)
             relabel |= 1u << frame;
     }
     if (relabel) emit_pending(slot, st, thread, relabel);
-    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
         if (weights[frame] <= 0) continue;
         st->pending_ns[frame] += weights[frame];
         st->pending_label_set_id[frame] = label;
@@ -310,7 +310,7 @@ rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t bl
         count(&g.dropped_samples, 1);
         return;
     }
-    int64_t weights[RPERF_FRAME_SYNTHETIC_COUNT] = {0};
+    int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[RPERF_FRAME_GVL_BLOCKED] = blocked_ns;
     weights[RPERF_FRAME_GVL_WAIT] = wait_ns;
     accumulate(slot, st, thread, weights);
@@ -329,7 +329,7 @@ void
 rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
                                enum rperf_synthetic_frame frame, int64_t weight_ns)
 {
-    if (weight_ns <= 0 || !slot || (unsigned)frame >= RPERF_FRAME_SYNTHETIC_COUNT || !recording()) return;
+    if (weight_ns <= 0 || !slot || (unsigned)frame >= RPERF_SYNTHETIC_FRAMES || !recording()) return;
     int cpu_mode = g.opts.mode == RPERF_MODE_CPU;
     if (cpu_mode && (frame == RPERF_FRAME_GVL_BLOCKED || frame == RPERF_FRAME_GVL_WAIT))
         return;
@@ -349,7 +349,7 @@ rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
         }
         if (weight_ns <= 0) return;
     }
-    int64_t weights[RPERF_FRAME_SYNTHETIC_COUNT] = {0};
+    int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[frame] = weight_ns;
     accumulate(slot, st, thread, weights);
 }
@@ -563,8 +563,8 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
         *err = "sampler already running";
         return -1;
     }
-    if (opts->frequency < 1 || opts->frequency > 10000) {
-        *err = "frequency must be 1..10000 Hz";
+    if (opts->frequency < RPERF_FREQUENCY_MIN || opts->frequency > RPERF_FREQUENCY_MAX) {
+        *err = "frequency out of range (Rperf::LIMITS[:frequency])";
         return -1;
     }
     if (opts->mode != RPERF_MODE_CPU && opts->mode != RPERF_MODE_WALL) {
@@ -600,7 +600,7 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
         *err = "out of memory for the aggregation table";
         return -1;
     }
-    g.max_threads = opts->max_threads > 0 ? opts->max_threads : DEFAULT_MAX_THREADS;
+    g.max_threads = opts->max_threads > 0 ? opts->max_threads : RPERF_MAX_THREADS_DEFAULT;
     g.threads = aligned_alloc(RPERF_CACHE_LINE, (size_t)g.max_threads * sizeof(sampler_thread_t));
     if (g.threads) memset(g.threads, 0, (size_t)g.max_threads * sizeof(sampler_thread_t));
     if (!g.threads) {
@@ -643,7 +643,7 @@ flush_pending_cb(rperf_thread_slot_t *slot, void *arg)
     (void)arg;
     sampler_thread_t *st = state_of(slot);
     if (!st || st->generation != g.generation) return;
-    for (int frame = 0; frame < RPERF_FRAME_SYNTHETIC_COUNT; frame++) {
+    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
         if (st->pending_ns[frame] <= 0) continue;
         /* Other threads' stacks cannot be walked safely from here (they
          * may run in another Ractor): the time keeps its synthetic frame. */

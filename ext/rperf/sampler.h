@@ -53,23 +53,17 @@
 #include <ruby.h>
 #include <stdint.h>
 
-enum rperf_synthetic_frame {
-    RPERF_FRAME_GVL_BLOCKED = 0,
-    RPERF_FRAME_GVL_WAIT = 1,
-    RPERF_FRAME_GC_MARKING = 2,
-    RPERF_FRAME_GC_SWEEPING = 3,
-    RPERF_FRAME_SYNTHETIC_COUNT = 4
-};
+#include "report_format.h"  /* enum rperf_synthetic_frame */
 
 enum rperf_sampler_mode { RPERF_MODE_CPU = 0, RPERF_MODE_WALL = 1 };
 
 typedef struct rperf_sampler_opts {
-    int frequency;          /* 1..10000 Hz */
+    int frequency;          /* Hz, RPERF_FREQUENCY_MIN..MAX (rperf_limits.h) */
     int mode;               /* enum rperf_sampler_mode */
     int aggregate;          /* 1: aggregate; 0: also keep raw samples */
     int signal;             /* >0 RT signal number, 0 = condvar worker (no signals), -1 = default */
     int deferred;           /* 1: start paused (profile refcount 0) */
-    int max_threads;        /* slot pool capacity (seq range); 0 = 4096 */
+    int max_threads;        /* slot pool capacity (seq range); 0 = RPERF_MAX_THREADS_DEFAULT */
 } rperf_sampler_opts_t;
 
 typedef struct rperf_sampler_stats {

@@ -33,15 +33,8 @@
 #include <stdint.h>
 #include <time.h>
 
-/* State numbers are those of report.json intervals. */
-enum rperf_state {
-    RPERF_STATE_RUNNING = 0,
-    RPERF_STATE_GVL_WAIT = 1,
-    RPERF_STATE_BLOCKED = 2,
-    RPERF_STATE_GC_MARK = 3,
-    RPERF_STATE_GC_SWEEP = 4,
-    RPERF_STATE_COUNT = 5
-};
+/* State numbers are those of report.json intervals (enum rperf_state). */
+#include "report_format.h"
 
 struct rperf_ractor_slot;  /* contention.h */
 

@@ -34,12 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum rperf_holder_kind {
-    RPERF_HOLDER_HANDOFF = 0,
-    RPERF_HOLDER_THREAD = 1,
-    RPERF_HOLDER_GC = 2,
-    RPERF_HOLDER_UNKNOWN = 3
-};
+#include "report_format.h"  /* enum rperf_holder_kind */
 
 /* A deferred wait is split before the ring has moved on half its size
  * since it was deferred, so every wait still sees the RING_SIZE/2 segments

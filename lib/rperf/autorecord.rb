@@ -10,7 +10,7 @@
 #   RPERF_GVL_OUTPUT     report path; nothing happens without it. Removed
 #                        from ENV once read, so child processes that inherit
 #                        RUBYOPT do not overwrite the parent's report.
-#   RPERF_GVL_FREQUENCY  sampler frequency in Hz (1..10000, default 1000)
+#   RPERF_GVL_FREQUENCY  sampler frequency in Hz (Rperf::LIMITS[:frequency])
 #   RPERF_GVL_MODE       sampler mode, wall (default) or cpu
 #
 # Forked children do not write (the profiler is stopped in them). A bad
@@ -25,11 +25,13 @@ module Rperf
     end
 
     def frequency
-      raw = setting("RPERF_GVL_FREQUENCY", "1000")
+      limit = Rperf::LIMITS[:frequency]
+      raw = setting("RPERF_GVL_FREQUENCY", limit[:default].to_s)
       value = Integer(raw, 10, exception: false)
-      return value if value && value.between?(1, 10_000)
+      return value if value && value.between?(limit[:min], limit[:max])
 
-      abort "rperf-gvl: RPERF_GVL_FREQUENCY=#{raw.inspect} is invalid; expected an integer from 1 to 10000 (Hz)"
+      abort "rperf-gvl: RPERF_GVL_FREQUENCY=#{raw.inspect} is invalid; " \
+            "expected an integer from #{limit[:min]} to #{limit[:max]} (Hz)"
     end
 
     def mode

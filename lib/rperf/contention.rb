@@ -15,12 +15,8 @@ require "json"
 require "zlib"
 
 module Rperf
-  # Raised for reports that cannot be read (bad JSON, wrong version,
-  # inconsistent data); the message names the position or key.
-  class ReportError < StandardError; end
-
   module Contention
-    DEFAULTS = { frequency: 1000, mode: :wall, timeline: true }.freeze
+    DEFAULTS = { frequency: LIMITS[:frequency][:default], mode: :wall, timeline: true }.freeze
 
     # A profile started by Rperf.contention without a block.
     class Session
@@ -31,7 +27,7 @@ module Rperf
       # Stops the profile and returns its Report (the same one on repeated calls).
       def stop
         @report ||= begin
-          raise Error, "rperf: the contention profile is no longer running" unless Rperf.running?
+          raise StateError, "rperf: the contention profile is no longer running" unless Rperf.running?
 
           Report.new(Rperf.stop_report)
         end
@@ -39,7 +35,7 @@ module Rperf
 
       # The report so far; with clear: true the next one starts here.
       def snapshot(clear: false)
-        raise Error, "rperf: the contention profile is no longer running" unless Rperf.running?
+        raise StateError, "rperf: the contention profile is no longer running" unless Rperf.running?
 
         Report.new(Rperf.snapshot_report(clear: clear))
       end
@@ -254,7 +250,7 @@ module Rperf
 
       def render(view, opts)
         unless Rperf::HAVE_ANALYSIS
-          raise NotImplementedError, "rperf: this build has no analysis module (needed for #{view})"
+          raise UnsupportedError, "rperf: this build has no analysis module (needed for #{view})"
         end
 
         @parsed ||= Rperf.__send__(:_c_parse_report, to_json)
@@ -288,7 +284,7 @@ module Rperf
     # returns its Report.
     def contention_stop
       session = @contention_session
-      raise Error, "rperf: no contention profile is running" unless session && running?
+      raise StateError, "rperf: no contention profile is running" unless session && running?
 
       @contention_session = nil
       session.stop

@@ -384,7 +384,7 @@ module Rperf
       raise TypeError, "thread counters must be a Hash, got #{c.class}" unless c.is_a?(Hash)
 
       c
-    rescue StandardError, NotImplementedError => e
+    rescue StandardError => e
       @stats_mutex.synchronize { @counter_failures += 1 }
       @sink.failed(e, what: "reading thread counters")
       nil

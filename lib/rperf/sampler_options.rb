@@ -6,7 +6,7 @@
 # error is an ArgumentError naming the keyword, the value and what is allowed.
 module Rperf
   module SamplerOptions
-    FREQUENCY_RANGE = (1..10_000).freeze
+    FREQUENCY_RANGE = (LIMITS[:frequency][:min]..LIMITS[:frequency][:max]).freeze
     MODES = { cpu: 0, wall: 1 }.freeze
     # signal: nil picks the extension's default real-time signal (-1);
     # false means no signals at all (a condvar-driven worker, 0).
@@ -16,7 +16,7 @@ module Rperf
     module_function
 
     # Returns { frequency:, mode:, mode_name:, aggregate:, signal:, defer:, output: }.
-    def normalize(frequency: 1000, mode: :cpu, aggregate: true, signal: nil, defer: false, output: nil)
+    def normalize(frequency: LIMITS[:frequency][:default], mode: :cpu, aggregate: true, signal: nil, defer: false, output: nil)
       {
         frequency: check_frequency(frequency),
         mode: check_mode(mode),

@@ -20,7 +20,7 @@ class TestApiContention < Test::Unit::TestCase
     refute Rperf.running?
     assert_operator report.threads.size, :>=, 3
     assert_same report, session.stop
-    assert_raise(Rperf::Error) { Rperf.contention_stop }
+    assert_raise(Rperf::StateError) { Rperf.contention_stop }
   end
 
   def test_block_exception_stops_the_profile
@@ -52,7 +52,7 @@ class TestApiContention < Test::Unit::TestCase
     assert_raise(ArgumentError) { Rperf.contention(mode: :bogus) {} }
     refute Rperf.running?
     Rperf.start
-    assert_raise(Rperf::Error) { Rperf.start }
+    assert_raise(Rperf::StateError) { Rperf.start }
   end
 
   def test_stop_when_not_running

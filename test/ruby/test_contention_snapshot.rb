@@ -91,13 +91,13 @@ class TestContentionSnapshot < Test::Unit::TestCase
     assert_operator report.stats["paused_ns"], :>, 0.15e9
     # The main thread's accounted time is only the profiled part.
     assert_operator main.accounted_ns, :<, report.duration_ns - 0.15e9
-    assert_raise(RuntimeError) { Rperf.__send__(:_c_profile_dec) } if Rperf.running?
+    assert_raise(Rperf::StateError) { Rperf.__send__(:_c_profile_dec) } if Rperf.running?
   end
 
   def test_profile_refcount_never_negative
     Rperf.start(mode: :wall, defer: true)
     Rperf.profile { Rperf.profile { burn_work(0.001) } }
-    assert_raise(RuntimeError) { Rperf.__send__(:_c_profile_dec) }
+    assert_raise(Rperf::StateError) { Rperf.__send__(:_c_profile_dec) }
     Rperf.stop
   end
 end

@@ -47,7 +47,7 @@ class TestVariant < Test::Unit::TestCase
       assert_match(/GVL wait/, report.summary)
       assert_match(/digraph/, report.to_dot)
     else
-      e = assert_raise(NotImplementedError) { report.summary }
+      e = assert_raise(Rperf::UnsupportedError) { report.summary }
       assert_match(/no analysis module/, e.message)
     end
   end

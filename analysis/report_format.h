@@ -1,0 +1,53 @@
+/*
+ * report_format.h — the numbering report.json v1 fixes (docs/report-format.md),
+ * shared by its writer (the extension) and its reader (the analysis library)
+ * so that the two can never disagree: format version, thread states as they
+ * appear in interval tuples, the synthetic frame ids, and holder kinds.
+ *
+ * It does NOT describe the JSON layout (report_load.c and the extension's
+ * report builder do) nor option limits (rperf_limits.h).
+ *
+ * Contract: header only. Holder kinds are strings in the JSON; their numbers
+ * here are internal, but one numbering serves both sides (the summary's
+ * holder table relies on THREAD being 0 and the others following in order).
+ */
+#ifndef RPERF_REPORT_FORMAT_H
+#define RPERF_REPORT_FORMAT_H
+
+#define RPERF_REPORT_FORMAT_NAME "rperf-gvl-report"
+#define RPERF_REPORT_VERSION 1
+
+/* Interval tuple states and the order of per-thread state totals. */
+enum rperf_state {
+    RPERF_STATE_RUNNING = 0,
+    RPERF_STATE_GVL_WAIT = 1,
+    RPERF_STATE_BLOCKED = 2,
+    RPERF_STATE_GC_MARK = 3,
+    RPERF_STATE_GC_SWEEP = 4,
+    RPERF_STATE_COUNT = 5
+};
+
+/* Frame ids 0..3 of every report are these synthetic frames. */
+enum rperf_synthetic_frame {
+    RPERF_FRAME_GVL_BLOCKED = 0,
+    RPERF_FRAME_GVL_WAIT = 1,
+    RPERF_FRAME_GC_MARK = 2,
+    RPERF_FRAME_GC_SWEEP = 3,
+    RPERF_SYNTHETIC_FRAMES = 4
+};
+
+/* Their [path, label] pairs, by id. */
+#define RPERF_SYNTHETIC_FRAME_PATHS { "<GVL>", "<GVL>", "<GC>", "<GC>" }
+#define RPERF_SYNTHETIC_FRAME_LABELS { "[GVL blocked]", "[GVL wait]", "[GC marking]", "[GC sweeping]" }
+
+/* What a waiter waited on: a thread (holder = its seq), GC, a hand-off
+ * with no holder, or time the profiler could not attribute. */
+enum rperf_holder_kind {
+    RPERF_HOLDER_THREAD = 0,
+    RPERF_HOLDER_GC = 1,
+    RPERF_HOLDER_HANDOFF = 2,
+    RPERF_HOLDER_UNKNOWN = 3,
+    RPERF_HOLDER_KIND_COUNT = 4
+};
+
+#endif
