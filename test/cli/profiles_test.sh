@@ -87,6 +87,21 @@ go tool pprof -raw "$WORK/w.pb.gz" >"$WORK/raw" 2>&1
 check "--state gvl_wait pprof: every sample's leaf is [GVL wait]" \
   test "$(go tool pprof -top "$WORK/w.pb.gz" 2>/dev/null | grep -cE '^ *[0-9.]+[a-z]+ +100% +100% .*\[GVL wait\]')" -eq 1
 
+# --- speedscope: the schema the speedscope package ships (test/speedscope, installed by bin/setup) ---
+VALIDATE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../speedscope" && pwd)/validate.cjs
+if [ -d "$(dirname "$VALIDATE")/node_modules/speedscope" ]; then
+  run --speedscope "$WORK/t.speedscope.json" --thread 1 --state running "$R"
+  check "filtered speedscope written" test "$rc" -eq 0 -a -s "$WORK/t.speedscope.json"
+  if node "$VALIDATE" "$WORK/p.speedscope.json" "$WORK/t.speedscope.json" >"$WORK/v" 2>&1; then ok; else
+    bad "speedscope files fail speedscope's schema: $(cat "$WORK/v")"; fi
+  n_prof=$(grep -o '"type":"sampled"' "$WORK/p.speedscope.json" | wc -l)
+  check "speedscope: one profile per thread (6, got $n_prof)" test "$n_prof" -eq 6
+  sed 's/"unit":"nanoseconds"/"unit":"parsecs"/' "$WORK/p.speedscope.json" >"$WORK/broken.speedscope.json"
+  check "the validator rejects a broken file" bash -c "! node '$VALIDATE' '$WORK/broken.speedscope.json' >/dev/null 2>&1"
+else
+  bad "test/speedscope/node_modules is missing: run bin/setup (npm ci of test/speedscope)"
+fi
+
 # --- bad input and outputs ----------------------------------------------------------------
 run --state sleeping --top "$R"
 check "--state sleeping: usage error 64 (got $rc)" test "$rc" -eq 64
@@ -110,6 +125,10 @@ check "empty profile: exit 0 (got $rc)" test "$rc" -eq 0
 check "empty profile: warning names the file" grep -q 'warning: the report has no samples; .*e.pb.gz is an empty profile' "$WORK/err"
 check "empty profile: go tool pprof reads it" go tool pprof -raw "$WORK/e.pb.gz" >/dev/null 2>&1
 check "empty folded stacks: empty file" test -e "$WORK/e.collapsed" -a ! -s "$WORK/e.collapsed"
+if [ -d "$(dirname "$VALIDATE")/node_modules/speedscope" ]; then
+  "$CLI" --speedscope "$WORK/e.speedscope.json" "$WORK/nosamples.json" 2>/dev/null
+  check "empty speedscope file is valid" bash -c "node '$VALIDATE' '$WORK/e.speedscope.json' >/dev/null"
+fi
 
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]
