@@ -89,7 +89,7 @@ rga_status_t rga_collapsed_write(const rga_profile_t *p, const rga_collapsed_opt
         int64_t weight = 0;
         size_t j = i;
         for (; j < n && strcmp(lines[j].text, lines[i].text) == 0; j++)
-            weight += lines[j].weight;
+            weight = rga_weight_add(weight, lines[j].weight);
         fprintf(out, "%s %lld\n", lines[i].text, (long long)weight);
         i = j;
     }

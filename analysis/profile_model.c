@@ -3,6 +3,7 @@
 #include "profile_model.h"
 #include "intern.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,7 @@ rga_status_t rga_profile_build(const rga_report_t *r, const rga_filter_t *filter
         if (filter && !rga_filter_sample(filter, r, s))
             continue;
         out->samples[out->n_samples++] = s;
-        out->total_ns += s->weight_ns;
+        out->total_ns = rga_weight_add(out->total_ns, s->weight_ns);
         size_t depth = r->stacks[s->stack].depth;
         empty_stack |= depth == 0;
         if (depth > out->max_depth)
@@ -113,7 +114,7 @@ size_t rga_profile_stack(const rga_profile_t *p, const rga_sample_t *s, uint32_t
 
 int64_t rga_profile_sample_count(const rga_profile_t *p, int64_t weight_ns)
 {
-    int64_t n = (weight_ns + p->period_ns / 2) / p->period_ns;
+    int64_t n = weight_ns / p->period_ns + (weight_ns % p->period_ns >= (p->period_ns + 1) / 2); /* rounded, no overflow */
     return n > 0 ? n : 1;
 }
 
@@ -133,4 +134,9 @@ const char *rga_profile_thread_title(const rga_thread_t *t, char *buf, size_t si
     else
         snprintf(buf, size, "#%lld (Ractor %lld)", (long long)t->seq, (long long)t->ractor);
     return buf;
+}
+
+int64_t rga_weight_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
 }

@@ -53,6 +53,10 @@ void rga_profile_free(rga_profile_t *p);
  * Returns the depth, >= 1 (an empty stack is the placeholder function). */
 size_t rga_profile_stack(const rga_profile_t *p, const rga_sample_t *s, uint32_t *buf);
 
+/* a + b for non-negative weights, saturating at INT64_MAX: sums of weights
+ * read from an untrusted report must not overflow. */
+int64_t rga_weight_add(int64_t a, int64_t b);
+
 /* Estimated number of samples behind an aggregated weight: weight / period,
  * rounded, at least 1 (the report keeps weights, not sample counts). */
 int64_t rga_profile_sample_count(const rga_profile_t *p, int64_t weight_ns);

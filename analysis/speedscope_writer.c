@@ -46,7 +46,7 @@ static json_t *thread_json(const rga_profile_t *p, const rga_thread_t *t, const 
             }
         ok = ids && json_array_append_new(samples, ids) == 0 &&
              json_array_append_new(weights, json_integer(s->weight_ns)) == 0;
-        total += s->weight_ns;
+        total = rga_weight_add(total, s->weight_ns);
     }
     if (!ok) {
         json_decref(samples);

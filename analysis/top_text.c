@@ -43,12 +43,12 @@ rga_status_t rga_top_build(const rga_profile_t *p, rga_top_t *out, rga_error_t *
     for (size_t i = 0; i < p->n_samples; i++) {
         const rga_sample_t *s = p->samples[i];
         size_t depth = rga_profile_stack(p, s, stack);
-        rows[stack[depth - 1]].self_ns += s->weight_ns;
+        rows[stack[depth - 1]].self_ns = rga_weight_add(rows[stack[depth - 1]].self_ns, s->weight_ns);
         for (size_t d = 0; d < depth; d++) {
             if (seen_in[stack[d]] == i + 1)
                 continue; /* recursion: once per sample */
             seen_in[stack[d]] = i + 1;
-            rows[stack[d]].cum_ns += s->weight_ns;
+            rows[stack[d]].cum_ns = rga_weight_add(rows[stack[d]].cum_ns, s->weight_ns);
         }
         long ti = rga_report_thread_index(r, s->thread);
         if (ti >= 0 && !thread_seen[ti]) {
@@ -98,7 +98,7 @@ rga_status_t rga_top_write_text(const rga_top_t *t, size_t max_rows, bool color,
         const rga_top_row_t *row = &t->rows[i];
         const rga_profile_function_t *f = function_of(t, row);
         char self[32], self_pct[16], sum_pct[16], cum[32], cum_pct[16];
-        sum += row->self_ns;
+        sum = rga_weight_add(sum, row->self_ns);
         const char *cells[7] = {
             rga_format_duration(row->self_ns, self, sizeof(self)),
             rga_format_percent(row->self_ns, p->total_ns, self_pct, sizeof(self_pct)),

@@ -477,13 +477,38 @@ static void test_empty(void **state)
     free(path);
 }
 
+/* Weights near INT64_MAX: every view sums without overflowing (UBSan would
+ * stop the sanitizer build), and the total saturates. */
+static void test_huge_weights(void **state)
+{
+    (void)state;
+    char *text = strdup(known_report);
+    char *samples = strstr(text, "\"samples\":[");
+    const char *huge = "\"samples\":[[0,9000000000000000000,1,0],[5,9000000000000000000,2,0]],";
+    char *rest = strstr(samples, "]],") + 3;
+    char *patched = malloc(strlen(text) + strlen(huge) + 1);
+    snprintf(patched, strlen(text) + strlen(huge) + 1, "%.*s%s%s", (int)(samples - text), text, huge, rest);
+    rga_report_t *r = rga_test_load(patched);
+    rga_profile_t p = model(r, NULL, NULL);
+    assert_int_equal(p.total_ns, INT64_MAX);
+    rga_profile_free(&p);
+    const char *views[] = {"pprof", "collapsed", "speedscope", "top"};
+    for (size_t i = 0; i < 4; i++) {
+        size_t len;
+        free(render(r, views[i], NULL, &len));
+    }
+    rga_report_free(r);
+    free(patched);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_states),   cmocka_unit_test(test_collapsed_known),
         cmocka_unit_test(test_collapsed_synthetic), cmocka_unit_test(test_top_known),
         cmocka_unit_test(test_speedscope_known), cmocka_unit_test(test_pprof_known),
-        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_empty),          cmocka_unit_test(test_huge_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,17 @@ check "--root-frames thread,label: every line starts with thread and label frame
 sum=$(awk '{ s += $NF } END { print s + 0 }' "$WORK/out")
 check "rooted weights still sum to the total" test "$sum" -eq "$total"
 
+# A snapshot series merges before export: the folded weights are both reports' samples.
+"$GEN" --threads 4 --slices 100 --seed 1 --start-ns 1000000000 -o "$WORK/s1.json"
+"$GEN" --threads 4 --slices 100 --seed 2 --start-ns 1100000000 -o "$WORK/s2.json"
+series=0
+for f in "$WORK/s1.json" "$WORK/s2.json"; do
+  series=$((series + $("$CLI" --collapsed "$f" | awk '{ s += $NF } END { print s + 0 }')))
+done
+run --collapsed "$WORK/s1.json" "$WORK/s2.json"
+merged=$(awk '{ s += $NF } END { print s + 0 }' "$WORK/out")
+check "a merged series exports both reports' samples ($merged vs $series)" test "$rc" -eq 0 -a "$merged" -eq "$series" -a "$series" -gt 0
+
 # --- states partition the samples -------------------------------------------------------
 parts=0
 for st in running gvl_wait blocked gc; do
