@@ -4,18 +4,7 @@
 # the report's sample total, go tool pprof reads the files, bad paths and
 # empty reports behave as documented.
 # usage: profiles_test.sh PATH/TO/rperf-gvl PATH/TO/rga_gen_report
-set -u
-CLI=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-GEN=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-WORK=$(mktemp -d)
-[ -n "${KEEP:-}" ] && echo "work dir: $WORK"
-[ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-ok()   { passed=$((passed + 1)); }
-bad()  { failed=$((failed + 1)); printf 'FAIL: %s\n' "$*" >&2; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
-run() { "$CLI" "$@" >"$WORK/out" 2>"$WORK/err"; rc=$?; }
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 # go tool pprof wants a writable HOME and build cache; it needs no network.
 export HOME=$WORK/home GOCACHE=$WORK/gocache GOPROXY=off GOTOOLCHAIN=local PPROF_TMPDIR=$WORK
 mkdir -p "$HOME"
