@@ -222,10 +222,16 @@ module Rperf
       # Writes report.json (gzip-compressed when the name ends in .gz), or a
       # profile: .pb.gz pprof, .collapsed/.folded folded stacks,
       # .speedscope.json speedscope. The bytes are rendered before the file
-      # is opened, so a failed rendering leaves no file behind.
+      # is opened, so a failed rendering leaves no file behind; a report
+      # without samples writes a valid empty profile and warns.
       def save(path)
         ext = PROFILE_EXTENSIONS.keys.find { |e| path.to_s.end_with?(e) }
-        return File.binwrite(path, render(PROFILE_EXTENSIONS[ext], {})) && path if ext
+        if ext
+          data = render(PROFILE_EXTENSIONS[ext], {})
+          warn "rperf: the report has no samples; #{path} is an empty profile" if @to_h.fetch("samples", []).empty?
+          File.binwrite(path, data)
+          return path
+        end
 
         json = to_json
         if path.to_s.end_with?(".gz")

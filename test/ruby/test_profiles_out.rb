@@ -8,6 +8,7 @@
 # pprof's top with the weights the report's exact per-thread totals predict.
 require_relative "contention_helper"
 require "json"
+require "stringio"
 require "tmpdir"
 require "zlib"
 
@@ -140,6 +141,24 @@ class TestProfilesOut < Test::Unit::TestCase
     rows = go_pprof_top(path)
     assert rows.key?("TestProfilesOut#profiles_compute"), rows.keys.first(10).inspect
     assert_equal data[:report]["samples"].sum { |s| s[1] }, rows.values.sum { |flat, _| flat }
+  end
+
+  def test_report_without_samples_writes_an_empty_profile_and_warns
+    h = JSON.parse(known_workload.to_json)
+    h["samples"] = []
+    report = Rperf::Contention::Report.from_json(JSON.generate(h))
+    path = File.join(@dir, "empty.pb.gz")
+    old_stderr = $stderr
+    $stderr = StringIO.new
+    begin
+      report.save(path)
+      warning = $stderr.string
+    ensure
+      $stderr = old_stderr
+    end
+    assert_match(/no samples; .*empty\.pb\.gz is an empty profile/, warning)
+    assert_equal({}, go_pprof_top(path))
+    assert_equal 0, JSON.parse(report.to_speedscope)["profiles"].size
   end
 
   def test_unwritable_path_leaves_nothing
