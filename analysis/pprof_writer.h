@@ -7,7 +7,9 @@
  * sampling interval, time_nanos/duration_nanos the report's interval. One
  * pprof sample per report sample (stack, thread, label set), leaf first,
  * labelled thread_seq (number), thread (name, "#seq" when unnamed), ractor
- * (number) and every key of its label set (strings). Each function is one
+ * (number) and every key of its label set (strings). Functions have a name
+ * but no system_name, so pprof keeps Ruby names such as "block in <main>"
+ * whole (it simplifies names whose system name equals the name). Each function is one
  * location in one mapping ("ruby", with functions and file names). Report
  * frames carry no line numbers, so every line is 0.
  *

@@ -273,8 +273,39 @@ static void test_raw_matches_report(void **state)
     free(report);
 }
 
+/* Ruby names look like demangled C++ to pprof ("<main>", "block (2 levels)
+ * in <main>"); its text views must still show them whole. */
+static void test_ruby_names_kept_whole(void **state)
+{
+    (void)state;
+    static const char report[] =
+        "{\"format\":\"rperf-gvl-report\",\"version\":1,\"minor\":0,"
+        "\"meta\":{\"tool\":\"rperf-gvl\",\"tool_version\":\"0\",\"ruby_version\":\"3.3.8\",\"pid\":1,"
+        "\"program\":\"a.rb\",\"mode\":\"wall\",\"frequency\":1000,\"start_time_ns\":1,"
+        "\"start_monotonic_ns\":0,\"duration_ns\":10,\"sequence\":0},\"stats\":{},"
+        "\"ractors\":[{\"id\":1,\"main\":true}],\"threads\":[{\"seq\":1,\"name\":\"main\",\"native_id\":1,"
+        "\"ractor\":1,\"first_seen_ns\":0,\"last_seen_ns\":10,\"exited\":false,\"running_ns\":10,"
+        "\"gvl_wait_ns\":0,\"blocked_ns\":0,\"gc_mark_ns\":0,\"gc_sweep_ns\":0,\"acquisitions\":1,\"waits\":0}],"
+        "\"label_sets\":[{\"id\":0,\"labels\":{}}],\"label_totals\":[],"
+        "\"frames\":[[\"<GVL>\",\"[GVL blocked]\"],[\"<GVL>\",\"[GVL wait]\"],[\"<GC>\",\"[GC marking]\"],"
+        "[\"<GC>\",\"[GC sweeping]\"],[\"a.rb\",\"block (2 levels) in <main>\"],[\"a.rb\",\"<main>\"],"
+        "[\"a.rb\",\"Hash#each<T>\"]],"
+        "\"stacks\":[[4,6,5]],\"samples\":[[0,5000000,1,0]],\"intervals\":[],\"edges\":[],\"blame\":[]}";
+    rga_report_t *r = rga_test_load(report);
+    char *path = write_pprof(r);
+    char *top = go_pprof("-top", path);
+    assert_non_null(strstr(top, "block (2 levels) in <main>"));
+    assert_non_null(strstr(top, "  <main>\n"));
+    assert_non_null(strstr(top, "Hash#each<T>"));
+    free(top);
+    unlink(path);
+    free(path);
+    rga_report_free(r);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_raw_matches_report)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_raw_matches_report),
+                                       cmocka_unit_test(test_ruby_names_kept_whole)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }
