@@ -135,7 +135,8 @@ static void build_functions(pprof_build_t *b, const rga_profile_t *p)
         const rga_profile_function_t *f = &p->functions[i];
         pb_function_t fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
         fn.id = i + 1;
-        fn.name = str_id(b, f->name); /* no system_name: pprof then takes the name as demangled and keeps it whole */
+        /* No system_name: pprof then takes the name as final and shows it whole. */
+        fn.name = str_id(b, f->name);
         fn.filename = str_id(b, f->file);
         b->functions[i] = fn;
         b->function_ptrs[i] = &b->functions[i];
