@@ -114,7 +114,8 @@ size_t rga_profile_stack(const rga_profile_t *p, const rga_sample_t *s, uint32_t
 
 int64_t rga_profile_sample_count(const rga_profile_t *p, int64_t weight_ns)
 {
-    int64_t n = weight_ns / p->period_ns + (weight_ns % p->period_ns >= (p->period_ns + 1) / 2); /* rounded, no overflow */
+    /* Rounded to the nearest period without computing weight + period / 2, which could overflow. */
+    int64_t n = weight_ns / p->period_ns + (weight_ns % p->period_ns >= (p->period_ns + 1) / 2);
     return n > 0 ? n : 1;
 }
 
