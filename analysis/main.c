@@ -550,6 +550,16 @@ int main(int argc, char **argv)
         add_job(&cli, "summary", NULL);
         stdout_jobs = 1;
     }
+    /* Options that only shape views not asked for would be silently ignored: refuse them. */
+    bool profile_job = false, collapsed_job = false;
+    for (size_t i = 0; i < cli.n_jobs; i++) {
+        profile_job |= is_profile_view(cli.jobs[i].view);
+        collapsed_job |= strcmp(cli.jobs[i].view, "collapsed") == 0;
+    }
+    if (cli.opts.state && !profile_job)
+        return fail_usage("%s", "--state applies to the profile views (--pprof, --collapsed, --speedscope, --top)");
+    if (cli.opts.roots && !collapsed_job)
+        return fail_usage("%s", "--root-frames applies to --collapsed");
     if (cli.output && stdout_jobs == 0)
         return fail_usage("%s", "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot, "
                                 "--top, --collapsed)");

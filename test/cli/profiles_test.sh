@@ -108,6 +108,11 @@ check "--state sleeping: usage error 64 (got $rc)" test "$rc" -eq 64
 check "--state sleeping: message" grep -q 'expected running, gvl_wait, blocked or gc' "$WORK/err"
 run --root-frames fiber --collapsed "$R"
 check "--root-frames fiber: usage error 64 (got $rc)" test "$rc" -eq 64
+run --state gc "$R"
+check "--state without a profile view: usage error 64 (got $rc)" test "$rc" -eq 64
+check "--state without a profile view: says where it applies" grep -q 'applies to the profile views' "$WORK/err"
+run --root-frames thread --top "$R"
+check "--root-frames without --collapsed: usage error 64 (got $rc)" test "$rc" -eq 64
 run --pprof "$WORK/no/such/dir/p.pb.gz" "$R"
 check "unwritable pprof path: exit 74 (got $rc)" test "$rc" -eq 74
 check "unwritable pprof path: one error line" grep -q '^rperf-gvl: .*no/such/dir/p.pb.gz.*cannot open for writing' "$WORK/err"
