@@ -365,11 +365,6 @@ static unsigned parse_root_frames(const char *text)
     return roots;
 }
 
-static bool is_profile_view(const char *view)
-{
-    return strcmp(view, "pprof") == 0 || strcmp(view, "collapsed") == 0 || strcmp(view, "speedscope") == 0 ||
-           strcmp(view, "top") == 0;
-}
 
 static int add_job(cli_t *cli, const char *view, const char *path)
 {
@@ -553,7 +548,7 @@ int main(int argc, char **argv)
     /* Options that only shape views not asked for would be silently ignored: refuse them. */
     bool profile_job = false, collapsed_job = false;
     for (size_t i = 0; i < cli.n_jobs; i++) {
-        profile_job |= is_profile_view(cli.jobs[i].view);
+        profile_job |= rga_view_is_profile(cli.jobs[i].view);
         collapsed_job |= strcmp(cli.jobs[i].view, "collapsed") == 0;
     }
     if (cli.opts.state && !profile_job)
@@ -615,7 +610,7 @@ int main(int argc, char **argv)
             rc = exit_for(st, false);
             if (path)
                 unlink(path); /* no half-written file left behind */
-        } else if (is_profile_view(job->view) && report->n_samples == 0) {
+        } else if (rga_view_is_profile(job->view) && report->n_samples == 0) {
             fprintf(stderr, "%s: warning: the report has no samples; %s is an empty profile\n", progname,
                     path ? path : "the output");
         }

@@ -24,10 +24,10 @@
 static const char *const views[] = {"summary", "timeline", "dot",   "svg",        "png", "perfetto",
                                     "json",    "pprof",    "collapsed", "speedscope", "top"};
 
-static bool is_profile_view(const char *view)
+int rga_view_is_profile(const char *view)
 {
-    return strcmp(view, "pprof") == 0 || strcmp(view, "collapsed") == 0 || strcmp(view, "speedscope") == 0 ||
-           strcmp(view, "top") == 0;
+    return view && (strcmp(view, "pprof") == 0 || strcmp(view, "collapsed") == 0 || strcmp(view, "speedscope") == 0 ||
+                    strcmp(view, "top") == 0);
 }
 
 /* The views that read samples: one model, then the view's writer. */
@@ -81,7 +81,7 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
     rga_status_t st = rga_filter_init(&filter, r, &spec, err);
     if (st != RGA_OK)
         return st;
-    if (is_profile_view(view)) {
+    if (rga_view_is_profile(view)) {
         st = render_profile(r, &filter, view, opts, out, err);
     } else if (strcmp(view, "summary") == 0 || strcmp(view, "json") == 0) {
         rga_summary_t s;

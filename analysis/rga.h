@@ -80,4 +80,8 @@ rga_status_t rga_render_report(const rga_report_t *report, const char *view, con
 /* Nonzero when view is one of the names above. */
 int rga_view_known(const char *view);
 
+/* Nonzero for the views that read the samples (pprof, collapsed, speedscope,
+ * top): the ones the state filter and the empty-profile warning concern. */
+int rga_view_is_profile(const char *view);
+
 #endif
