@@ -21,13 +21,20 @@
 
 #include <string.h>
 
-static const char *const views[] = {"summary", "timeline", "dot",   "svg",        "png", "perfetto",
-                                    "json",    "pprof",    "collapsed", "speedscope", "top"};
+static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json"};
+static const char *const profile_views[] = {"pprof", "collapsed", "speedscope", "top"};
+
+static int in_list(const char *view, const char *const *list, size_t n)
+{
+    for (size_t i = 0; view && i < n; i++)
+        if (strcmp(list[i], view) == 0)
+            return 1;
+    return 0;
+}
 
 int rga_view_is_profile(const char *view)
 {
-    return view && (strcmp(view, "pprof") == 0 || strcmp(view, "collapsed") == 0 || strcmp(view, "speedscope") == 0 ||
-                    strcmp(view, "top") == 0);
+    return in_list(view, profile_views, sizeof(profile_views) / sizeof(profile_views[0]));
 }
 
 /* The views that read samples: one model, then the view's writer. */
@@ -59,10 +66,7 @@ static rga_status_t render_profile(const rga_report_t *r, const rga_filter_t *fi
 
 int rga_view_known(const char *view)
 {
-    for (size_t i = 0; view && i < sizeof(views) / sizeof(views[0]); i++)
-        if (strcmp(views[i], view) == 0)
-            return 1;
-    return 0;
+    return in_list(view, views, sizeof(views) / sizeof(views[0])) || rga_view_is_profile(view);
 }
 
 rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t *opts,
