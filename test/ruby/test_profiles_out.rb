@@ -101,8 +101,9 @@ class TestProfilesOut < Test::Unit::TestCase
     assert_equal Encoding::UTF_8, report.to_top.encoding
     wait_rows = top_rows(report.to_top(state: "gvl_wait", top: 1000))
     assert_equal ["[GVL wait]"], wait_rows.select { |_, (flat, _)| flat.positive? }.keys
-    compute_rows = top_rows(report.to_top(thread: "compute", state: "running", top: 1000))
-    assert compute_rows.key?("TestProfilesOut#profiles_compute")
+    compute_top = report.to_top(thread: "compute", state: "running", top: 1000)
+    compute_rows = top_rows(compute_top)
+    assert compute_rows.key?("TestProfilesOut#profiles_compute"), compute_top
     assert_false compute_rows.key?("TestProfilesOut#profiles_contend"), "only the compute thread"
     assert_raise(Rperf::ReportError) { report.to_top(state: "sleeping") }
   end
