@@ -15,6 +15,19 @@ rga_status_t rga_filter_init(rga_filter_t *f, const rga_report_t *r, const rga_f
         st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory");
         goto fail;
     }
+    f->state = RGA_SAMPLE_ANY;
+    const char *state = spec ? spec->state : NULL;
+    if (state && *state) {
+        static const char *const names[] = {"running", "gvl_wait", "blocked", "gc"};
+        for (int i = 0; i < 4; i++)
+            if (strcmp(state, names[i]) == 0)
+                f->state = (rga_sample_state_t)i;
+        if (f->state == RGA_SAMPLE_ANY) {
+            st = rga_error_set(err, RGA_ERR_ARGUMENT, "--state %s: expected running, gvl_wait, blocked or gc",
+                               state);
+            goto fail;
+        }
+    }
     const char *thread = spec ? spec->thread : NULL;
     long long ractor = spec ? spec->ractor : 0;
     size_t matched = 0;
@@ -59,7 +72,7 @@ rga_status_t rga_filter_init(rga_filter_t *f, const rga_report_t *r, const rga_f
         f->label_set_ok[i] = ok;
     }
     f->labels_active = n_labels > 0;
-    f->active = (thread && *thread) || ractor > 0 || n_labels > 0;
+    f->active = (thread && *thread) || ractor > 0 || n_labels > 0 || f->state != RGA_SAMPLE_ANY;
     return RGA_OK;
 fail:
     rga_filter_free(f);
@@ -90,4 +103,24 @@ bool rga_filter_label_set(const rga_filter_t *f, const rga_report_t *r, int64_t 
         return true;
     long i = rga_report_label_set_index(r, label_set_id);
     return i >= 0 && f->label_set_ok[i];
+}
+
+rga_sample_state_t rga_stack_state(const rga_report_t *r, int64_t stack)
+{
+    if (stack < 0 || (uint64_t)stack >= r->n_stacks || r->stacks[stack].depth == 0)
+        return RGA_SAMPLE_RUNNING;
+    switch (r->stack_frames[r->stacks[stack].first]) {
+    case RGA_FRAME_GVL_WAIT: return RGA_SAMPLE_GVL_WAIT;
+    case RGA_FRAME_GVL_BLOCKED: return RGA_SAMPLE_BLOCKED;
+    case RGA_FRAME_GC_MARK:
+    case RGA_FRAME_GC_SWEEP: return RGA_SAMPLE_GC;
+    default: return RGA_SAMPLE_RUNNING;
+    }
+}
+
+bool rga_filter_sample(const rga_filter_t *f, const rga_report_t *r, const rga_sample_t *s)
+{
+    if (!rga_filter_thread(f, r, s->thread) || !rga_filter_label_set(f, r, s->label_set))
+        return false;
+    return f->state == RGA_SAMPLE_ANY || rga_stack_state(r, s->stack) == f->state;
 }

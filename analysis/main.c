@@ -75,17 +75,23 @@ static void usage(FILE *out)
             "      --svg FILE           wait graph rendered as SVG\n"
             "      --png FILE           wait graph rendered as PNG\n"
             "      --perfetto FILE      Chrome trace-event JSON for the Perfetto UI\n"
+            "      --pprof FILE         samples as a gzip'd pprof profile (go tool pprof, Pyroscope)\n"
+            "      --collapsed[=FILE]   folded stacks for flame graphs (standard output without FILE)\n"
+            "      --speedscope FILE    speedscope JSON, one profile per thread\n"
+            "      --top                self and cumulative time per function (flat view)\n"
             "  -o, --output FILE        write the standard-output view to FILE\n"
             "\n"
             "Filters and shaping:\n"
             "      --thread N|NAME      only this thread (seq or Thread#name)\n"
             "      --ractor N           only threads of Ractor N\n"
             "      --label KEY=VALUE    only time under this label (repeatable; all must match)\n"
+            "      --state STATE        profile views: only samples in running, gvl_wait, blocked or gc\n"
+            "      --root-frames thread,label  folded stacks: the thread and/or label set as root frames\n"
             "      --by thread|label|ractor   wait-graph nodes (default thread)\n"
             "      --min-share F        drop wait-graph edges below F of all wait (0..1)\n"
             "      --from T, --to T     timeline/perfetto window, e.g. 10ms, 1.5s, 200us\n"
             "      --width N            timeline columns (default: terminal width)\n"
-            "      --top N              rows in the summary's top-N tables (default 10)\n"
+            "      --top N              rows of the top tables (summary: default 10; --top view: 20)\n"
             "      --ascii              timeline with ASCII glyphs\n"
             "      --color=WHEN         auto (default), always or never\n"
             "      --jansson-only       parse every element with jansson (slower; for comparison)\n"
@@ -332,8 +338,36 @@ static int cmd_record(int argc, char **argv)
 enum {
     OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
     OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
-    OPT_VERSION, OPT_JANSSON_ONLY
+    OPT_VERSION, OPT_JANSSON_ONLY, OPT_PPROF, OPT_COLLAPSED, OPT_SPEEDSCOPE, OPT_STATE, OPT_ROOT_FRAMES
 };
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* "thread", "label" or "thread,label" (either order) → RGA_ROOT_* bits; 0 on junk. */
+static unsigned parse_root_frames(const char *text)
+{
+    unsigned roots = 0;
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%s", text);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "thread") == 0)
+            roots |= RGA_ROOT_THREAD;
+        else if (strcmp(tok, "label") == 0)
+            roots |= RGA_ROOT_LABEL;
+        else
+            return 0;
+    }
+    return roots;
+}
+
 
 static int add_job(cli_t *cli, const char *view, const char *path)
 {
@@ -362,7 +396,12 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
         {"width", required_argument, NULL, OPT_WIDTH},
-        {"top", required_argument, NULL, OPT_TOP},
+        {"top", optional_argument, NULL, OPT_TOP},
+        {"pprof", required_argument, NULL, OPT_PPROF},
+        {"collapsed", optional_argument, NULL, OPT_COLLAPSED},
+        {"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
+        {"state", required_argument, NULL, OPT_STATE},
+        {"root-frames", required_argument, NULL, OPT_ROOT_FRAMES},
         {"ascii", no_argument, NULL, OPT_ASCII},
         {"color", optional_argument, NULL, OPT_COLOR},
         {"colour", optional_argument, NULL, OPT_COLOR},
@@ -389,6 +428,28 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         case OPT_SVG: rc = add_job(cli, "svg", optarg); break;
         case OPT_PNG: rc = add_job(cli, "png", optarg); break;
         case OPT_PERFETTO: rc = add_job(cli, "perfetto", optarg); break;
+        case OPT_PPROF: rc = add_job(cli, "pprof", optarg); break;
+        case OPT_SPEEDSCOPE: rc = add_job(cli, "speedscope", optarg); break;
+        case OPT_COLLAPSED: {
+            const char *path = optarg;
+            /* "--collapsed FILE" (no '='): take FILE when it names a folded-stack file. */
+            if (!path && optind < argc &&
+                (ends_with(argv[optind], ".collapsed") || ends_with(argv[optind], ".folded") ||
+                 ends_with(argv[optind], ".txt")))
+                path = argv[optind++];
+            rc = add_job(cli, "collapsed", path);
+            break;
+        }
+        case OPT_STATE:
+            if (strcmp(optarg, "running") && strcmp(optarg, "gvl_wait") && strcmp(optarg, "blocked") &&
+                strcmp(optarg, "gc"))
+                return fail_usage("--state %s: expected running, gvl_wait, blocked or gc", optarg);
+            cli->opts.state = optarg;
+            break;
+        case OPT_ROOT_FRAMES:
+            if (!(cli->opts.roots = parse_root_frames(optarg)))
+                return fail_usage("--root-frames %s: expected thread, label or thread,label", optarg);
+            break;
         case 'o': cli->output = optarg; break;
         case OPT_THREAD: cli->opts.thread = optarg; break;
         case OPT_RACTOR:
@@ -429,11 +490,20 @@ static int parse_args(cli_t *cli, int argc, char **argv)
                 return fail_usage("--width %s: expected an integer from 1 to 10000", optarg);
             cli->opts.width = (int)v;
             break;
-        case OPT_TOP:
-            if (!parse_long(optarg, 1, 1000000, &v))
-                return fail_usage("--top %s: expected a positive integer", optarg);
+        case OPT_TOP: {
+            /* "--top" alone is the flat view; "--top N" / "--top=N" the rows of the top tables. */
+            const char *rows = optarg;
+            if (!rows && optind < argc && all_digits(argv[optind]))
+                rows = argv[optind++];
+            if (!rows) {
+                rc = add_job(cli, "top", NULL);
+                break;
+            }
+            if (!parse_long(rows, 1, 1000000, &v))
+                return fail_usage("--top %s: expected a positive integer", rows);
             cli->opts.top = (size_t)v;
             break;
+        }
         case OPT_ASCII: cli->opts.ascii = 1; break;
         case OPT_JANSSON_ONLY: cli->load_flags |= RGA_LOAD_JANSSON_ONLY; break;
         case OPT_COLOR:
@@ -478,8 +548,19 @@ int main(int argc, char **argv)
         add_job(&cli, "summary", NULL);
         stdout_jobs = 1;
     }
+    /* Options that only shape views not asked for would be silently ignored: refuse them. */
+    bool profile_job = false, collapsed_job = false;
+    for (size_t i = 0; i < cli.n_jobs; i++) {
+        profile_job |= rga_view_is_profile(cli.jobs[i].view);
+        collapsed_job |= strcmp(cli.jobs[i].view, "collapsed") == 0;
+    }
+    if (cli.opts.state && !profile_job)
+        return fail_usage("%s", "--state applies to the profile views (--pprof, --collapsed, --speedscope, --top)");
+    if (cli.opts.roots && !collapsed_job)
+        return fail_usage("%s", "--root-frames applies to --collapsed");
     if (cli.output && stdout_jobs == 0)
-        return fail_usage("%s", "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot)");
+        return fail_usage("%s", "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot, "
+                                "--top, --collapsed)");
     if (cli.output && stdout_jobs > 1)
         return fail_usage("%s", "-o/--output takes a single standard-output view");
 
@@ -532,6 +613,9 @@ int main(int argc, char **argv)
             rc = exit_for(st, false);
             if (path)
                 unlink(path); /* no half-written file left behind */
+        } else if (rga_view_is_profile(job->view) && report->n_samples == 0) {
+            fprintf(stderr, "%s: warning: the report has no samples; %s is an empty profile\n", progname,
+                    path ? path : "the output");
         }
     }
     rga_report_free(report);

@@ -4,26 +4,69 @@
  * writes, and frees them. Loading is report_load.c's job.
  */
 #include "rga.h"
+#include "collapsed_writer.h"
 #include "dot_writer.h"
 #include "filter.h"
 #include "output.h"
 #include "perfetto_writer.h"
+#include "pprof_writer.h"
+#include "profile_model.h"
 #include "render.h"
+#include "speedscope_writer.h"
 #include "summary.h"
 #include "summary_json.h"
 #include "timeline.h"
+#include "top_text.h"
 #include "waitgraph.h"
 
 #include <string.h>
 
 static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json"};
+static const char *const profile_views[] = {"pprof", "collapsed", "speedscope", "top"};
+
+static int in_list(const char *view, const char *const *list, size_t n)
+{
+    for (size_t i = 0; view && i < n; i++)
+        if (strcmp(list[i], view) == 0)
+            return 1;
+    return 0;
+}
+
+int rga_view_is_profile(const char *view)
+{
+    return in_list(view, profile_views, sizeof(profile_views) / sizeof(profile_views[0]));
+}
+
+/* The views that read samples: one model, then the view's writer. */
+static rga_status_t render_profile(const rga_report_t *r, const rga_filter_t *filter, const char *view,
+                                   const rga_view_opts_t *opts, FILE *out, rga_error_t *err)
+{
+    rga_profile_t p;
+    rga_status_t st = rga_profile_build(r, filter, &p, err);
+    if (st != RGA_OK)
+        return st;
+    if (strcmp(view, "pprof") == 0) {
+        st = rga_pprof_write(&p, out, err);
+    } else if (strcmp(view, "collapsed") == 0) {
+        rga_collapsed_opts_t co = {(opts->roots & RGA_ROOT_THREAD) != 0, (opts->roots & RGA_ROOT_LABEL) != 0};
+        st = rga_collapsed_write(&p, &co, out, err);
+    } else if (strcmp(view, "speedscope") == 0) {
+        st = rga_speedscope_write(&p, out, err);
+    } else {
+        rga_top_t t;
+        st = rga_top_build(&p, &t, err);
+        if (st == RGA_OK) {
+            st = rga_top_write_text(&t, opts->top, opts->color != 0, out, err);
+            rga_top_free(&t);
+        }
+    }
+    rga_profile_free(&p);
+    return st;
+}
 
 int rga_view_known(const char *view)
 {
-    for (size_t i = 0; view && i < sizeof(views) / sizeof(views[0]); i++)
-        if (strcmp(views[i], view) == 0)
-            return 1;
-    return 0;
+    return in_list(view, views, sizeof(views) / sizeof(views[0])) || rga_view_is_profile(view);
 }
 
 rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t *opts,
@@ -34,14 +77,17 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
         opts = &defaults;
     if (!rga_view_known(view))
         return rga_error_set(err, RGA_ERR_ARGUMENT,
-                             "unknown view \"%s\" (summary, timeline, dot, svg, png, perfetto, json)",
+                             "unknown view \"%s\" (summary, timeline, dot, svg, png, perfetto, json, pprof, "
+                             "collapsed, speedscope, top)",
                              view ? view : "(null)");
-    rga_filter_spec_t spec = {opts->thread, (long long)opts->ractor, opts->labels, opts->n_labels};
+    rga_filter_spec_t spec = {opts->thread, (long long)opts->ractor, opts->labels, opts->n_labels, opts->state};
     rga_filter_t filter;
     rga_status_t st = rga_filter_init(&filter, r, &spec, err);
     if (st != RGA_OK)
         return st;
-    if (strcmp(view, "summary") == 0 || strcmp(view, "json") == 0) {
+    if (rga_view_is_profile(view)) {
+        st = render_profile(r, &filter, view, opts, out, err);
+    } else if (strcmp(view, "summary") == 0 || strcmp(view, "json") == 0) {
         rga_summary_t s;
         st = rga_summary_build(r, &filter, &s, err);
         if (st == RGA_OK) {

@@ -13,6 +13,13 @@
  *              "png" works the same way (binary output)
  *   "perfetto" Chrome trace-event JSON for the Perfetto UI (perfetto_writer.h)
  *   "json"     the summary as JSON (summary_json.h)
+ *   "pprof"    the samples as a gzip'd pprof profile (pprof_writer.h; binary)
+ *   "collapsed" folded stacks for flame-graph tools (collapsed_writer.h)
+ *   "speedscope" speedscope JSON, one profile per thread (speedscope_writer.h)
+ *   "top"      self and cumulative time per function (top_text.h)
+ *
+ * The four profile views read the samples through profile_model.h and honour
+ * the state filter (opts.state) besides the thread/Ractor/label filters.
  *
  * Threading: the analysis itself is reentrant, but Graphviz keeps global
  * state, so call the "dot"/"svg"/"png" views from one thread at a time (the
@@ -43,7 +50,12 @@ typedef struct rga_view_opts {
     size_t n_labels;
     size_t top;                  /* summary: rows of the top-N tables; 0 = 10 */
     int columns;                 /* summary: terminal width stack rows fit in; 0 = 100 */
+    const char *state;           /* profile views: "running" | "gvl_wait" | "blocked" | "gc"; NULL = all */
+    unsigned roots;              /* collapsed: RGA_ROOT_THREAD | RGA_ROOT_LABEL extra root frames */
 } rga_view_opts_t;
+
+#define RGA_ROOT_THREAD 1u
+#define RGA_ROOT_LABEL 2u
 
 /* Loads the report in json[0..len) (plain or gzip) and renders view.
  * opts may be NULL (defaults). On success returns 0 (RGA_OK) and *out holds
@@ -67,5 +79,9 @@ rga_status_t rga_render_report(const rga_report_t *report, const char *view, con
 
 /* Nonzero when view is one of the names above. */
 int rga_view_known(const char *view);
+
+/* Nonzero for the views that read the samples (pprof, collapsed, speedscope,
+ * top): the ones the state filter and the empty-profile warning concern. */
+int rga_view_is_profile(const char *view);
 
 #endif

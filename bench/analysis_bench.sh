@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# bench/analysis_bench.sh [SIZE_MB] — analysis throughput and peak memory.
+# bench/analysis_bench.sh [SIZE_MB] [all|views|profiles] — analysis throughput and peak memory.
 #
 # Builds the CLI (Release) in build-bench/, writes a synthetic report of
 # SIZE_MB (default 200) with bench/analysis_gen_report.c, then times
 # `rperf-gvl REPORT` (summary) and `rperf-gvl --dot REPORT` with glibc malloc
-# (the default build), with jemalloc, and with the jansson-only parser.
+# (the default build), with jemalloc, and with the jansson-only parser
+# ("views"), and the profile exports --pprof, --collapsed, --speedscope and
+# --top ("profiles"); "all" (the default) runs both sets.
 # Each figure is the median of 3 runs; peak RSS comes from /usr/bin/time -v.
 # Prints a Markdown table for docs/performance.md ("Analysis").
 set -euo pipefail
 size=${1:-200}
+set=${2:-all}
+case $set in all|views|profiles) ;; *) echo "usage: $0 [SIZE_MB] [all|views|profiles]" >&2; exit 64 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-bench
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DRPERF_BUILD_EXT=OFF >/dev/null
@@ -39,10 +43,20 @@ measure() {
     'BEGIN { printf "| %s | %.2f s | %.0f MB/s | %.0f MB | %.2f× |\n", l, t, b / 1e6 / t, r / 1024, r * 1024 / b }'
 }
 
-echo "Report: ${mb} MB ($(grep -o '"seq":' "$report" | wc -l) threads), $(nproc) cores, $(date -u +%Y-%m-%d)"
+samples=$(grep -o '"samples":\[\[[^]]*\]\(,\[[^]]*\]\)*\]' "$report" | grep -o '\],\[' | wc -l)
+echo "Report: ${mb} MB ($(grep -o '"seq":' "$report" | wc -l) threads, $((samples + 1)) samples), $(nproc) cores, $(date -u +%Y-%m-%d)"
 echo
 echo "| run | wall time | throughput | peak RSS | RSS / report |"
 echo "| --- | --- | --- | --- | --- |"
+if [ "$set" != views ]; then
+  out=$build/bench-out
+  mkdir -p "$out"
+  measure "pprof export" "$bin/rperf-gvl" --pprof "$out/p.pb.gz" "$report"
+  measure "folded stacks export" "$bin/rperf-gvl" --collapsed "$out/p.collapsed" "$report"
+  measure "speedscope export" "$bin/rperf-gvl" --speedscope "$out/p.speedscope.json" "$report"
+  measure "top view" "$bin/rperf-gvl" --top "$report"
+  [ "$set" = profiles ] && exit 0
+fi
 measure "summary, glibc malloc (default)" "$bin/rperf-gvl" "$report"
 measure "summary, jemalloc" "$bin/rperf-gvl-jemalloc" "$report"
 measure "summary, jansson-only parser" "$bin/rperf-gvl" --jansson-only "$report"

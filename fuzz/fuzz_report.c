@@ -76,8 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     check_intervals_span(data, size, r);
-    static const char *const views[] = {"summary", "timeline", "json", "perfetto", "dot"};
+    static const char *const views[] = {"summary", "timeline", "json",      "perfetto",
+                                        "dot",     "pprof",    "collapsed", "speedscope", "top"};
     rga_view_opts_t opts = {0};
+    opts.roots = (unsigned)(size % 4);
     opts.width = 37;
     opts.by = size % 3 == 0 ? "label" : size % 3 == 1 ? "ractor" : "thread";
     opts.min_share = (double)(size % 10) / 20.0;

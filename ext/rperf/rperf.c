@@ -968,6 +968,10 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     o.thread = NIL_P(thread) ? NULL : StringValueCStr(thread);
     o.ractor = hash_long(opts, "ractor", 0);
     o.top = (size_t)hash_long(opts, "top", 0);
+    VALUE state = opt_str(opts, "state");
+    o.state = NIL_P(state) ? NULL : StringValueCStr(state);
+    o.roots = (RTEST(hash_fetch(opts, "thread_root")) ? RGA_ROOT_THREAD : 0u) |
+              (RTEST(hash_fetch(opts, "label_root")) ? RGA_ROOT_LABEL : 0u);
     VALUE labels = hash_fetch(opts, "labels");
     const char **label_ptrs = NULL;
     VALUE keep = rb_ary_new();
@@ -989,6 +993,7 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     memset(&err, 0, sizeof(err));
     int rc = rga_render_loaded(p->report, StringValueCStr(view), &o, &out, &out_len, &err);
     RB_GC_GUARD(keep);
+    RB_GC_GUARD(state);
     RB_GC_GUARD(parsed);
     if (rc != 0) raise_analysis_error(eRenderError, &err);
     VALUE result = rb_str_new(out, (long)out_len);

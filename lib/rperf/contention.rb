@@ -211,8 +211,24 @@ module Rperf
       # took 0.5 s for 6.3 MB, the default level 6 1.3 s for 5.7 MB.
       GZIP_LEVEL = 3
 
-      # Writes report.json; gzip-compressed when the name ends in .gz.
+      # Profile formats chosen by save from the file name, before ".gz".
+      PROFILE_EXTENSIONS = { ".pb.gz" => "pprof", ".collapsed" => "collapsed", ".folded" => "collapsed",
+                             ".speedscope.json" => "speedscope" }.freeze
+
+      # Writes report.json (gzip-compressed when the name ends in .gz), or a
+      # profile: .pb.gz pprof, .collapsed/.folded folded stacks,
+      # .speedscope.json speedscope. The bytes are rendered before the file
+      # is opened, so a failed rendering leaves no file behind; a report
+      # without samples writes a valid empty profile and warns.
       def save(path)
+        ext = PROFILE_EXTENSIONS.keys.find { |e| path.to_s.end_with?(e) }
+        if ext
+          data = render(PROFILE_EXTENSIONS[ext], {})
+          warn "rperf: the report has no samples; #{path} is an empty profile" if @to_h.fetch("samples", []).empty?
+          File.binwrite(path, data)
+          return path
+        end
+
         json = to_json
         if path.to_s.end_with?(".gz")
           Zlib::GzipWriter.open(path, GZIP_LEVEL) { |gz| gz.write(json) }
@@ -231,6 +247,14 @@ module Rperf
       def to_svg(**opts) = render("svg", opts)
       def perfetto(**opts) = render("perfetto", opts)
       def summary_json(**opts) = render("json", opts)
+      # Profiles of the samples (filters as above, and state: "running" |
+      # "gvl_wait" | "blocked" | "gc"): gzip'd pprof bytes, folded stacks
+      # (thread_root:, label_root: add root frames), speedscope JSON, and
+      # the flat/cumulative text view.
+      def to_pprof(**opts) = render("pprof", opts)
+      def to_collapsed(**opts) = render("collapsed", opts).force_encoding(Encoding::UTF_8)
+      def to_speedscope(**opts) = render("speedscope", opts).force_encoding(Encoding::UTF_8)
+      def to_top(**opts) = render("top", opts).force_encoding(Encoding::UTF_8)
 
       def inspect
         "#<Rperf::Contention::Report threads=#{threads.size} duration_ns=#{duration_ns}>"

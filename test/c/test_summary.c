@@ -88,7 +88,7 @@ static void test_filters(void **state)
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
     const char *labels[] = {"endpoint=a"};
-    rga_filter_spec_t by_label = {NULL, 0, labels, 1};
+    rga_filter_spec_t by_label = {NULL, 0, labels, 1, NULL};
     rga_summary_t s = build(r, &by_label);
     /* Under a label filter thread totals come from matching label_totals rows. */
     assert_int_equal(thread_row(&s, 2)->state_ns[RGA_STATE_GVL_WAIT], 300);
@@ -100,26 +100,26 @@ static void test_filters(void **state)
     assert_int_equal(s.wait_stacks[0].ns, 300);
     rga_summary_free(&s);
 
-    rga_filter_spec_t by_name = {"worker-a", 0, NULL, 0};
+    rga_filter_spec_t by_name = {"worker-a", 0, NULL, 0, NULL};
     s = build(r, &by_name);
     assert_int_equal(s.n_threads, 1);
     assert_int_equal(s.threads[0].seq, 2);
     assert_int_equal(s.total_edge_wait_ns, 400);
     rga_summary_free(&s);
 
-    rga_filter_spec_t by_ractor = {NULL, 2, NULL, 0};
+    rga_filter_spec_t by_ractor = {NULL, 2, NULL, 0, NULL};
     s = build(r, &by_ractor);
     assert_int_equal(s.n_threads, 1);
     assert_int_equal(s.threads[0].seq, 3);
     assert_int_equal(s.n_holders, 0);
     rga_summary_free(&s);
 
-    rga_filter_spec_t no_such = {"nobody", 0, NULL, 0};
+    rga_filter_spec_t no_such = {"nobody", 0, NULL, 0, NULL};
     rga_filter_t f;
     rga_error_t err;
     assert_int_equal(rga_filter_init(&f, r, &no_such, &err), RGA_ERR_ARGUMENT);
     const char *bad[] = {"novalue"};
-    rga_filter_spec_t bad_label = {NULL, 0, bad, 1};
+    rga_filter_spec_t bad_label = {NULL, 0, bad, 1, NULL};
     assert_int_equal(rga_filter_init(&f, r, &bad_label, &err), RGA_ERR_ARGUMENT);
     rga_report_free(r);
 }

@@ -128,7 +128,7 @@ static void test_filtered_rows(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
-    rga_filter_spec_t spec = {NULL, 1, NULL, 0};
+    rga_filter_spec_t spec = {NULL, 1, NULL, 0, NULL};
     rga_filter_t f;
     rga_error_t err;
     assert_int_equal(rga_filter_init(&f, r, &spec, &err), RGA_OK);

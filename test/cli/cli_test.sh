@@ -3,24 +3,7 @@
 # usage: cli_test.sh PATH/TO/rperf-gvl PATH/TO/rga_gen_report
 # Runs the binary on synthetic reports and on broken ones, checking output,
 # exit codes and that every error is one line naming file, position and problem.
-set -u
-CLI=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-GEN=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-WORK=$(mktemp -d)
-[ -n "${KEEP:-}" ] && echo "work dir: $WORK"
-[ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-
-ok()   { passed=$((passed + 1)); }
-bad()  { failed=$((failed + 1)); printf 'FAIL: %s\n' "$*" >&2; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
-
-# run ARGS...: runs the CLI, capturing stdout, stderr and the exit code.
-run() {
-  "$CLI" "$@" >"$WORK/out" 2>"$WORK/err"
-  rc=$?
-}
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 # expect_fail CODE PATTERN ARGS...: exit code CODE, one stderr line matching PATTERN.
 expect_fail() {

@@ -1,0 +1,143 @@
+/* profile_model.c — selected samples and frames grouped into functions (see
+ * profile_model.h). Writes nothing. */
+#include "profile_model.h"
+#include "intern.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_FRAME_NAME "[no Ruby frame]"
+
+/* Groups frames into functions by (label, path); the interned key's id is
+ * the function index, since ids are dense in order of first sight. */
+static rga_status_t group_functions(rga_profile_t *p, const rga_report_t *r, rga_error_t *err)
+{
+    rga_intern_t keys;
+    rga_intern_init(&keys);
+    rga_status_t st = RGA_OK;
+    char *key = NULL;
+    size_t key_cap = 0;
+    p->frame_function = calloc(r->n_frames ? r->n_frames : 1, sizeof(*p->frame_function));
+    p->functions = calloc(r->n_frames + 1, sizeof(*p->functions));
+    if (!p->frame_function || !p->functions)
+        goto nomem;
+    for (size_t i = 0; i < r->n_frames; i++) {
+        const rga_frame_t *f = &r->frames[i];
+        size_t llen = strlen(f->label), plen = strlen(f->path);
+        if (llen + plen + 1 > key_cap) {
+            key_cap = (llen + plen + 1) * 2;
+            char *grown = realloc(key, key_cap);
+            if (!grown)
+                goto nomem;
+            key = grown;
+        }
+        memcpy(key, f->label, llen);
+        key[llen] = '\0'; /* labels hold no NUL byte, so the key splits at it */
+        memcpy(key + llen + 1, f->path, plen);
+        size_t id = rga_intern_bytes(&keys, key, llen + plen + 1);
+        if (id == (size_t)-1)
+            goto nomem;
+        p->frame_function[i] = (uint32_t)id;
+        if (id == p->n_functions) {
+            p->functions[id] = (rga_profile_function_t){f->label, f->path, i <= RGA_FRAME_GC_SWEEP};
+            p->n_functions++;
+        }
+    }
+    goto done;
+nomem:
+    st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the profile");
+done:
+    free(key);
+    rga_intern_free(&keys);
+    return st;
+}
+
+rga_status_t rga_profile_build(const rga_report_t *r, const rga_filter_t *filter, rga_profile_t *out,
+                               rga_error_t *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->report = r;
+    out->max_depth = 1;
+    out->period_ns = r->meta.frequency > 0 ? 1000000000 / r->meta.frequency : 1000000;
+    if (out->period_ns <= 0)
+        out->period_ns = 1;
+    rga_status_t st = group_functions(out, r, err);
+    if (st != RGA_OK) {
+        rga_profile_free(out);
+        return st;
+    }
+    out->samples = calloc(r->n_samples ? r->n_samples : 1, sizeof(*out->samples));
+    if (!out->samples) {
+        rga_profile_free(out);
+        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the profile");
+    }
+    bool empty_stack = false;
+    for (size_t i = 0; i < r->n_samples; i++) {
+        const rga_sample_t *s = &r->samples[i];
+        if (filter && !rga_filter_sample(filter, r, s))
+            continue;
+        out->samples[out->n_samples++] = s;
+        out->total_ns = rga_weight_add(out->total_ns, s->weight_ns);
+        size_t depth = r->stacks[s->stack].depth;
+        empty_stack |= depth == 0;
+        if (depth > out->max_depth)
+            out->max_depth = depth;
+    }
+    if (empty_stack)
+        out->functions[out->n_functions++] = (rga_profile_function_t){NO_FRAME_NAME, "", true};
+    return RGA_OK;
+}
+
+void rga_profile_free(rga_profile_t *p)
+{
+    free(p->samples);
+    free(p->frame_function);
+    free(p->functions);
+    memset(p, 0, sizeof(*p));
+}
+
+size_t rga_profile_stack(const rga_profile_t *p, const rga_sample_t *s, uint32_t *buf)
+{
+    const rga_report_t *r = p->report;
+    const rga_stack_t *st = &r->stacks[s->stack];
+    if (st->depth == 0) {
+        buf[0] = (uint32_t)(p->n_functions - 1); /* the placeholder is added last, only when needed */
+        return 1;
+    }
+    /* The report stores leaf first; profiles read root first. */
+    for (uint32_t i = 0; i < st->depth; i++)
+        buf[i] = p->frame_function[r->stack_frames[st->first + st->depth - 1 - i]];
+    return st->depth;
+}
+
+int64_t rga_profile_sample_count(const rga_profile_t *p, int64_t weight_ns)
+{
+    /* Rounded to the nearest period without computing weight + period / 2, which could overflow. */
+    int64_t n = weight_ns / p->period_ns + (weight_ns % p->period_ns >= (p->period_ns + 1) / 2);
+    return n > 0 ? n : 1;
+}
+
+const char *rga_profile_thread_name(const rga_thread_t *t, char *buf, size_t size)
+{
+    if (t->name && *t->name)
+        snprintf(buf, size, "%s", t->name);
+    else
+        snprintf(buf, size, "#%lld", (long long)t->seq);
+    return buf;
+}
+
+const char *rga_profile_thread_title(const rga_thread_t *t, char *buf, size_t size)
+{
+    if (t->name && *t->name)
+        snprintf(buf, size, "%s (#%lld, Ractor %lld)", t->name, (long long)t->seq, (long long)t->ractor);
+    else
+        snprintf(buf, size, "#%lld (Ractor %lld)", (long long)t->seq, (long long)t->ractor);
+    return buf;
+}
+
+int64_t rga_weight_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
