@@ -15,7 +15,7 @@ class TestApiContention < Test::Unit::TestCase
     assert Rperf.running?
     cpu_threads(2, 0.03).each(&:join)
     mid = session.snapshot
-    assert_kind_of Rperf::Contention::Report, mid
+    assert_kind_of Rperf::Report, mid
     report = Rperf.contention_stop
     refute Rperf.running?
     assert_operator report.threads.size, :>=, 3

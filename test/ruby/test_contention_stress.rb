@@ -70,7 +70,7 @@ class TestContentionStress < Test::Unit::TestCase
     assert_equal "ok", read.read
     assert status.success?
     busy.each(&:join)
-    report = Rperf::Contention::Report.new(Rperf.stop_report)
+    report = Rperf.stop
     assert_conservation(report)
     assert_edges_sum(report)
   ensure
