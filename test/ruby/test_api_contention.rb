@@ -69,6 +69,7 @@ class TestApiContention < Test::Unit::TestCase
       assert result.key?(k), "missing #{k}"
     end
     assert_equal 500, result[:frequency]
+    refute_empty result[:aggregated_samples], "two CPU threads were sampled"
     result[:aggregated_samples].each do |frames, weight, seq, label|
       assert_kind_of Array, frames
       frames.each { |f| assert_equal 2, f.size }
