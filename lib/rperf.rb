@@ -46,7 +46,8 @@ module Rperf
     # Starts profiling. Sampler keywords: frequency:, mode: (:cpu, :wall),
     # aggregate:, signal:, defer:, output: (a path written with
     # Report#save at stop, or an IO given the report.json text), format:
-    # (the output's format when its name does not tell, as in Report#save).
+    # (the output's format when its name does not tell, as in Report#save;
+    # an output name save cannot write is an ArgumentError here).
     # Contention keywords: timeline:, max_threads:, max_intervals:,
     # min_interval_ns:, max_edges:. Returns true (with a block: see
     # Rperf::StartWithBlock). Raises StateError when already running or
@@ -69,7 +70,8 @@ module Rperf
         min_interval_ns: check_count(:min_interval_ns, min_interval_ns),
         max_edges: check_count(:max_edges, max_edges)
       }
-      check_format(format)
+      # A name save cannot write is refused now, not after the run.
+      Report.format_for(opts[:output], format) if opts[:output].is_a?(String) || format
       raise StateError, "rperf: already running (call Rperf.stop first)" if running?
 
       @label_mutex.synchronize do
@@ -175,12 +177,6 @@ module Rperf
       @label_mutex.synchronize { @label_sets[id] }
     end
 
-    def check_format(format)
-      return if format.nil? || Report::FORMAT_NAMES.key?(format.respond_to?(:to_sym) ? format.to_sym : format)
-
-      raise ArgumentError, "format: #{format.inspect} is invalid; expected one of " \
-                           "#{Report::FORMAT_NAMES.keys.join(', ')}"
-    end
 
     def check_main_ractor!(what)
       return if Ractor.current == Ractor.main

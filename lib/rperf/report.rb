@@ -64,6 +64,21 @@ module Rperf
         raise ReportError, "#{path}: cannot read (#{e.message})"
       end
 
+      # What save writes for path and format: :json, :json_gz or a view
+      # name. Raises ArgumentError for an unknown name or format.
+      def format_for(path, format = nil)
+        if format
+          kind = FORMAT_NAMES.fetch(format.respond_to?(:to_sym) ? format.to_sym : format) do
+            raise ArgumentError, "format: #{format.inspect} is invalid; expected one of #{FORMAT_NAMES.keys.join(', ')}"
+          end
+          return kind == :json && path.to_s.end_with?(".gz") ? :json_gz : kind
+        end
+        name = path.to_s.downcase
+        SAVE_FORMATS.each { |suffix, kind| return kind if name.end_with?(suffix) }
+        raise ArgumentError, "#{path}: unknown report file name; it must end in one of " \
+                             "#{SAVE_FORMATS.keys.join(', ')} (or pass format:)"
+      end
+
       # A Report from report.json text (plain or gzip).
       def from_json(json, source: "report", max_bytes: LIMITS[:report_inflated_bytes])
         unless max_bytes.is_a?(Integer) && max_bytes.positive?
@@ -244,8 +259,7 @@ module Rperf
     # format: (FORMAT_NAMES). A regular file is replaced only once the whole
     # output is written. Returns path.
     def save(path, format: nil, **opts)
-      kind = format.nil? ? format_of(path) : FORMAT_NAMES.fetch(format.to_sym) { unknown_format(format) }
-      kind = :json_gz if kind == :json && format && path.to_s.end_with?(".gz")
+      kind = Report.format_for(path, format)
       bytes = case kind
               when :json then to_json
               when :json_gz then Zlib.gzip(to_json, level: GZIP_LEVEL)
@@ -289,17 +303,6 @@ module Rperf
       parsed = cached(:parsed) { Rperf.__send__(:_c_parse_report, to_json) }
       out = Rperf.__send__(:_c_render, parsed, view, checked)
       BINARY_VIEWS.include?(view) ? out : out.force_encoding(Encoding::UTF_8)
-    end
-
-    def format_of(path)
-      name = path.to_s.downcase
-      SAVE_FORMATS.each { |suffix, kind| return kind if name.end_with?(suffix) }
-      raise ArgumentError, "#{path}: unknown report file name; it must end in one of " \
-                           "#{SAVE_FORMATS.keys.join(', ')} (or pass format:)"
-    end
-
-    def unknown_format(format)
-      raise ArgumentError, "format: #{format.inspect} is invalid; expected one of #{FORMAT_NAMES.keys.join(', ')}"
     end
 
     # A regular file (or a new one) gets the bytes through a temporary file

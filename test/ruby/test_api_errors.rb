@@ -116,6 +116,7 @@ class TestApiErrors < Test::Unit::TestCase
       -> { Rperf.start(timeline: "yes") } => /timeline: "yes" is invalid/,
       -> { Rperf.start(output: 42) } => /output: 42 is invalid/,
       -> { Rperf.start(format: :yaml) } => /format: :yaml is invalid/,
+      -> { Rperf.start(output: "profile.bogus") } => /profile\.bogus: unknown report file name/,
       -> { Rperf.start(bogus: 1) } => /unknown keyword: :bogus/,
       -> { Rperf.contention(frequency: 0) {} } => /frequency: 0 is invalid/,
       -> { Rperf.label(nil => 1) } => /label key nil is invalid; expected a Symbol or a String/,

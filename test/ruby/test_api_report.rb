@@ -4,7 +4,6 @@
 # its rows are frozen Data objects made from the document; its views take
 # the CLI's options, checked the same way; save picks the format from the
 # file name; Report.load bounds what a gzip report may inflate to.
-require "stringio"
 require "tmpdir"
 require_relative "contention_helper"
 
@@ -104,20 +103,11 @@ class TestApiReport < Test::Unit::TestCase
     Warning[:deprecated] = true
     { summary: :to_summary, timeline: :to_timeline, perfetto: :to_perfetto, summary_json: :to_summary_json }
       .each do |old, new|
-        warned = capture_stderr { assert_equal report.public_send(new), report.public_send(old) }
+        _, warned = capture_output { assert_equal report.public_send(new), report.public_send(old) }
         assert_match(/##{old} is deprecated; use ##{new}/, warned)
       end
   ensure
     Warning[:deprecated] = deprecated
-  end
-
-  def capture_stderr
-    old = $stderr
-    $stderr = StringIO.new
-    yield
-    $stderr.string
-  ensure
-    $stderr = old
   end
 
   # Every rendering option is checked as the CLI checks it, naming the option.

@@ -44,7 +44,7 @@ class TestSamplerStress < Test::Unit::TestCase
       assert_equal 1, settled_sampler_workers(1) if (i % 250).zero?
       spin_step if i.even?
       result = Rperf.stop
-      assert_kind_of Hash, result if (i % 100).zero?
+      assert_kind_of Rperf::Report, result if (i % 100).zero?
     end
     refute Rperf.running?
     assert_equal 0, settled_sampler_workers(0), "every worker thread was joined"
