@@ -85,7 +85,8 @@ module Rperf
     end
 
     # Stops profiling; returns its Rperf::Report, or nil when not running.
-    # Writes it to output: when start was given one.
+    # Writes it to output: when start was given one (a failed write is a
+    # warning on stderr; the report is still returned).
     def stop
       check_main_ractor!(:stop)
       document = _c_stop
@@ -235,12 +236,17 @@ module Rperf
       report
     end
 
+    # A failed write must not lose the profile: it is reported on stderr
+    # and stop still returns the report (to be saved elsewhere).
     def write_output(report)
       if @output.respond_to?(:write)
         @output.write(report.to_json)
       else
         report.save(@output, format: @output_format)
       end
+    rescue SystemCallError, IOError => e
+      warn "rperf: cannot write the profile to #{@output.inspect}: #{e.message} " \
+           "(Rperf.stop still returns it)"
     end
   end
 end

@@ -316,6 +316,8 @@ module Rperf
       begin
         File.binwrite(tmp, bytes)
         File.rename(tmp, path)
+      rescue SystemCallError => e
+        raise e.class, path # name the file asked for, not the temporary one
       ensure
         File.unlink(tmp) if File.exist?(tmp)
       end

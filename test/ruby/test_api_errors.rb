@@ -66,6 +66,18 @@ class TestApiErrors < Test::Unit::TestCase
     Warning[:experimental] = experimental
   end
 
+  # A failed output write loses nothing: stop warns and returns the report.
+  def test_output_that_cannot_be_written_keeps_the_report
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "no", "such", "dir", "r.json")
+      report = nil
+      _, err = capture_output { report = Rperf.start(mode: :wall, output: path) { sleep 0.001 } }
+      assert_instance_of Rperf::Report, report
+      assert_match(%r{rperf: cannot write the profile to ".*r\.json": No such file or directory - /.*/dir/r\.json }, err)
+      refute File.exist?(path)
+    end
+  end
+
   def test_report_errors
     Dir.mktmpdir do |dir|
       path = File.join(dir, "r.json")
