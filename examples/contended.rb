@@ -38,7 +38,7 @@ report = Rperf.contention(frequency: 1000) do
 end
 
 report.save(out)
-puts report.summary
+puts report.to_summary
 puts
-puts report.timeline
+puts report.to_timeline
 warn "wrote #{out}"

@@ -203,7 +203,7 @@ module HTTPExample
     if Rperf.running?
       result = Rperf.stop
       if opts[:report]
-        Rperf::Contention::Report.new(result[:report]).save(opts[:report])
+        result.save(opts[:report])
         warn "wrote #{opts[:report]}"
       end
     end

@@ -44,8 +44,8 @@ end
 
 [["threads", threads_report, threads_wall], ["ractors", ractors_report, ractors_wall]].each do |name, report, wall|
   puts "== #{WORKERS} #{name}: #{format('%.3f', wall)} s wall"
-  puts report.summary(top: 3)
-  log.log_report(report.to_h, kind: "run")
+  puts report.to_summary(top: 3)
+  log.log_report(report, kind: "run")
   puts
 end
 puts format("ractors finished in %.0f%% of the threads' wall time on %d cores",

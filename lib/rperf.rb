@@ -1,12 +1,13 @@
 # frozen_string_literal: true
 
 # Rperf — the Ruby face of the extension: start/stop/running?, snapshot,
-# labels and the profile refcount, and the conversion of the extension's
-# report (report.json v1, String keys) into the classic result hash.
-# Keyword validation lives here (and in Rperf::SamplerOptions); the C
-# methods (`_c_*`) are private and take already-validated values.
-# It does NOT render reports (Rperf::Contention::Report does) and does NOT
-# write log lines (rperf/contention_log).
+# labels and the profile refcount; stop and snapshot return a Rperf::Report
+# over the extension's report.json v1 document, with the Ruby-side label
+# sets added. Keyword validation lives here (and in Rperf::SamplerOptions);
+# the C methods (`_c_*`) are private and take already-validated values.
+# Label keys and values are made valid UTF-8 here, where they enter.
+# It does NOT render reports (Rperf::Report does) and does NOT write log
+# lines (rperf/contention_log).
 #
 # Ractors: start/stop/snapshot/label/profile are for the main Ractor (the
 # label registry is module state); threads of other Ractors are measured
@@ -18,6 +19,8 @@ rescue LoadError
   require "rperf_ext"
 end
 require_relative "rperf/sampler_options"
+require_relative "rperf/utf8"
+require_relative "rperf/report"
 
 module Rperf
   # Capacity options and their defaults: Rperf::LIMITS (defined by the
@@ -41,15 +44,20 @@ module Rperf
 
   class << self
     # Starts profiling. Sampler keywords: frequency:, mode: (:cpu, :wall),
-    # aggregate:, signal:, defer:, output:. Contention keywords: timeline:,
-    # max_threads:, max_intervals:, min_interval_ns:, max_edges:.
-    # Returns true. Raises when already running or when called from a
-    # non-main Ractor.
+    # aggregate:, signal:, defer:, output: (a path written with
+    # Report#save at stop, or an IO given the report.json text), format:
+    # (the output's format when its name does not tell, as in Report#save;
+    # an output name save cannot write is an ArgumentError here).
+    # Contention keywords: timeline:, max_threads:, max_intervals:,
+    # min_interval_ns:, max_edges:. Returns true (with a block: see
+    # Rperf::StartWithBlock). Raises StateError when already running or
+    # when called from a non-main Ractor.
     def start(timeline: CONTENTION_DEFAULTS[:timeline],
               max_threads: CONTENTION_DEFAULTS[:max_threads],
               max_intervals: CONTENTION_DEFAULTS[:max_intervals],
               min_interval_ns: CONTENTION_DEFAULTS[:min_interval_ns],
               max_edges: CONTENTION_DEFAULTS[:max_edges],
+              format: nil,
               **sampler)
       check_main_ractor!(:start)
       opts = SamplerOptions.normalize(**sampler)
@@ -62,6 +70,8 @@ module Rperf
         min_interval_ns: check_count(:min_interval_ns, min_interval_ns),
         max_edges: check_count(:max_edges, max_edges)
       }
+      # A name save cannot write is refused now, not after the run.
+      Report.format_for(opts[:output], format) if opts[:output].is_a?(String) || format
       raise StateError, "rperf: already running (call Rperf.stop first)" if running?
 
       @label_mutex.synchronize do
@@ -70,47 +80,51 @@ module Rperf
         @dropped_label_sets = 0
       end
       @output = opts[:output]
+      @output_format = format
       _c_start(config, Thread.list)
     end
 
-    # Stops profiling; returns the result hash (see build_result), or nil
-    # when not running. Writes it to output: when start was given one.
+    # Stops profiling; returns its Rperf::Report, or nil when not running.
+    # Writes it to output: when start was given one (a failed write is a
+    # warning on stderr; the report is still returned).
     def stop
       check_main_ractor!(:stop)
-      report = _c_stop
-      return nil unless report
+      document = _c_stop
+      return nil unless document
 
-      result = build_result(finish_report(report))
-      write_output(result) if @output
-      result
-    end
-
-    # The report.json v1 Hash of the run, stopping it (used by contention).
-    def stop_report
-      report = _c_stop
-      report && finish_report(report)
+      report = Report.new(finish_report(document))
+      write_output(report) if @output
+      report
     end
 
     def running?
       _c_running?
     end
 
-    # Result so far without stopping; with clear: true the next snapshot
-    # covers only the time after this one. nil when not running.
+    # The Rperf::Report so far, without stopping; with clear: true the next
+    # snapshot covers only the time after this one. nil when not running.
     def snapshot(clear: false)
-      report = snapshot_report(clear: clear)
-      report && build_result(report)
+      check_main_ractor!(:snapshot)
+      document = _c_snapshot(clear ? true : false)
+      document && Report.new(finish_report(document))
     end
 
-    def snapshot_report(clear: false)
-      check_main_ractor!(:snapshot)
-      report = _c_snapshot(clear ? true : false)
-      report && finish_report(report)
+    # Writes a report to path (Report#save: the format from the name, or
+    # format:). data: a Report, or a report.json document Hash.
+    def save(path, data, format: nil)
+      report = case data
+               when Report then data
+               when Hash then Report.new(data[:report] || data)
+               else raise ArgumentError, "data: expected a Rperf::Report, got #{data.class}"
+               end
+      report.save(path, format: format)
     end
 
     # Labels of the current thread. With a block: merged into the current
     # labels for the block (nil values delete keys), restored afterwards.
     # Without: set from now on. Returns the block's value or the labels.
+    # Keys are Symbols or Strings (ArgumentError otherwise); keys and values
+    # are made valid UTF-8 (invalid bytes become U+FFFD).
     def label(**labels, &block)
       previous = labels()
       merged = previous.merge(normalize_labels(labels)).compact
@@ -157,12 +171,13 @@ module Rperf
       _c_thread_contention
     end
 
+    private
+
     # The frozen labels Hash of a label set id, or nil.
     def label_set(id)
       @label_mutex.synchronize { @label_sets[id] }
     end
 
-    private
 
     def check_main_ractor!(what)
       return if Ractor.current == Ractor.main
@@ -185,7 +200,12 @@ module Rperf
 
     def normalize_labels(labels)
       labels.each_with_object({}) do |(k, v), h|
-        h[k.to_sym] = v.nil? ? nil : v.to_s.freeze
+        unless k.is_a?(Symbol) || k.is_a?(String)
+          raise ArgumentError, "label key #{k.inspect} is invalid; expected a Symbol or a String"
+        end
+
+        key = k.is_a?(Symbol) && k.name.valid_encoding? ? k : UTF8.scrub(k.to_s).to_sym
+        h[key] = v.nil? ? nil : UTF8.scrub(v).dup.freeze
       end
     end
 
@@ -216,54 +236,17 @@ module Rperf
       report
     end
 
-    # The classic result hash (Symbol keys) from a report.json v1 Hash:
-    # mode, frequency, counters, start_time_ns, duration_ns,
-    # aggregated_samples (or raw_samples) as [[frames as [path, label]],
-    # weight, thread_seq, label_set_id], label_sets, dropped_* when
-    # non-zero, threads (per-thread contention totals and names) and
-    # report (the report itself).
-    def build_result(report)
-      meta = report["meta"]
-      stats = report["stats"]
-      frames = report["frames"]
-      stacks = report["stacks"]
-      result = {
-        mode: meta["mode"].to_sym,
-        frequency: meta["frequency"],
-        trigger_count: stats["trigger_count"],
-        sampling_count: stats["sampling_count"],
-        sampling_time_ns: stats["sampling_time_ns"],
-        detected_thread_count: report["threads"].size,
-        unique_frames: [frames.size - 4, 0].max,
-        unique_stacks: stacks.size,
-        start_time_ns: meta["start_time_ns"],
-        duration_ns: meta["duration_ns"]
-      }
-      expand = lambda do |(stack_id, weight, thread_seq, label_set_id)|
-        [stacks[stack_id].map { |fid| frames[fid] }, weight, thread_seq, label_set_id]
-      end
-      if report.key?("raw_samples")
-        result[:raw_samples] = report["raw_samples"].map(&expand)
-      else
-        result[:aggregated_samples] = report["samples"].map(&expand)
-      end
-      result[:label_sets] = report["label_sets"].map { |s| s["labels"].transform_keys(&:to_sym) }
-      stats.each do |key, value|
-        result[key.to_sym] = value if key.start_with?("dropped_") && value.positive?
-      end
-      result[:threads] = report["threads"].map { |t| t.transform_keys(&:to_sym) }
-      result[:report] = report
-      result
-    end
-
-    def write_output(result)
-      require_relative "rperf/contention"
-      report = Contention::Report.new(result[:report])
+    # A failed write must not lose the profile: it is reported on stderr
+    # and stop still returns the report (to be saved elsewhere).
+    def write_output(report)
       if @output.respond_to?(:write)
         @output.write(report.to_json)
       else
-        report.save(@output)
+        report.save(@output, format: @output_format)
       end
+    rescue SystemCallError, IOError => e
+      warn "rperf: cannot write the profile to #{@output.inspect}: #{e.message} " \
+           "(Rperf.stop still returns it)"
     end
   end
 end

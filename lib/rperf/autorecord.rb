@@ -49,7 +49,7 @@ module Rperf
         next unless Process.pid == pid && session.running?
 
         begin
-          session.stop.save(output)
+          session.stop.save(output, format: :json) # gzip when the name ends in .gz
         rescue StandardError => e
           warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
         end

@@ -231,9 +231,9 @@ module Rperf
       nil
     end
 
-    # Writes one line per label set for a report: a report.json v1 Hash, a
-    # Rperf::Contention::Report, or the result Hash of Rperf.stop/snapshot
-    # (its :report). Returns the number of lines written.
+    # Writes one line per label set for a report: a Rperf::Report (what
+    # Rperf.stop/snapshot return) or a report.json v1 Hash. Returns the
+    # number of lines written.
     def log_report(report, kind: "interval")
       interval_fields(report, kind: kind).count { |f| write(f) }
     rescue StandardError => e
@@ -269,9 +269,7 @@ module Rperf
       report
     end
 
-    DEFAULT_SNAPSHOT = lambda do
-      Rperf.respond_to?(:snapshot_report) ? Rperf.snapshot_report(clear: true) : Rperf.snapshot(clear: true)
-    end
+    DEFAULT_SNAPSHOT = -> { Rperf.snapshot(clear: true) }
 
     # Starts writing interval lines every `every` seconds from a background
     # thread (a report of Rperf.snapshot(clear: true) each time; `snapshot:`

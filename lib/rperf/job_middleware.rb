@@ -5,7 +5,7 @@
 # fits) that writes one contention line per job, labelled by job class and
 # queue. ActiveJob (or any job object with a class, #queue_name and
 # #job_id) uses Rperf::JobMiddleware.around_perform from an around_perform
-# callback. The job id goes into the line as a field, never into a label,
+# callback. Job and queue names are made valid UTF-8 (U+FFFD for bad bytes). The job id goes into the line as a field, never into a label,
 # so it cannot grow the label tables. It does NOT start the profiler.
 #
 #   Sidekiq.configure_server do |config|
@@ -52,8 +52,8 @@ module Rperf
 
       # For ActiveJob's around_perform: measures one job object.
       def around_perform(job, &block)
-        labels = { job: job.class.name.to_s }
-        labels[:queue] = job.queue_name.to_s if job.respond_to?(:queue_name) && job.queue_name
+        labels = { job: UTF8.scrub(job.class.name) }
+        labels[:queue] = UTF8.scrub(job.queue_name) if job.respond_to?(:queue_name) && job.queue_name
         fields = {}
         fields[:job_id] = job.job_id.to_s if job.respond_to?(:job_id) && job.job_id
         log.measure(labels, kind: "job", fields: fields, &block)
@@ -83,8 +83,8 @@ module Rperf
         name = job["wrapped"] || job[:wrapped] || job["class"] || job[:class]
       end
       name ||= worker.is_a?(Class) ? worker.name : worker.class.name
-      labels = { job: name.to_s }
-      labels[:queue] = queue.to_s if queue
+      labels = { job: UTF8.scrub(name) }
+      labels[:queue] = UTF8.scrub(queue) if queue
       labels
     end
   end

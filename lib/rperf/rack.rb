@@ -3,7 +3,8 @@
 # Rperf::Rack::Middleware: a Rack-compatible middleware (it needs no rack
 # gem) that measures each request with Rperf::ContentionLog: it labels the
 # request `endpoint` = "METHOD /normalised/path" (/users/123 -> /users/:id,
-# UUIDs -> :uuid), sets that label on the profiler while the app runs,
+# UUIDs -> :uuid; bytes of the path that are not valid UTF-8 become U+FFFD),
+# sets that label on the profiler while the app runs,
 # writes one log line when the app returns, and exposes the numbers to the
 # app as env["rperf.contention"] (a Rperf::ContentionLog::Unit: #so_far
 # while the request runs, #result and #to_h after).
@@ -25,9 +26,9 @@ module Rperf
     def self.endpoint_label(env)
       method = env["REQUEST_METHOD"].to_s
       method = "OTHER" unless method.match?(/\A[A-Z]{1,16}\z/)
-      path = env["PATH_INFO"].to_s
+      path = UTF8.scrub(env["PATH_INFO"])
       path = "/" if path.empty?
-      { endpoint: "#{method} #{Log::PathNormalizer.normalize("#{env['SCRIPT_NAME']}#{path}")}" }
+      { endpoint: "#{method} #{Log::PathNormalizer.normalize(UTF8.scrub(env['SCRIPT_NAME']) + path)}" }
     end
 
     class Middleware

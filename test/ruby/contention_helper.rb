@@ -59,6 +59,7 @@ module ContentionHelper
   # Per-thread conservation: running + gvl_wait + blocked + gc equals the
   # lifetime within `tolerance` (fraction) plus 200µs of clock granularity.
   def assert_conservation(report, tolerance: 0.02)
+    refute_empty report.threads, "a report has at least the calling thread"
     report.threads.each do |t|
       life = t.lifetime_ns
       diff = (t.accounted_ns - life).abs
@@ -70,6 +71,7 @@ module ContentionHelper
   # A waiter's edges sum to its gvl_wait.
   def assert_edges_sum(report, tolerance: 0.02)
     sums = report.edge_sums
+    refute_empty report.threads, "a report has at least the calling thread"
     report.threads.each do |t|
       got = sums[t.seq]
       assert_operator (got - t.gvl_wait_ns).abs, :<=, t.gvl_wait_ns * tolerance + 100_000,
@@ -79,13 +81,15 @@ module ContentionHelper
 
   # Intervals of one thread never overlap and are well-formed.
   def assert_intervals_disjoint(report)
-    report.intervals.group_by(&:first).each do |seq, ivs|
+    refute_empty report.intervals, "a report with a timeline has intervals"
+    report.intervals.group_by(&:thread).each do |seq, ivs|
       last_end = -1
-      ivs.sort_by { |iv| iv[2] }.each do |(_, state, start, stop, _, _)|
-        assert_operator start, :<=, stop
-        assert_includes 0..4, state
-        assert_operator start, :>=, last_end, "thread #{seq}: interval starting at #{start} overlaps one ending at #{last_end}"
-        last_end = stop
+      ivs.sort_by(&:start_ns).each do |iv|
+        assert_operator iv.start_ns, :<=, iv.end_ns
+        assert_includes 0..4, iv.state
+        assert_operator iv.start_ns, :>=, last_end,
+                        "thread #{seq}: interval starting at #{iv.start_ns} overlaps one ending at #{last_end}"
+        last_end = iv.end_ns
       end
     end
   end

@@ -26,7 +26,7 @@ class TestApiAutorecord < Test::Unit::TestCase
       path = File.join(dir, "auto.json.gz")
       out, status = run_program("RPERF_GVL_OUTPUT" => path, "RPERF_GVL_FREQUENCY" => "250")
       assert status.success?, out
-      report = Rperf::Contention::Report.load(path)
+      report = Rperf::Report.load(path)
       assert_equal 250, report.meta["frequency"]
       jobs = report.threads.select { |t| t.name.start_with?("job") }
       assert_equal 3, jobs.size

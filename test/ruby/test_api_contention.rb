@@ -15,7 +15,7 @@ class TestApiContention < Test::Unit::TestCase
     assert Rperf.running?
     cpu_threads(2, 0.03).each(&:join)
     mid = session.snapshot
-    assert_kind_of Rperf::Contention::Report, mid
+    assert_kind_of Rperf::Report, mid
     report = Rperf.contention_stop
     refute Rperf.running?
     assert_operator report.threads.size, :>=, 3
@@ -69,6 +69,7 @@ class TestApiContention < Test::Unit::TestCase
       assert result.key?(k), "missing #{k}"
     end
     assert_equal 500, result[:frequency]
+    refute_empty result[:aggregated_samples], "two CPU threads were sampled"
     result[:aggregated_samples].each do |frames, weight, seq, label|
       assert_kind_of Array, frames
       frames.each { |f| assert_equal 2, f.size }

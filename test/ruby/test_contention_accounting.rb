@@ -41,8 +41,9 @@ class TestContentionAccounting < Test::Unit::TestCase
       assert_edges_sum(report)
       assert_intervals_disjoint(report)
       assert_operator report.threads.size, :>=, 2, "#{name}: threads seen"
+      assert_equal 1, report.ractors.size, "#{name}: the main Ractor"
       report.ractors.each do |r|
-        assert_operator r[:running_ns], :<=, report.duration_ns * 1.01, "#{name}: Ractor #{r[:id]} ran more than the wall time"
+        assert_operator r.running_ns, :<=, report.duration_ns * 1.01, "#{name}: Ractor #{r.id} ran more than the wall time"
       end
     end
   end
@@ -54,6 +55,7 @@ class TestContentionAccounting < Test::Unit::TestCase
     n = 4
     report = Rperf.contention { cpu_threads(n, 0.25).each(&:join) }
     workers = by_name(report, "cpu")
+    assert_equal n, workers.size
     total_wait = workers.sum(&:gvl_wait_ns)
     total_life = workers.sum(&:lifetime_ns)
     ideal = (n - 1).fdiv(n)
@@ -97,16 +99,17 @@ class TestContentionAccounting < Test::Unit::TestCase
     assert_operator t.gc_sweep_ns + t.gc_mark_ns, :>, t.running_ns * 0.2, "full GCs dominate: #{t.to_h}"
     assert_conservation(report)
     assert_intervals_disjoint(report)
-    assert(report.intervals.any? { |iv| iv[0] == t.seq && iv[1] == 3 }, "a gc_mark interval")
+    assert(report.intervals.any? { |iv| iv.thread == t.seq && iv.state_name == :gc_mark }, "a gc_mark interval")
   end
 
   # Intervals cover each thread's accounted time (up to coalescing).
   def test_intervals_cover_thread_totals
     report = Rperf.contention { mixed_workload }
     assert_equal 0, report.stats["dropped_intervals"]
-    per_thread = report.intervals.group_by(&:first)
+    per_thread = report.intervals.group_by(&:thread)
+    assert_operator report.threads.size, :>=, 3, "mixed_workload's threads and the caller"
     report.threads.each do |t|
-      covered = per_thread.fetch(t.seq, []).sum { |iv| iv[3] - iv[2] }
+      covered = per_thread.fetch(t.seq, []).sum(&:duration_ns)
       assert_in_delta t.accounted_ns, covered, t.accounted_ns * 0.02 + 200_000, "thread #{t.seq} #{t.name}"
     end
   end
@@ -115,7 +118,7 @@ class TestContentionAccounting < Test::Unit::TestCase
     report = Rperf.contention(min_interval_ns: 50_000_000) { mixed_workload }
     assert_operator report.stats["coalesced_intervals"], :>, 0
     assert_intervals_disjoint(report)
-    report.intervals.each { |iv| assert_operator iv[3] - iv[2], :>, 0 }
+    report.intervals.each { |iv| assert_operator iv.duration_ns, :>, 0 }
   end
 
   def test_max_intervals_overflow_is_counted

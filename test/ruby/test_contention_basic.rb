@@ -43,6 +43,7 @@ class TestContentionBasic < Test::Unit::TestCase
       cpu_threads(1, 0.3).each(&:join)
     end
     t = by_name(report, "cpu").first
+    assert t, "the cpu thread is in the report"
     assert_operator t.gvl_wait_ns, :<, t.lifetime_ns * 0.02 + 15_000_000,
                     "waited #{t.gvl_wait_ns} ns of #{t.lifetime_ns}"
     assert_operator t.waits, :<=, 3, "waits: #{t.waits}"
@@ -96,7 +97,7 @@ class TestContentionBasic < Test::Unit::TestCase
       gz = File.join(dir, "report.json.gz")
       report.save(gz)
       assert_equal "\x1f\x8b".b, File.binread(gz, 2)
-      loaded = Rperf::Contention::Report.load(gz)
+      loaded = Rperf::Report.load(gz)
       assert_equal report.to_h["threads"], loaded.to_h["threads"]
     end
   end

@@ -24,6 +24,7 @@ class TestContentionEdges < Test::Unit::TestCase
       (sleepers + [hog]).each(&:join)
     end
     hog = report.thread("hog")
+    assert_operator by_name(report, "sleeper").size, :>=, 2
     by_name(report, "sleeper").each do |s|
       mine = report.edges.select { |e| e.waiter == s.seq }
       on_hog = mine.select { |e| e.holder_kind == "thread" && e.holder == hog.seq }.sum(&:wait_ns)
@@ -38,6 +39,8 @@ class TestContentionEdges < Test::Unit::TestCase
   def test_cpu_threads_wait_on_each_other
     report = Rperf.contention { cpu_threads(3, 0.2).each(&:join) }
     seqs = by_name(report, "cpu").map(&:seq)
+    assert_equal 3, seqs.size
+    refute_empty report.edges, "three CPU threads wait on each other"
     report.edges.each do |e|
       refute_equal e.waiter, e.holder, "self edge #{e.to_h}" if e.holder_kind == "thread"
       assert_includes %w[thread gc handoff unknown], e.holder_kind

@@ -23,24 +23,25 @@ class TestContentionLabels < Test::Unit::TestCase
       end
       threads.each(&:join)
     end
-    rows = report.label_totals.group_by { |r| r["thread"] }
+    rows = report.label_totals.group_by(&:thread)
+    assert_operator report.threads.size, :>=, 4, "three workers and the caller"
     report.threads.each do |t|
       STATES.each do |k|
-        sum = rows.fetch(t.seq, []).sum { |r| r[k] }
-        assert_in_delta t.to_h[k.to_sym], sum, 1_000, "thread #{t.seq} #{k}"
+        sum = rows.fetch(t.seq, []).sum { |r| r.public_send(k) }
+        assert_in_delta t.public_send(k), sum, 1_000, "thread #{t.seq} #{k}"
       end
     end
-    sets = report.label_sets.to_h { |s| [s["id"], s["labels"]] }
-    cpu = report.labels.find { |l| l[:labels] == { "phase" => "cpu" } }
+    sets = report.label_sets.to_h { |s| [s.id, s.labels] }
+    cpu = report.labels.find { |l| l.labels == { "phase" => "cpu" } }
     assert cpu, report.labels.inspect
     # 3 × ~0.05 s of work under phase=cpu (half of it asserted: the work is
     # calibrated in iterations; running is wall time holding the GVL).
-    assert_operator cpu[:running_ns], :>=, 3 * 0.05e9 * 0.5
-    sleeps = report.labels.select { |l| l[:labels]["phase"] == "sleep" }
+    assert_operator cpu.running_ns, :>=, 3 * 0.05e9 * 0.5
+    sleeps = report.labels.select { |l| l.labels["phase"] == "sleep" }
     assert_equal 3, sleeps.size
     sleeps.each do |l|
-      assert_operator l[:blocked_ns], :>=, 0.025e9
-      assert_operator l[:running_ns], :<, cpu[:running_ns]
+      assert_operator l.blocked_ns, :>=, 0.025e9
+      assert_operator l.running_ns, :<, cpu.running_ns
     end
     assert_equal({}, sets[0])
   end
@@ -51,7 +52,7 @@ class TestContentionLabels < Test::Unit::TestCase
       b = Thread.new { Thread.current.name = "b"; Rperf.label(role: "b") { burn_work(0.3) } }
       [a, b].each(&:join)
     end
-    ids = report.label_sets.to_h { |s| [s["labels"]["role"], s["id"]] }
+    ids = report.label_sets.to_h { |s| [s.labels["role"], s.id] }
     workers = [report.thread("a").seq, report.thread("b").seq]
     labelled = report.edges.select do |e|
       e.holder_kind == "thread" && workers.include?(e.waiter) && e.waiter_label_set != 0

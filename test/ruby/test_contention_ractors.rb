@@ -45,7 +45,7 @@ class TestContentionRactors < Test::Unit::TestCase
           Rperf.contention { #{body} }.save(File.join(#{dir.inspect}, "r\#{i}.json"))
         end
       RUBY
-      rounds.times.map { |i| Rperf::Contention::Report.load(File.join(dir, "r#{i}.json")) }
+      rounds.times.map { |i| Rperf::Report.load(File.join(dir, "r#{i}.json")) }
     end
   end
 
@@ -84,6 +84,7 @@ class TestContentionRactors < Test::Unit::TestCase
   def test_threads_wait_only_within_their_ractor
     report = ractor_reports("2.times.map { Ractor.new(0.15, 3, &BURN) }.each(&:take)").first
     seq_ractor = report.threads.to_h { |t| [t.seq, t.ractor] }
+    refute_empty report.edges, "threads of one Ractor wait on each other"
     report.edges.each do |e|
       assert_equal seq_ractor[e.waiter], e.ractor, e.to_h.inspect
       assert_equal e.ractor, seq_ractor[e.holder], e.to_h.inspect if e.holder_kind == "thread"
@@ -92,7 +93,7 @@ class TestContentionRactors < Test::Unit::TestCase
     assert_operator busy.size, :>=, 4
     assert_operator busy.sum(&:gvl_wait_ns), :>, 0.2e9, "threads of one Ractor wait on each other"
     report.ractors.each do |r|
-      assert_operator r[:running_ns], :<=, report.duration_ns * 1.01
+      assert_operator r.running_ns, :<=, report.duration_ns * 1.01
     end
     assert_conservation(report)
     assert_edges_sum(report)
@@ -148,7 +149,7 @@ class TestContentionRactors < Test::Unit::TestCase
         worker.take
         session.stop
       RUBY
-      report = Rperf::Contention::Report.load(path)
+      report = Rperf::Report.load(path)
       waiters = report.threads.select { |t| t.ractor != 1 && t.gvl_wait_ns > 20_000_000 }
       assert_operator waiters.size, :>=, 1, report.threads.map(&:to_h).inspect
       waiters.each do |t|
@@ -196,11 +197,13 @@ class TestContentionRactors < Test::Unit::TestCase
   # Several rounds of Ractors with threads while profiling.
   def test_repeated_ractor_rounds
     reports = ractor_reports("4.times.map { Ractor.new(0.03, 2, &BURN) }.each(&:take)", rounds: 4)
+    assert_equal 4, reports.size
     reports.each do |report|
+      assert_operator report.ractors.size, :>=, 2, "the main Ractor and the workers"
       assert_conservation(report)
       assert_edges_sum(report)
       assert_intervals_disjoint(report)
-      report.ractors.each { |r| assert_operator r[:running_ns], :<=, report.duration_ns * 1.01 }
+      report.ractors.each { |r| assert_operator r.running_ns, :<=, report.duration_ns * 1.01 }
     end
   end
 end

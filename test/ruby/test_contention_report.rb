@@ -42,7 +42,7 @@ class TestContentionReport < Test::Unit::TestCase
   # The timeline of a report built in this process is kept packed; it must
   # read like the Array of tuples a loaded report has, and write the same JSON.
   def test_packed_timeline_reads_and_writes_like_an_array
-    ivs = report.intervals
+    ivs = report.to_h["intervals"]
     tuples = ivs.to_a
     assert_operator tuples.size, :>, 10
     assert_equal tuples.size, ivs.size
@@ -62,9 +62,9 @@ class TestContentionReport < Test::Unit::TestCase
     Dir.mktmpdir do |dir|
       path = File.join(dir, "r.json")
       report.save(path)
-      loaded = Rperf::Contention::Report.load(path)
-      assert_equal tuples, loaded.intervals.to_a
-      assert ivs == loaded.intervals
+      loaded = Rperf::Report.load(path)
+      assert_equal tuples, loaded.to_h["intervals"].to_a
+      assert ivs == loaded.to_h["intervals"]
       assert_equal File.binread(path), loaded.to_json
     end
   end
@@ -77,17 +77,17 @@ class TestContentionReport < Test::Unit::TestCase
     reordered = { "intervals" => original["intervals"] }.merge(original.reject { |k, _| k == "intervals" })
     [JSON.pretty_generate(original), JSON.generate(reordered), JSON.generate(original.reject { |k, _| k == "intervals" })]
       .each do |text|
-        loaded = Rperf::Contention::Report.from_json(text)
+        loaded = Rperf::Report.from_json(text)
         expected = JSON.parse(text)
         expected["intervals"] ||= []
-        assert_equal expected["intervals"], loaded.intervals.to_a
+        assert_equal expected["intervals"], loaded.to_h["intervals"].to_a
         assert_equal expected.reject { |k, _| k == "intervals" }, loaded.to_h.reject { |k, _| k == "intervals" }
         assert_equal text, loaded.to_json
-        assert_equal Rperf::Contention::Report.new(expected).summary, loaded.summary if Rperf::HAVE_ANALYSIS
+        assert_equal Rperf::Report.new(expected).to_summary, loaded.to_summary if Rperf::HAVE_ANALYSIS
       end
     gz = Zlib.gzip(report.to_json)
-    assert_equal tuples_of(report), Rperf::Contention::Report.from_json(gz).intervals.to_a
-    e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.from_json("\x1f\x8bnot gzip".b, source: "x") }
+    assert_equal tuples_of(report), Rperf::Report.from_json(gz).to_h["intervals"].to_a
+    e = assert_raise(Rperf::ReportError) { Rperf::Report.from_json("\x1f\x8bnot gzip".b, source: "x") }
     assert_match(/x: not a valid gzip file/, e.message)
   end
 
@@ -103,11 +103,11 @@ class TestContentionReport < Test::Unit::TestCase
     assert_raise(FrozenError) { h["meta"]["mode"] = "cpu" }
     assert_same report.to_json, report.to_json
     assert_equal JSON.parse(report.to_json), JSON.parse(JSON.generate(h))
-    assert_same report.intervals, report.intervals.dup
+    assert_same report.to_h["intervals"], report.to_h["intervals"].dup
     copy = Marshal.load(Marshal.dump(report))
     assert_equal report.to_json, copy.to_json
-    assert_equal report.intervals.to_a, copy.intervals.to_a
-    assert_equal report.summary, copy.summary if Rperf::HAVE_ANALYSIS
+    assert_equal report.to_h["intervals"].to_a, copy.to_h["intervals"].to_a
+    assert_equal report.to_summary, copy.to_summary if Rperf::HAVE_ANALYSIS
   end
 
   def test_save_load_round_trip_gives_identical_summary
@@ -116,45 +116,45 @@ class TestContentionReport < Test::Unit::TestCase
       %w[r.json r.json.gz].each do |name|
         path = File.join(dir, name)
         report.save(path)
-        loaded = Rperf::Contention::Report.load(path)
-        assert_equal report.summary, loaded.summary
+        loaded = Rperf::Report.load(path)
+        assert_equal report.to_summary, loaded.to_summary
         assert_equal report.to_dot, loaded.to_dot
-        assert_equal report.timeline(width: 60), loaded.timeline(width: 60)
+        assert_equal report.to_timeline(width: 60), loaded.to_timeline(width: 60)
       end
     end
   end
 
   def test_renderings
     omit("no analysis module in this build") unless Rperf::HAVE_ANALYSIS
-    assert_match(/GVL wait/, report.summary)
+    assert_match(/GVL wait/, report.to_summary)
     assert_match(/digraph/, report.to_dot)
     assert_match(/<svg/, report.to_svg)
-    assert_kind_of Hash, JSON.parse(report.perfetto)
+    assert_kind_of Hash, JSON.parse(report.to_perfetto)
   end
 
   def test_bad_reports_raise_clear_errors
     Dir.mktmpdir do |dir|
       bad = File.join(dir, "bad.json")
       File.write(bad, "{ not json")
-      e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(bad) }
+      e = assert_raise(Rperf::ReportError) { Rperf::Report.load(bad) }
       assert_match(/bad\.json/, e.message)
 
       File.write(bad, JSON.generate(report.to_h.merge("version" => 7)))
-      e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(bad) }
+      e = assert_raise(Rperf::ReportError) { Rperf::Report.load(bad) }
       assert_match(/version/, e.message)
 
       broken = report.to_h.merge("threads" => [report.to_h["threads"].first.merge("gvl_wait_ns" => -5)])
       File.write(bad, JSON.generate(broken))
       if Rperf::HAVE_ANALYSIS
-        e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(bad) }
+        e = assert_raise(Rperf::ReportError) { Rperf::Report.load(bad) }
         assert_match(/gvl_wait_ns/, e.message)
       end
 
-      e = assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(File.join(dir, "missing.json")) }
+      e = assert_raise(Rperf::ReportError) { Rperf::Report.load(File.join(dir, "missing.json")) }
       assert_match(/missing\.json/, e.message)
       gz = File.join(dir, "bad.json.gz")
       File.binwrite(gz, "\x1f\x8b\x08garbage".b)
-      assert_raise(Rperf::ReportError) { Rperf::Contention::Report.load(gz) }
+      assert_raise(Rperf::ReportError) { Rperf::Report.load(gz) }
     end
   end
 end

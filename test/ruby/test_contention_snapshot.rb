@@ -29,17 +29,17 @@ class TestContentionSnapshot < Test::Unit::TestCase
     end
     6.times do
       sleep 0.04
-      reports << Rperf::Contention::Report.new(Rperf.snapshot_report(clear: true))
+      reports << Rperf.snapshot(clear: true)
     end
     workers.each(&:join)
-    reports << Rperf::Contention::Report.new(Rperf.stop_report)
+    reports << Rperf.stop
 
     assert_equal (1..7).to_a, reports.map { |r| r.meta["sequence"] }
     reports.each do |r|
       assert_conservation(r)
       assert_intervals_disjoint(r)
       assert_edges_sum(r, tolerance: 0.05)
-      r.intervals.each { |iv| assert_operator iv[3], :<=, r.duration_ns }
+      r.intervals.each { |iv| assert_operator iv.end_ns, :<=, r.duration_ns }
     end
     # Consecutive reports tile the time axis.
     reports.each_cons(2) do |a, b|
@@ -47,7 +47,8 @@ class TestContentionSnapshot < Test::Unit::TestCase
     end
     3.times do |i|
       exact = STATES.to_h { |k| [k, after[i][k] - before[i][k]] }
-      series = STATES.to_h { |k| [k, reports.sum { |r| r.threads.select { |t| t.name == "w#{i}" }.sum { |t| t.to_h[k] } }] }
+      assert_equal 7, reports.count { |r| r.thread("w#{i}") }, "w#{i} lives through the whole series"
+      series = STATES.to_h { |k| [k, reports.sum { |r| r.threads.select { |t| t.name == "w#{i}" }.sum { |t| t.public_send(k) } }] }
       # The reads happen inside the thread's life, the series covers all of it.
       assert_operator series[:running_ns], :>=, exact[:running_ns] * 0.98
       assert_operator series[:blocked_ns], :>=, exact[:blocked_ns] * 0.98
@@ -60,11 +61,12 @@ class TestContentionSnapshot < Test::Unit::TestCase
   def test_snapshot_without_clear_is_cumulative
     Rperf.start(mode: :wall)
     cpu_threads(2, 0.03).each(&:join)
-    a = Rperf::Contention::Report.new(Rperf.snapshot_report)
+    a = Rperf.snapshot
     cpu_threads(2, 0.03).each(&:join)
-    b = Rperf::Contention::Report.new(Rperf.stop_report)
+    b = Rperf.stop
     assert_equal a.meta["start_monotonic_ns"], b.meta["start_monotonic_ns"]
     assert_operator b.threads.size, :>, a.threads.size
+    assert_operator a.threads.size, :>=, 3, "two workers and the caller"
     a.threads.each do |t|
       assert_operator b.threads.find { |x| x.seq == t.seq }.accounted_ns, :>=, t.accounted_ns
     end
@@ -83,7 +85,8 @@ class TestContentionSnapshot < Test::Unit::TestCase
     end
     sleeper.join
     sleep 0.05
-    report = Rperf::Contention::Report.new(Rperf.stop_report)
+    report = Rperf.stop
+    assert_equal 2, by_name(report, "inside").size
     by_name(report, "inside").each do |t|
       assert_operator t.running_ns, :>=, 0.05e9 * 0.5, "~0.05 s of work each, inside the profile"
     end

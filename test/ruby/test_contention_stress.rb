@@ -18,7 +18,7 @@ class TestContentionStress < Test::Unit::TestCase
     1000.times do |i|
       Rperf.start(mode: :wall, frequency: 1000, timeline: i.even?)
       result = Rperf.stop
-      assert_kind_of Hash, result
+      assert_kind_of Rperf::Report, result
     end
     refute Rperf.running?
     report = Rperf.contention { sleep 0.01 }
@@ -70,7 +70,7 @@ class TestContentionStress < Test::Unit::TestCase
     assert_equal "ok", read.read
     assert status.success?
     busy.each(&:join)
-    report = Rperf::Contention::Report.new(Rperf.stop_report)
+    report = Rperf.stop
     assert_conservation(report)
     assert_edges_sum(report)
   ensure

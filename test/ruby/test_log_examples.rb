@@ -27,6 +27,7 @@ class TestLogExamples < Test::Unit::TestCase
   # Whole-run lines sum each label set over the run: the same time as the
   # unit lines of that label set (a few µs per unit for setting the label).
   def assert_whole_run_matches(units, whole, label_keys)
+    assert_not_empty(units, "units of work were logged")
     units.group_by { |l| l.values_at(*label_keys) }.each do |key, rows|
       line = whole.find { |w| w.values_at(*label_keys) == key }
       assert_not_nil(line, "a whole-run line for #{key.inspect}")

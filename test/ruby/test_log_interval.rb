@@ -41,7 +41,7 @@ class TestLogInterval < Test::Unit::TestCase
     whole = {}
     Rperf.start(mode: :wall, frequency: 100) # not deferred: the whole run is recorded
     begin
-      log.start_interval(every: 0.05, snapshot: -> { Rperf.snapshot_report(clear: true).tap { |r| reports << r } })
+      log.start_interval(every: 0.05, snapshot: -> { Rperf.snapshot(clear: true).tap { |r| reports << r } })
       workers = 4.times.map do |i|
         Thread.new do
           Rperf.label(worker: "w#{i}") do
@@ -67,6 +67,7 @@ class TestLogInterval < Test::Unit::TestCase
     assert_equal(lines.size, lines.uniq { |l| [l["seq"], l.select { |k, _| k.start_with?("label.") }] }.size,
                  "one line per label set per interval")
 
+    assert_equal(%w[w0 w1 w2 w3], whole.keys.sort, "every worker measured its own totals")
     whole.each do |worker, exact|
       rows = lines.select { |l| l["label.worker"] == worker }
       assert_operator(rows.size, :>=, 2, "#{worker} spans several intervals")
@@ -113,6 +114,7 @@ class TestLogInterval < Test::Unit::TestCase
 
   def test_folding_label_sets_keeps_the_interval_sums
     _lines, reports, = run_series
+    assert_operator(reports.size, :>=, 3, "a series of several intervals")
     wide = Rperf::ContentionLog.new(output: File.open(File::NULL, "w"), units: :ns)
     narrow = Rperf::ContentionLog.new(output: File.open(File::NULL, "w"), units: :ns, max_interval_lines: 2)
     reports.each do |report|

@@ -190,7 +190,7 @@ class TestSamplerBasic < Test::Unit::TestCase
   def test_start_with_a_block_returns_the_result_and_keeps_exceptions
     result = Rperf.start(frequency: 1000, mode: :cpu) { burn(0.05) }
     refute Rperf.running?
-    assert_kind_of Hash, result
+    assert_kind_of Rperf::Report, result
     assert_operator report_of(result)["stats"]["sampling_count"], :>, 0
     error = assert_raise(ZeroDivisionError) { Rperf.start(mode: :wall) { 1 / 0 } }
     assert_match(/divided/, error.message)

@@ -44,7 +44,7 @@ class TestSamplerStress < Test::Unit::TestCase
       assert_equal 1, settled_sampler_workers(1) if (i % 250).zero?
       spin_step if i.even?
       result = Rperf.stop
-      assert_kind_of Hash, result if (i % 100).zero?
+      assert_kind_of Rperf::Report, result if (i % 100).zero?
     end
     refute Rperf.running?
     assert_equal 0, settled_sampler_workers(0), "every worker thread was joined"
@@ -66,11 +66,13 @@ class TestSamplerStress < Test::Unit::TestCase
     end
     snapshots = 0
     cleared = 0
+    sampled = 0
     deadline = monotonic + 1.0
     while monotonic < deadline
       clear = (snapshots % 10).zero?
       report = report_of(Rperf.snapshot(clear: clear))
       cleared += 1 if clear
+      sampled += report["samples"].size
       report["samples"].each do |stack_id, weight_ns, seq, _|
         raise "bad sample #{[stack_id, weight_ns, seq].inspect}" unless report["stacks"][stack_id] && weight_ns.positive? && seq.positive?
       end
@@ -83,6 +85,7 @@ class TestSamplerStress < Test::Unit::TestCase
     # Each loop asks for a snapshot 1 ms after the last; under four busy
     # threads the main thread gets the GVL back only every few ms.
     assert_operator snapshots, :>=, 50
+    assert_operator sampled, :>, 0, "the snapshots carried samples to check"
     assert_operator final["stats"]["sampling_count"], :>, 0
     assert_equal 0, final["stats"]["dropped_aggregation"]
   end

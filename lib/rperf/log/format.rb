@@ -3,9 +3,12 @@
 # Rperf::Log::Format turns one ordered, flat Hash of fields into one log line,
 # as logfmt (`key=value key="value with spaces"`) or as a JSON object. Both
 # formats carry the same keys in the same order, so docs/logging.md describes
-# them once. It does NOT decide which fields exist (Rperf::Log::Measurement
-# and Rperf::ContentionLog do) and does not write anything.
+# them once. Text that is not valid UTF-8 is scrubbed (U+FFFD), so a field
+# can never make a line unwritable. It does NOT decide which fields exist
+# (Rperf::Log::Measurement and Rperf::ContentionLog do) and does not write
+# anything.
 require "json"
+require_relative "../utf8"
 
 module Rperf
   module Log
@@ -67,7 +70,7 @@ module Rperf
         hit = cache[key]
         return hit if hit
 
-        s = key.to_s
+        s = UTF8.scrub(key.to_s)
         s = s.match?(KEY_UNSAFE) ? s.gsub(KEY_UNSAFE, "_") : s.dup
         s.freeze
         cache[key] = s if cache.size < KEY_CACHE_MAX
@@ -79,7 +82,7 @@ module Rperf
         when Float then format_float(value)
         when Integer, true, false then value.to_s
         else
-          s = value.to_s
+          s = UTF8.scrub(value)
           return s unless s.empty? || s.match?(NEEDS_QUOTES)
           return "\"#{s}\"" unless s.match?(NEEDS_ESCAPE)
 
@@ -101,7 +104,7 @@ module Rperf
         case value
         when Integer, true, false then value
         when Float then value.finite? ? value.round(3) : nil
-        else value.to_s
+        else UTF8.scrub(value)
         end
       end
 

@@ -6,8 +6,11 @@
 # profiler's label-set table, the interval aggregation and the log index
 # downstream. The first `max_label_sets` distinct sets pass unchanged; later
 # new sets are folded into an "other" bucket (same keys, every value
-# "other") and counted in #overflowed. Values longer than `max_value_bytes`
-# are truncated. It does NOT write log lines; it is thread-safe.
+# "other") and counted in #overflowed. Keys and values are made valid UTF-8
+# (invalid bytes become U+FFFD) and values longer than `max_value_bytes` are
+# truncated. It does NOT write log lines; it is thread-safe.
+require_relative "../utf8"
+
 module Rperf
   module Log
     class LabelCap
@@ -85,11 +88,12 @@ module Rperf
         labels.each do |k, v|
           next if v.nil?
 
-          value = v.to_s
+          value = UTF8.scrub(v)
           if value.bytesize > @max_value_bytes
             value = value.byteslice(0, @max_value_bytes).scrub("")
           end
-          out[k.to_sym] = value.frozen? ? value : value.dup.freeze
+          key = k.is_a?(Symbol) && k.name.valid_encoding? ? k : UTF8.scrub(k).to_sym
+          out[key] = value.frozen? ? value : value.dup.freeze
         end
         out.sort_by { |k, _| k }.to_h.freeze
       end

@@ -1,0 +1,107 @@
+# frozen_string_literal: true
+
+# Rperf::RenderOptions checks the keywords of a Report view (to_summary,
+# to_timeline, to_dot, ...) with the ranges the rperf-gvl CLI accepts, and
+# turns them into the Hash the extension's renderer reads. Every error is an
+# ArgumentError naming the option, the value and what is allowed; unknown
+# keywords are refused. It does NOT render anything.
+module Rperf
+  module RenderOptions
+    BY = %w[thread label ractor].freeze
+    # Profile views keep the samples of one state (the CLI's --state).
+    STATES = %w[running gvl_wait blocked gc].freeze
+    COLOR = { true => true, false => false, nil => false, "always" => true, "never" => false }.freeze
+    WIDTH = (1..10_000).freeze
+    TOP = (1..1_000_000).freeze
+
+    CHECKS = {
+      width: ->(v) { check_integer(:width, v, WIDTH) },
+      color: ->(v) { check_color(v) },
+      ascii: ->(v) { check_boolean(:ascii, v) },
+      by: ->(v) { check_by(v) },
+      min_share: ->(v) { check_share(v) },
+      from_ns: ->(v) { check_integer(:from_ns, v, 0..) },
+      to_ns: ->(v) { check_integer(:to_ns, v, 1..) },
+      thread: ->(v) { check_thread(v) },
+      ractor: ->(v) { check_integer(:ractor, v, 1..) },
+      labels: ->(v) { check_labels(v) },
+      top: ->(v) { check_integer(:top, v, TOP) },
+      state: ->(v) { check_state(v) },
+      thread_root: ->(v) { check_boolean(:thread_root, v) },
+      label_root: ->(v) { check_boolean(:label_root, v) }
+    }.freeze
+    NAMES = CHECKS.keys.freeze
+
+    module_function
+
+    # opts: the view's keywords. Returns a new Hash of checked values.
+    def normalize(opts)
+      out = {}
+      opts.each do |name, value|
+        check = CHECKS[name]
+        unless check
+          raise ArgumentError, "unknown rendering option #{name.inspect}; expected one of #{NAMES.join(', ')}"
+        end
+
+        out[name] = check.call(value) unless value.nil?
+      end
+      if out[:to_ns] && out[:to_ns] <= out.fetch(:from_ns, 0)
+        raise ArgumentError, "to_ns: #{out[:to_ns]} is invalid; it must be after from_ns (#{out.fetch(:from_ns, 0)})"
+      end
+      out
+    end
+
+    def check_integer(name, value, range)
+      return value if value.is_a?(Integer) && range.cover?(value)
+
+      expected = range.end ? "from #{range.begin} to #{range.end}" : ">= #{range.begin}"
+      raise ArgumentError, "#{name}: #{value.inspect} is invalid; expected an Integer #{expected}"
+    end
+
+    def check_boolean(name, value) = SamplerOptions.check_boolean(name, value)
+
+    def check_color(value)
+      key = value.is_a?(Symbol) ? value.name : value
+      COLOR.fetch(key) do
+        raise ArgumentError, "color: #{value.inspect} is invalid; expected true, false, :always or :never"
+      end
+    end
+
+    def check_by(value)
+      name = value.is_a?(Symbol) ? value.name : value
+      return name if BY.include?(name)
+
+      raise ArgumentError, "by: #{value.inspect} is invalid; expected one of #{BY.join(', ')}"
+    end
+
+    def check_share(value)
+      return value.to_f if value.is_a?(Numeric) && value.real? && value >= 0 && value <= 1
+
+      raise ArgumentError, "min_share: #{value.inspect} is invalid; expected a fraction between 0 and 1"
+    end
+
+    def check_state(value)
+      name = value.is_a?(Symbol) ? value.name : value
+      return name if STATES.include?(name)
+
+      raise ArgumentError, "state: #{value.inspect} is invalid; expected one of #{STATES.join(', ')}"
+    end
+
+    # A thread seq (Integer) or an exact thread name.
+    def check_thread(value)
+      return value.to_s if (value.is_a?(Integer) && value >= 1) || (value.is_a?(String) && !value.empty?)
+
+      raise ArgumentError, "thread: #{value.inspect} is invalid; expected a thread seq (Integer >= 1) or a name"
+    end
+
+    # ["key=value", ...] (or a Hash { key => value }), all must match.
+    def check_labels(value)
+      list = value.is_a?(Hash) ? value.map { |k, v| "#{k}=#{v}" } : value
+      unless list.is_a?(Array) && list.all? { |s| s.is_a?(String) && s.index("=").to_i.positive? }
+        raise ArgumentError, "labels: #{value.inspect} is invalid; expected an Array of \"key=value\" Strings"
+      end
+
+      list
+    end
+  end
+end
