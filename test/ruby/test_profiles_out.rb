@@ -105,7 +105,7 @@ class TestProfilesOut < Test::Unit::TestCase
     compute_rows = top_rows(compute_top)
     assert compute_rows.key?("TestProfilesOut#profiles_compute"), compute_top
     assert_false compute_rows.key?("TestProfilesOut#profiles_contend"), "only the compute thread"
-    assert_raise(Rperf::ReportError) { report.to_top(state: "sleeping") }
+    assert_raise(ArgumentError) { report.to_top(state: "sleeping") }
   end
 
   def test_save_picks_the_format_from_the_name
