@@ -74,6 +74,7 @@ static void usage(FILE *out)
             "      --svg FILE           wait graph rendered as SVG\n"
             "      --png FILE           wait graph rendered as PNG\n"
             "      --perfetto FILE      Chrome trace-event JSON for the Perfetto UI\n"
+            "      --html FILE          one self-contained interactive page (opens offline)\n"
             "  -o, --output FILE        write the standard-output view to FILE\n"
             "\n"
             "Filters and shaping:\n"
@@ -329,7 +330,7 @@ static int cmd_record(int argc, char **argv)
 enum {
     OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
     OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
-    OPT_VERSION, OPT_JANSSON_ONLY
+    OPT_VERSION, OPT_JANSSON_ONLY, OPT_HTML
 };
 
 static int add_job(cli_t *cli, const char *view, const char *path)
@@ -350,6 +351,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         {"svg", required_argument, NULL, OPT_SVG},
         {"png", required_argument, NULL, OPT_PNG},
         {"perfetto", required_argument, NULL, OPT_PERFETTO},
+        {"html", required_argument, NULL, OPT_HTML},
         {"output", required_argument, NULL, 'o'},
         {"thread", required_argument, NULL, OPT_THREAD},
         {"ractor", required_argument, NULL, OPT_RACTOR},
@@ -386,6 +388,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         case OPT_SVG: rc = add_job(cli, "svg", optarg); break;
         case OPT_PNG: rc = add_job(cli, "png", optarg); break;
         case OPT_PERFETTO: rc = add_job(cli, "perfetto", optarg); break;
+        case OPT_HTML: rc = add_job(cli, "html", optarg); break;
         case 'o': cli->output = optarg; break;
         case OPT_THREAD: cli->opts.thread = optarg; break;
         case OPT_RACTOR:

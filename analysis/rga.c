@@ -6,6 +6,7 @@
 #include "rga.h"
 #include "dot_writer.h"
 #include "filter.h"
+#include "html_writer.h"
 #include "output.h"
 #include "perfetto_writer.h"
 #include "render.h"
@@ -16,7 +17,7 @@
 
 #include <string.h>
 
-static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json"};
+static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json", "html"};
 
 int rga_view_known(const char *view)
 {
@@ -34,7 +35,7 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
         opts = &defaults;
     if (!rga_view_known(view))
         return rga_error_set(err, RGA_ERR_ARGUMENT,
-                             "unknown view \"%s\" (summary, timeline, dot, svg, png, perfetto, json)",
+                             "unknown view \"%s\" (summary, timeline, dot, svg, png, perfetto, json, html)",
                              view ? view : "(null)");
     rga_filter_spec_t spec = {opts->thread, (long long)opts->ractor, opts->labels, opts->n_labels};
     rga_filter_t filter;
@@ -61,6 +62,8 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
         }
     } else if (strcmp(view, "perfetto") == 0) {
         st = rga_perfetto_write(r, &filter, opts->from_ns, opts->to_ns, out, err);
+    } else if (strcmp(view, "html") == 0) {
+        st = rga_html_write(r, &filter, out, err);
     } else {
         rga_group_by_t by;
         if (!rga_group_by_parse(opts->by, &by)) {

@@ -13,6 +13,8 @@
  *              "png" works the same way (binary output)
  *   "perfetto" Chrome trace-event JSON for the Perfetto UI (perfetto_writer.h)
  *   "json"     the summary as JSON (summary_json.h)
+ *   "html"     one self-contained interactive page: header, tables, timeline,
+ *              wait graph and flame graphs (html_writer.h)
  *
  * Threading: the analysis itself is reentrant, but Graphviz keeps global
  * state, so call the "dot"/"svg"/"png" views from one thread at a time (the
