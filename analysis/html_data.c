@@ -7,7 +7,9 @@
 #include "html_data.h"
 #include "summary.h"
 #include "summary_json.h"
+#include "waitgraph.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,20 +87,44 @@ static json_t *blame_json(builder_t *b)
     return rows;
 }
 
-/* Edges as in the wait graph: kept when the waiter or a thread holder passes the filter. */
-static json_t *edges_json(builder_t *b)
+/* The wait graph's edges between threads (and GC, hand-off, unknown), the
+ * largest max_edges of them; the rest of each waiter's wait becomes one edge
+ * to "other", so every waiter's total stays whole. */
+static json_t *edges_json(builder_t *b, size_t max_edges)
 {
-    const rga_report_t *r = b->r;
+    rga_waitgraph_t g;
+    if (rga_waitgraph_build(b->r, b->filter, RGA_BY_THREAD, 0.0, &g, NULL) != RGA_OK) {
+        b->ok = false;
+        return NULL;
+    }
+    static const char *const kind_name[] = {[RGA_NODE_THREAD] = "thread", [RGA_NODE_LABEL_SET] = "label",
+                                            [RGA_NODE_RACTOR] = "ractor", [RGA_NODE_GC] = "gc",
+                                            [RGA_NODE_HANDOFF] = "handoff", [RGA_NODE_UNKNOWN] = "unknown"};
     json_t *rows = json_array();
-    for (size_t i = 0; rows && i < r->n_edges; i++) {
-        const rga_edge_t *e = &r->edges[i];
-        bool holder_ok = e->holder_kind == RGA_HOLDER_THREAD && rga_filter_thread(b->filter, r, e->holder);
-        if (!rga_filter_thread(b->filter, r, e->waiter) && !holder_ok)
+    int64_t *other_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof(int64_t));
+    int64_t *other_count = calloc(g.n_nodes ? g.n_nodes : 1, sizeof(int64_t));
+    if (!rows || !other_ns || !other_count)
+        b->ok = false;
+    for (size_t i = 0; b->ok && i < g.n_edges; i++) {
+        const rga_wg_edge_t *e = &g.edges[i];
+        if (i >= max_edges) {
+            other_ns[e->from] += e->wait_ns;
+            other_count[e->from] += e->count;
             continue;
-        push(rows, json_pack("[I, s, I, I, I]", (json_int_t)e->waiter, rga_holder_kind_name(e->holder_kind),
-                             (json_int_t)e->holder, (json_int_t)e->wait_ns, (json_int_t)e->count),
+        }
+        const rga_wg_node_t *to = &g.nodes[e->to];
+        push(rows, json_pack("[I, s, I, I, I]", (json_int_t)g.nodes[e->from].key, kind_name[to->kind],
+                             (json_int_t)to->key, (json_int_t)e->wait_ns, (json_int_t)e->count),
              &b->ok);
     }
+    for (size_t n = 0; b->ok && n < g.n_nodes; n++)
+        if (other_ns[n] > 0)
+            push(rows, json_pack("[I, s, I, I, I]", (json_int_t)g.nodes[n].key, "other", (json_int_t)0,
+                                 (json_int_t)other_ns[n], (json_int_t)other_count[n]),
+                 &b->ok);
+    free(other_ns);
+    free(other_count);
+    rga_waitgraph_free(&g);
     return rows;
 }
 
@@ -184,7 +210,16 @@ static size_t choose_kept(const builder_t *b, size_t max_kept, int64_t bucket_ns
     return kept;
 }
 
-/* Adds the overlap of [a, b) with each bucket of [0, axis) split n ways to cells[bucket * STATES + state]. */
+/* Bucket k of n over [0, axis): [axis*k/n, axis*(k+1)/n), in long double so
+ * hour-long axes at ns resolution do not overflow. */
+static void bucket_bounds(int64_t axis, size_t n, size_t k, int64_t *lo, int64_t *hi)
+{
+    long double span = (long double)axis;
+    *lo = (int64_t)(span * k / n);
+    *hi = k + 1 == n ? axis : (int64_t)(span * (k + 1) / n);
+}
+
+/* Adds the overlap of [a, b) with each bucket to cells[bucket * STATES + state]. */
 static void add_to_buckets(int64_t *cells, size_t n, int64_t axis, int64_t a, int64_t b, int state)
 {
     if (a < 0)
@@ -193,19 +228,54 @@ static void add_to_buckets(int64_t *cells, size_t n, int64_t axis, int64_t a, in
         b = axis;
     if (b <= a)
         return;
-    /* Bucket k covers [axis*k/n, axis*(k+1)/n), in long double so hour-long
-     * axes at ns resolution do not overflow. */
-    long double span = (long double)axis;
-    size_t k = (size_t)((long double)a * n / span);
-    for (; k < n; k++) {
-        int64_t lo = (int64_t)(span * k / n);
-        int64_t hi = k + 1 == n ? axis : (int64_t)(span * (k + 1) / n);
+    for (size_t k = (size_t)((long double)a * n / (long double)axis); k < n; k++) {
+        int64_t lo, hi;
+        bucket_bounds(axis, n, k, &lo, &hi);
         if (lo >= b)
             break;
         int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
         if (y > x)
             cells[k * RGA_STATE_COUNT + (size_t)state] += y - x;
     }
+}
+
+/* One thread's buckets: [seq, [ns per state], [levels per state]]. A state's
+ * levels are one character per bucket, base64url digits for 0..63: the
+ * share of the bucket spent in that state, in 63rds, rounded, and at least
+ * 1 when the state had any time there (so short activity stays visible);
+ * "" when the state had none. The page draws the levels; the ns totals are
+ * exact. */
+static json_t *bucket_row(int64_t seq, const int64_t *cells, size_t n, int64_t axis, bool *ok)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    json_t *totals = json_array(), *levels = json_array();
+    char *text = malloc(n + 1);
+    if (!totals || !levels || !text)
+        *ok = false;
+    for (int st = 0; *ok && st < RGA_STATE_COUNT; st++) {
+        int64_t sum = 0;
+        for (size_t k = 0; k < n; k++) {
+            int64_t ns = cells[k * RGA_STATE_COUNT + (size_t)st], lo, hi;
+            bucket_bounds(axis, n, k, &lo, &hi);
+            long level = hi > lo ? lroundl((long double)ns * 63 / (long double)(hi - lo)) : 0;
+            if (level > 63)
+                level = 63;
+            if (ns > 0 && level == 0)
+                level = 1;
+            text[k] = digits[level];
+            sum += ns;
+        }
+        text[n] = '\0';
+        push(totals, json_integer(sum), ok);
+        push(levels, json_string(sum > 0 ? text : ""), ok);
+    }
+    free(text);
+    json_t *row = *ok ? json_pack("[I, O, O]", (json_int_t)seq, totals, levels) : NULL;
+    json_decref(totals);
+    json_decref(levels);
+    if (!row)
+        *ok = false;
+    return row;
 }
 
 /* The timeline part: "intervals" (kept, columns) and "buckets" (the rest). */
@@ -262,15 +332,7 @@ static json_t *timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t
     for (size_t t = 0; ok && rows && t < r->n_threads; t++) {
         if (!cells[t])
             continue;
-        json_t *flat = json_array();
-        for (size_t k = 0; flat && k < width * RGA_STATE_COUNT; k++) {
-            if (cells[t][k] == 0)
-                continue;
-            push(flat, json_integer((json_int_t)(k / RGA_STATE_COUNT)), &ok);
-            push(flat, json_integer((json_int_t)(k % RGA_STATE_COUNT)), &ok);
-            push(flat, json_integer(cells[t][k]), &ok);
-        }
-        push(rows, json_pack("[I, o]", (json_int_t)r->threads[t].seq, flat), &ok);
+        push(rows, bucket_row(r->threads[t].seq, cells[t], width, axis, &ok), &ok);
     }
     if (ok && obj) {
         put(obj, "total", json_integer((json_int_t)n_pass), &ok);
@@ -302,6 +364,8 @@ rga_status_t rga_html_data_build(const rga_report_t *r, const rga_filter_t *filt
         lim.max_intervals = RGA_HTML_MAX_INTERVALS;
     if (lim.width_px == 0)
         lim.width_px = RGA_HTML_WIDTH_PX;
+    if (lim.max_edges == 0)
+        lim.max_edges = RGA_HTML_MAX_EDGES;
     rga_summary_t s;
     rga_status_t st = rga_summary_build(r, filter, &s, err);
     if (st != RGA_OK)
@@ -331,7 +395,7 @@ rga_status_t rga_html_data_build(const rga_report_t *r, const rga_filter_t *filt
         put(root, "label_sets", label_sets_json(r, &b.ok), &b.ok);
         put(root, "samples", samples_json(&b), &b.ok);
         put(root, "blame", blame_json(&b), &b.ok);
-        put(root, "edges", edges_json(&b), &b.ok);
+        put(root, "edges", edges_json(&b, lim.max_edges), &b.ok);
         put(root, "intervals", timeline_json(&b, &lim, axis), &b.ok);
         /* Last: the tables above filled them. */
         put(root, "frames", json_incref(b.frames), &b.ok);

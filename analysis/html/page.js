@@ -138,7 +138,7 @@
   const view = { from: 0, to: axisNs };
   const rows = []; // {kind: "group"|"thread", seq, ractor}
   const laneOfSeq = new Map();
-  const lanes = []; // per thread row: {seq, idx: [interval indices sorted by start], cells: [...] | null}
+  const lanes = []; // per thread row: {seq, row, idx: [interval indices sorted by start], levels: [5 × Uint8Array|null] | null}
   const ivStart = new Float64Array(iv.thread.length);
   let hover = null;
 
@@ -157,7 +157,7 @@
       }
       for (const t of threads.filter((x) => x.ractor === r).sort((a, b) => a.seq - b.seq)) {
         laneOfSeq.set(t.seq, lanes.length);
-        lanes.push({ seq: t.seq, row: rows.length, idx: [], cells: null });
+        lanes.push({ seq: t.seq, row: rows.length, idx: [], levels: null });
         rows.push({ kind: "thread", seq: t.seq, ractor: r });
       }
     }
@@ -166,9 +166,18 @@
       if (l !== undefined) lanes[l].idx.push(i);
     }
     for (const lane of lanes) lane.idx.sort((a, b) => ivStart[a] - ivStart[b]);
-    for (const [seq, flat] of buckets.rows) {
+    const DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const value = new Uint8Array(128);
+    for (let k = 0; k < 64; k++) value[DIGITS.charCodeAt(k)] = k;
+    for (const [seq, , levels] of buckets.rows) {
       const l = laneOfSeq.get(seq);
-      if (l !== undefined) lanes[l].cells = flat;
+      if (l === undefined) continue;
+      lanes[l].levels = levels.map((text) => {
+        if (!text) return null;
+        const a = new Uint8Array(text.length);
+        for (let k = 0; k < text.length; k++) a[k] = value[text.charCodeAt(k)];
+        return a;
+      });
     }
   }
 
@@ -208,56 +217,83 @@
     return lo;
   }
 
+  /* The lanes are painted into an offscreen canvas when the view, the
+   * selection, the colours or the size change; hovering only copies it and
+   * outlines one interval, so it stays fast with many lanes. */
+  const base = document.createElement("canvas");
+  const bctx = base.getContext("2d");
+  let baseDirty = true;
+  const invalidate = () => {
+    baseDirty = true;
+  };
+
   function drawTimeline() {
     const dpr = window.devicePixelRatio || 1;
-    cssWidth = Math.max(200, canvas.parentElement.clientWidth);
+    const width = Math.max(200, canvas.parentElement.clientWidth);
     const h = AXIS_H + Math.max(rows.length, 1) * ROW_H;
-    canvas.width = Math.round(cssWidth * dpr);
-    canvas.height = Math.round(h * dpr);
-    canvas.style.height = h + "px";
+    if (width !== cssWidth || canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(h * dpr)) {
+      cssWidth = width;
+      canvas.width = base.width = Math.round(cssWidth * dpr);
+      canvas.height = base.height = Math.round(h * dpr);
+      canvas.style.height = h + "px";
+      baseDirty = true;
+    }
+    if (baseDirty) renderBase(dpr, h);
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    ctx.drawImage(base, 0, 0);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, cssWidth, h);
+    if (hover && hover.kind === "interval") {
+      const i = hover.index, lane = lanes[laneOfSeq.get(iv.thread[i])];
+      const x0 = timeToX(ivStart[i]), x1 = timeToX(ivStart[i] + iv.duration[i]);
+      ctx.strokeStyle = cssVar("--fg");
+      ctx.lineWidth = 1.5;
+      ctx.strokeRect(x0, AXIS_H + lane.row * ROW_H + 2, Math.max(x1 - x0, 2), ROW_H - 4);
+    }
+  }
+
+  function renderBase(dpr, h) {
+    baseDirty = false;
+    const g = bctx;
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.clearRect(0, 0, base.width, base.height);
     const colors = STATES.map((_, s) => stateColor(s));
     const fg = cssVar("--fg"), line = cssVar("--line"), muted = cssVar("--muted"), sel = cssVar("--select");
-    drawAxis(fg, line);
+    if (lanes.some((l) => l.levels)) paintBuckets(g, dpr, colors);
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    drawAxis(g, fg, line);
     if (!rows.length) {
-      ctx.fillStyle = muted;
-      ctx.fillText("This report has no threads.", 8, AXIS_H + 15);
+      g.fillStyle = muted;
+      g.fillText("This report has no threads.", 8, AXIS_H + 15);
     }
     const span = view.to - view.from;
     for (const lane of lanes) {
       const y = AXIS_H + lane.row * ROW_H;
       const dim = selection.kind && !threadSelected(lane.seq);
-      ctx.globalAlpha = dim ? 0.3 : 1;
+      g.globalAlpha = dim ? 0.3 : 1;
       if (selection.kind === "thread" && selection.id === lane.seq) {
-        ctx.fillStyle = sel;
-        ctx.fillRect(0, y, cssWidth, ROW_H);
+        g.globalAlpha = 0.35;
+        g.fillStyle = sel;
+        g.fillRect(0, y, cssWidth, ROW_H);
+        g.globalAlpha = 1;
       }
-      if (lane.cells) drawBuckets(lane.cells, y, colors);
       const first = firstEndingAfter(lane, view.from);
       for (let k = first; k < lane.idx.length; k++) {
         const i = lane.idx[k];
         if (ivStart[i] >= view.to) break;
         if (!labelSelected(iv.label_set[i])) continue;
         const x0 = timeToX(ivStart[i]), x1 = timeToX(ivStart[i] + iv.duration[i]);
-        ctx.fillStyle = colors[iv.state[i]];
-        ctx.fillRect(x0, y + 3, Math.max(x1 - x0, 0.75), ROW_H - 6);
+        g.fillStyle = colors[iv.state[i]];
+        g.fillRect(x0, y + 3, Math.max(x1 - x0, 0.75), ROW_H - 6);
       }
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = line;
-      ctx.fillRect(0, y + ROW_H - 0.5, cssWidth, 0.5);
+      g.globalAlpha = 1;
+      g.fillStyle = line;
+      g.fillRect(0, y + ROW_H - 0.5, cssWidth, 0.5);
     }
     for (const row of rows) {
       if (row.kind !== "group") continue;
-      ctx.fillStyle = cssVar("--panel");
-      ctx.fillRect(0, AXIS_H + row.row * ROW_H, cssWidth, ROW_H);
-    }
-    if (hover && hover.kind === "interval") {
-      const i = hover.index, lane = lanes[laneOfSeq.get(iv.thread[i])];
-      const x0 = timeToX(ivStart[i]), x1 = timeToX(ivStart[i] + iv.duration[i]);
-      ctx.strokeStyle = fg;
-      ctx.lineWidth = 1.5;
-      ctx.strokeRect(x0, AXIS_H + lane.row * ROW_H + 2, Math.max(x1 - x0, 2), ROW_H - 4);
+      g.fillStyle = cssVar("--panel");
+      g.fillRect(0, AXIS_H + row.row * ROW_H, cssWidth, ROW_H);
     }
     const range = $("timeline-range");
     range.textContent = "showing " + fmtDur(view.from) + " – " + fmtDur(view.to) + " (" + fmtDur(span) + ")";
@@ -265,22 +301,54 @@
     range.dataset.toNs = String(Math.round(view.to));
   }
 
-  /* Aggregated intervals: each bucket drawn as a stacked column, its height per state the share of the bucket's time. */
-  function drawBuckets(flat, y, colors) {
-    const n = buckets.count;
-    const bucketNs = axisNs / n;
-    const stackH = new Map();
-    for (let k = 0; k < flat.length; k += 3) {
-      const b = flat[k], s = flat[k + 1], ns = flat[k + 2];
-      const t0 = (axisNs * b) / n;
-      if (t0 > view.to || t0 + bucketNs < view.from) continue;
-      const x0 = timeToX(t0), x1 = timeToX(t0 + bucketNs);
-      const hgt = Math.min(1, ns / bucketNs) * (ROW_H - 6);
-      const base = stackH.get(b) || 0;
-      ctx.fillStyle = colors[s];
-      ctx.fillRect(x0, y + ROW_H - 3 - base - hgt, Math.max(x1 - x0, 0.75), hgt);
-      stackH.set(b, base + hgt);
+  /* "#rrggbb" (or any CSS colour) → [r, g, b], through the canvas's own parser. */
+  function rgb(color) {
+    const c = document.createElement("canvas").getContext("2d");
+    c.fillStyle = color;
+    const hex = c.fillStyle;
+    if (hex[0] === "#") return [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16));
+    const m = hex.match(/\d+/g) || [0, 0, 0];
+    return m.slice(0, 3).map(Number);
+  }
+
+  /* Aggregated intervals, straight into pixels: for each device-pixel column
+   * of a lane, the buckets under it are averaged per state and stacked from
+   * the bottom, each state as high as its share of the time. */
+  function paintBuckets(g, dpr, colors) {
+    const W = base.width, n = buckets.count;
+    const img = g.createImageData(W, base.height);
+    const px = img.data;
+    const rgbs = colors.map(rgb);
+    const span = view.to - view.from;
+    const inner = Math.round((ROW_H - 6) * dpr);
+    for (const lane of lanes) {
+      if (!lane.levels) continue;
+      const alpha = selection.kind && !threadSelected(lane.seq) ? 77 : 255;
+      const bottom = Math.round((AXIS_H + lane.row * ROW_H + ROW_H - 3) * dpr);
+      for (let x = 0; x < W; x++) {
+        const t0 = view.from + (x / W) * span, t1 = view.from + ((x + 1) / W) * span;
+        if (t0 >= axisNs) break;
+        const b0 = Math.min(n - 1, Math.floor((t0 / axisNs) * n));
+        const b1 = Math.max(b0, Math.min(n - 1, Math.ceil((t1 / axisNs) * n) - 1));
+        let y = bottom;
+        for (let s = 0; s < STATES.length; s++) {
+          const lv = lane.levels[s];
+          if (!lv) continue;
+          let sum = 0;
+          for (let b = b0; b <= b1; b++) sum += lv[b];
+          const hgt = Math.round((sum / (b1 - b0 + 1) / 63) * inner);
+          const [r, gg, bb] = rgbs[s];
+          for (let k = 0; k < hgt && y > bottom - inner; k++, y--) {
+            const o = ((y - 1) * W + x) * 4;
+            px[o] = r;
+            px[o + 1] = gg;
+            px[o + 2] = bb;
+            px[o + 3] = alpha;
+          }
+        }
+      }
     }
+    g.putImageData(img, 0, 0);
   }
 
   function niceStep(spanNs, px) {
@@ -290,7 +358,8 @@
     return 10 * p;
   }
 
-  function drawAxis(fg, line) {
+  function drawAxis(g, fg, line) {
+    const ctx = g;
     ctx.font = "11px system-ui, sans-serif";
     ctx.textBaseline = "middle";
     const step = niceStep(view.to - view.from, cssWidth);
@@ -312,6 +381,7 @@
     from = Math.max(0, Math.min(from, axisNs - span));
     view.from = from;
     view.to = from + span;
+    invalidate();
     drawTimeline();
   }
   function zoom(factor, atX) {
@@ -342,10 +412,9 @@
       }
     }
     if (best !== null) return { kind: "interval", index: best };
-    if (lane.cells) {
+    if (lane.levels) {
       const b = Math.floor((t / axisNs) * buckets.count);
-      const ns = [0, 0, 0, 0, 0];
-      for (let q = 0; q < lane.cells.length; q += 3) if (lane.cells[q] === b) ns[lane.cells[q + 1]] += lane.cells[q + 2];
+      const ns = lane.levels.map((lv) => (lv && b >= 0 && b < lv.length ? (lv[b] / 63) * (axisNs / buckets.count) : 0));
       if (ns.some((v) => v > 0)) return { kind: "bucket", seq: lane.seq, bucket: b, ns };
     }
     return null;
@@ -372,7 +441,7 @@
       tooltip.append(el("div", {}, el("strong", {}, "aggregated short intervals"), " of " + threadName(hit.seq)),
         el("div", {}, fmtDur(t0) + " – " + fmtDur(t0 + axisNs / n)));
       hit.ns.forEach((v, s) => {
-        if (v > 0) tooltip.append(el("div", {}, el("span", { class: "swatch", style: "background:" + stateColor(s) }), STATE_NAMES[s] + ": " + fmtDur(v)));
+        if (v > 0) tooltip.append(el("div", {}, el("span", { class: "swatch", style: "background:" + stateColor(s) }), STATE_NAMES[s] + ": about " + fmtDur(Math.round(v))));
       });
     }
     tooltip.hidden = false;
@@ -845,12 +914,15 @@
   drawTables();
   listeners.push(() => {
     refreshLaneLabels();
+    invalidate();
     drawTimeline();
     refreshWaitGraph();
     flameRoot = [];
     drawFlame();
     for (const t of tables) t.refresh();
   });
+
+  performance.mark("rperf-drawn"); // everything drawn once: test/browser/measure_page.js reads it
 
   /* For the browser tests and for people poking at the page from the console. */
   window.rperfPage = {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +50,43 @@ static void embedded_time(const json_t *iv, int64_t *ns, size_t n_seq)
     json_t *row;
     json_array_foreach(rows, r, row) {
         json_int_t seq = json_integer_value(json_array_get(row, 0));
-        const json_t *flat = json_array_get(row, 1);
-        assert_int_equal(json_array_size(flat) % 3, 0);
-        for (size_t k = 0; k < json_array_size(flat); k += 3)
-            ns[seq * RGA_STATE_COUNT + (size_t)json_integer_value(json_array_get(flat, k + 1))] +=
-                json_integer_value(json_array_get(flat, k + 2));
+        for (size_t s = 0; s < RGA_STATE_COUNT; s++)
+            ns[seq * RGA_STATE_COUNT + s] += json_integer_value(json_array_get(json_array_get(row, 1), s));
     }
+}
+
+/* The drawn levels say the same as the exact totals, within the rounding:
+ * half a 63rd of a bucket per bucket (a nonzero share below that rounds up
+ * to one 63rd). */
+static void check_levels(const json_t *iv, int64_t axis)
+{
+    const json_t *buckets = json_object_get(iv, "buckets");
+    size_t n = (size_t)json_integer_value(json_object_get(buckets, "count"));
+    size_t r;
+    json_t *row;
+    size_t rows = 0;
+    json_array_foreach(json_object_get(buckets, "rows"), r, row) {
+        for (size_t s = 0; s < RGA_STATE_COUNT; s++) {
+            const char *levels = json_string_value(json_array_get(json_array_get(row, 2), s));
+            int64_t exact = json_integer_value(json_array_get(json_array_get(row, 1), s));
+            assert_non_null(levels);
+            if (exact == 0) {
+                assert_string_equal(levels, "");
+                continue;
+            }
+            assert_int_equal(strlen(levels), n);
+            double drawn = 0;
+            for (size_t k = 0; k < n; k++) {
+                const char *digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+                const char *d = strchr(digits, levels[k]);
+                assert_non_null(d);
+                drawn += (double)(d - digits) / 63.0 * ((double)axis / (double)n);
+            }
+            assert_true(fabs(drawn - (double)exact) <= (double)axis / 63.0);
+        }
+        rows++;
+    }
+    assert_true(rows > 0);
 }
 
 static void report_time(const rga_report_t *r, int64_t *ns)
@@ -105,7 +137,7 @@ static void large_report_aggregates_without_losing_time(void **state)
     unlink(path);
     free(path);
     /* Buckets about a slice long, so some intervals span one and can be kept. */
-    rga_html_limits_t lim = {40, 3000};
+    rga_html_limits_t lim = {40, 3000, 0};
     json_t *data = build(r, NULL, &lim);
     const json_t *iv = json_object_get(data, "intervals");
     json_int_t kept = json_integer_value(json_object_get(iv, "kept"));
@@ -127,6 +159,40 @@ static void large_report_aggregates_without_losing_time(void **state)
     report_time(r, want);
     embedded_time(iv, got, n_seq);
     for (size_t k = 0; k < n_seq * RGA_STATE_COUNT; k++)
+        assert_int_equal(got[k], want[k]);
+    check_levels(iv, axis);
+    free(want);
+    free(got);
+    json_decref(data);
+    rga_report_free(r);
+}
+
+static void edges_beyond_the_cap_fold_into_other(void **state)
+{
+    (void)state;
+    char *path = rga_test_generate("--threads 9 --labels 3 --slices 800 --seed 2");
+    assert_non_null(path);
+    rga_report_t *r = NULL;
+    rga_error_t err;
+    assert_int_equal(rga_report_load_file(path, &r, &err), RGA_OK);
+    unlink(path);
+    free(path);
+    rga_html_limits_t lim = {0, 0, 3};
+    json_t *data = build(r, NULL, &lim);
+    size_t i, named = 0, other = 0;
+    json_t *row;
+    int64_t *want = calloc(64, sizeof(int64_t)), *got = calloc(64, sizeof(int64_t));
+    for (size_t e = 0; e < r->n_edges; e++)
+        want[r->edges[e].waiter] += r->edges[e].wait_ns;
+    json_array_foreach(json_object_get(data, "edges"), i, row) {
+        bool is_other = strcmp(json_string_value(json_array_get(row, 1)), "other") == 0;
+        named += !is_other;
+        other += is_other;
+        got[json_integer_value(json_array_get(row, 0))] += json_integer_value(json_array_get(row, 3));
+    }
+    assert_int_equal(named, 3);
+    assert_true(other > 0);
+    for (size_t k = 0; k < 64; k++)
         assert_int_equal(got[k], want[k]);
     free(want);
     free(got);
@@ -216,6 +282,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_report_keeps_every_interval),
         cmocka_unit_test(large_report_aggregates_without_losing_time),
+        cmocka_unit_test(edges_beyond_the_cap_fold_into_other),
         cmocka_unit_test(filter_limits_what_is_embedded),
         cmocka_unit_test(page_is_complete_and_data_cannot_escape),
     };
