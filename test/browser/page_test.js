@@ -7,6 +7,8 @@
 //   - hovering the longest interval shows its state and exact duration;
 //   - selecting a thread filters the flame graph to exactly that thread's
 //     sample weight in the report;
+//   - the GVL-wait flame graph holds exactly the samples ending in [GVL wait];
+//   - selecting a wait-graph node selects that thread in the lanes and tables;
 //   - zooming narrows the visible time range.
 //
 //   node page_test.js [--screenshots DIR] NAME=PAGE.html=REPORT.json[,REPORT.json...] ...
@@ -30,12 +32,17 @@ function loadSeries(files) {
   const reports = files.map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
   const t0 = Math.min(...reports.map((r) => r.meta.start_monotonic_ns));
   const threads = new Set(), weight = new Map();
+  let gvlWaitWeight = 0; // samples whose leaf is the synthetic [GVL wait] frame
   let longest = null, count = 0, axis = 0;
   for (const r of reports) {
     const shift = r.meta.start_monotonic_ns - t0;
     axis = Math.max(axis, shift + r.meta.duration_ns);
     for (const t of r.threads) threads.add(t.seq);
-    for (const [, w, seq] of r.samples) weight.set(seq, (weight.get(seq) || 0) + w);
+    for (const [stack, w, seq] of r.samples) {
+      weight.set(seq, (weight.get(seq) || 0) + w);
+      const leaf = r.stacks[stack] && r.stacks[stack].length ? r.frames[r.stacks[stack][0]][1] : null;
+      if (leaf === "[GVL wait]") gvlWaitWeight += w;
+    }
     for (const [seq, state, start, end] of r.intervals) {
       count++;
       axis = Math.max(axis, shift + end);
@@ -46,7 +53,7 @@ function loadSeries(files) {
   // beyond that, those shorter than a pixel's worth at the default zoom
   // (axis / WIDTH_PX) are aggregated (analysis/html_data.h).
   if (longest) longest.aggregated = count > MAX_KEPT && longest.end - longest.start < axis / WIDTH_PX;
-  return { threads, weight, longest };
+  return { threads, weight, longest, gvlWaitWeight };
 }
 
 function check(cond, message) {
@@ -114,6 +121,29 @@ async function runCase(browser, name, page, reports, shotDir) {
       await tab.keyboard.press("Escape");
       const back = await tab.$eval("#flame-total", (e) => Number(e.dataset.ns));
       check(back === sum, "Escape did not clear the selection");
+    }],
+    ["the GVL-wait flame graph holds exactly the [GVL wait] samples", async () => {
+      await tab.click('#flame-modes button[data-mode="gvl_wait"]');
+      const total = await tab.$eval("#flame-total", (e) => Number(e.dataset.ns));
+      check(total === expect.gvlWaitWeight, `GVL-wait flame total ${total}, report ${expect.gvlWaitWeight}`);
+      await tab.click('#flame-modes button[data-mode="all"]');
+    }],
+    ["selecting a wait-graph node selects its thread everywhere", async () => {
+      const node = await tab.$("#waitgraph .node[data-seq]");
+      if (!node) {
+        check(expect.gvlWaitWeight === 0 || (await tab.$("#waitgraph .empty")) === null, "no wait-graph node to select");
+        return;
+      }
+      const seq = Number(await node.evaluate((n) => n.dataset.seq));
+      await node.evaluate((n) => n.scrollIntoView({ block: "center" }));
+      await (await node.$("rect.total")).click(); // the bar: the label's glyphs leave gaps
+      const sel = await tab.evaluate(() => window.rperfPage.selection());
+      check(sel.kind === "thread" && sel.id === seq, `node click selected ${JSON.stringify(sel)}, not thread ${seq}`);
+      const pressed = await tab.$eval(`#lane-labels .lane-label[data-seq="${seq}"]`, (b) => b.getAttribute("aria-pressed"));
+      check(pressed === "true", "the thread's lane is not marked selected");
+      const rows = await tab.$$eval("#tables tbody tr.selected", (trs) => trs.length);
+      check(rows > 0, "no table row marked selected");
+      await tab.keyboard.press("Escape");
     }],
     ["zoom narrows the visible range", async () => {
       const before = await tab.evaluate(() => window.rperfPage.view());
