@@ -129,13 +129,7 @@ static void small_report_keeps_every_interval(void **state)
 static void large_report_aggregates_without_losing_time(void **state)
 {
     (void)state;
-    char *path = rga_test_generate("--threads 6 --ractors 2 --labels 3 --slices 3000 --seed 5");
-    assert_non_null(path);
-    rga_report_t *r = NULL;
-    rga_error_t err;
-    assert_int_equal(rga_report_load_file(path, &r, &err), RGA_OK);
-    unlink(path);
-    free(path);
+    rga_report_t *r = rga_test_load_generated("--threads 6 --ractors 2 --labels 3 --slices 3000 --seed 5");
     /* Buckets about a slice long, so some intervals span one and can be kept. */
     rga_html_limits_t lim = {40, 3000, 0};
     json_t *data = build(r, NULL, &lim);
@@ -170,13 +164,7 @@ static void large_report_aggregates_without_losing_time(void **state)
 static void edges_beyond_the_cap_fold_into_other(void **state)
 {
     (void)state;
-    char *path = rga_test_generate("--threads 9 --labels 3 --slices 800 --seed 2");
-    assert_non_null(path);
-    rga_report_t *r = NULL;
-    rga_error_t err;
-    assert_int_equal(rga_report_load_file(path, &r, &err), RGA_OK);
-    unlink(path);
-    free(path);
+    rga_report_t *r = rga_test_load_generated("--threads 9 --labels 3 --slices 800 --seed 2");
     rga_html_limits_t lim = {0, 0, 3};
     json_t *data = build(r, NULL, &lim);
     size_t i, named = 0, other = 0;
