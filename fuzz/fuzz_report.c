@@ -3,7 +3,7 @@
  * Feeds arbitrary bytes to rga_report_load_buffer() (plain and gzip paths),
  * checks that the integer-tuple fast path agrees with jansson-only parsing
  * and that the recorded span of "intervals" is that array, and, when a report loads, renders the views that walk every table
- * (summary, timeline, JSON, Perfetto, DOT) into memory. Run under
+ * (summary, timeline, JSON, Perfetto, DOT, HTML) into memory. Run under
  * ASan/UBSan: any crash, leak, overflow or hang is a bug. Graph layout
  * (SVG) is left out: it exercises Graphviz, not our reader, and is slow.
  */
@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     check_intervals_span(data, size, r);
-    static const char *const views[] = {"summary", "timeline", "json", "perfetto", "dot"};
+    static const char *const views[] = {"summary", "timeline", "json", "perfetto", "dot", "html"};
     rga_view_opts_t opts = {0};
     opts.width = 37;
     opts.by = size % 3 == 0 ? "label" : size % 3 == 1 ? "ractor" : "thread";
