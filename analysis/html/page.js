@@ -323,7 +323,8 @@
     const inner = Math.round((ROW_H - 6) * dpr);
     for (const lane of lanes) {
       if (!lane.levels) continue;
-      const alpha = selection.kind && !threadSelected(lane.seq) ? 77 : 255;
+      // Buckets hold all label sets together: a label-set selection dims them too.
+      const alpha = (selection.kind && !threadSelected(lane.seq)) || selection.kind === "label" ? 77 : 255;
       const bottom = Math.round((AXIS_H + lane.row * ROW_H + ROW_H - 3) * dpr);
       for (let x = 0; x < W; x++) {
         const t0 = view.from + (x / W) * span, t1 = view.from + ((x + 1) / W) * span;
@@ -532,7 +533,8 @@
     if (iv.aggregated > 0) {
       parts.push(iv.kept + " of " + iv.total + " intervals are drawn one by one (those of at least " + fmtDur(iv.min_kept_ns) +
         "); the other " + iv.aggregated + " are aggregated into " + buckets.count + " buckets of " + fmtDur(axisNs / buckets.count) +
-        " per thread, drawn as stacked columns whose height is each state's share of the bucket.");
+        " per thread, drawn as stacked columns whose height is each state's share of the bucket" +
+        " (they mix all label sets, so selecting a label set only dims them).");
     } else {
       parts.push("All " + iv.total + " intervals are drawn one by one.");
     }
