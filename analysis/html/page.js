@@ -20,7 +20,7 @@
   const SYNTHETIC = { "[GVL blocked]": "blocked", "[GVL wait]": "gvl_wait", "[GC marking]": "gc", "[GC sweeping]": "gc" };
   const $ = (id) => document.getElementById(id);
 
-  // ---- helpers ---------------------------------------------------------------------------
+  // ---- utilities -------------------------------------------------------------------------
 
   /* Durations as the CLI prints them: "850ns", "12.3µs", "4.56ms", "1.23s", "2m05s". */
   function fmtDur(ns) {
