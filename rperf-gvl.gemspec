@@ -9,7 +9,7 @@ Gem::Specification.new do |spec|
   spec.authors = ["rperf-gvl developers"]
   spec.license = "MIT"
   spec.required_ruby_version = ">= 3.3.0"
-  spec.files = Dir["lib/**/*.rb", "ext/rperf/*.{c,h,rb}", "analysis/*.{c,h,proto}", "docs/*.md", "README.md"]
+  spec.files = Dir["lib/**/*.rb", "ext/rperf/*.{c,h,rb}", "analysis/*.{c,h,proto}", "analysis/html/*", "docs/*.md", "README.md"]
   spec.extensions = ["ext/rperf/extconf.rb"]
   spec.require_paths = ["lib"]
 end

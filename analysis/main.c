@@ -79,6 +79,7 @@ static void usage(FILE *out)
             "      --collapsed[=FILE]   folded stacks for flame graphs (standard output without FILE)\n"
             "      --speedscope FILE    speedscope JSON, one profile per thread\n"
             "      --top                self and cumulative time per function (flat view)\n"
+            "      --html FILE          one self-contained interactive page (opens offline)\n"
             "  -o, --output FILE        write the standard-output view to FILE\n"
             "\n"
             "Filters and shaping:\n"
@@ -338,7 +339,7 @@ static int cmd_record(int argc, char **argv)
 enum {
     OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
     OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
-    OPT_VERSION, OPT_JANSSON_ONLY, OPT_PPROF, OPT_COLLAPSED, OPT_SPEEDSCOPE, OPT_STATE, OPT_ROOT_FRAMES
+    OPT_VERSION, OPT_JANSSON_ONLY, OPT_PPROF, OPT_COLLAPSED, OPT_SPEEDSCOPE, OPT_STATE, OPT_ROOT_FRAMES, OPT_HTML
 };
 
 static bool all_digits(const char *s)
@@ -387,6 +388,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         {"svg", required_argument, NULL, OPT_SVG},
         {"png", required_argument, NULL, OPT_PNG},
         {"perfetto", required_argument, NULL, OPT_PERFETTO},
+        {"html", required_argument, NULL, OPT_HTML},
         {"output", required_argument, NULL, 'o'},
         {"thread", required_argument, NULL, OPT_THREAD},
         {"ractor", required_argument, NULL, OPT_RACTOR},
@@ -450,6 +452,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
             if (!(cli->opts.roots = parse_root_frames(optarg)))
                 return fail_usage("--root-frames %s: expected thread, label or thread,label", optarg);
             break;
+        case OPT_HTML: rc = add_job(cli, "html", optarg); break;
         case 'o': cli->output = optarg; break;
         case OPT_THREAD: cli->opts.thread = optarg; break;
         case OPT_RACTOR:

@@ -7,6 +7,7 @@
 #include "collapsed_writer.h"
 #include "dot_writer.h"
 #include "filter.h"
+#include "html_writer.h"
 #include "output.h"
 #include "perfetto_writer.h"
 #include "pprof_writer.h"
@@ -21,7 +22,7 @@
 
 #include <string.h>
 
-static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json"};
+static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json", "html"};
 static const char *const profile_views[] = {"pprof", "collapsed", "speedscope", "top"};
 
 static int in_list(const char *view, const char *const *list, size_t n)
@@ -78,7 +79,7 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
     if (!rga_view_known(view))
         return rga_error_set(err, RGA_ERR_ARGUMENT,
                              "unknown view \"%s\" (summary, timeline, dot, svg, png, perfetto, json, pprof, "
-                             "collapsed, speedscope, top)",
+                             "collapsed, speedscope, top, html)",
                              view ? view : "(null)");
     rga_filter_spec_t spec = {opts->thread, (long long)opts->ractor, opts->labels, opts->n_labels, opts->state};
     rga_filter_t filter;
@@ -107,6 +108,8 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
         }
     } else if (strcmp(view, "perfetto") == 0) {
         st = rga_perfetto_write(r, &filter, opts->from_ns, opts->to_ns, out, err);
+    } else if (strcmp(view, "html") == 0) {
+        st = rga_html_write(r, &filter, out, err);
     } else {
         rga_group_by_t by;
         if (!rga_group_by_parse(opts->by, &by)) {

@@ -20,6 +20,8 @@
  *
  * The four profile views read the samples through profile_model.h and honour
  * the state filter (opts.state) besides the thread/Ractor/label filters.
+ *   "html"     one self-contained interactive page: header, tables, timeline,
+ *              wait graph and flame graphs (html_writer.h)
  *
  * Threading: the analysis itself is reentrant, but Graphviz keeps global
  * state, so call the "dot"/"svg"/"png" views from one thread at a time (the

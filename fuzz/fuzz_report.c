@@ -3,7 +3,7 @@
  * Feeds arbitrary bytes to rga_report_load_buffer() (plain and gzip paths),
  * checks that the integer-tuple fast path agrees with jansson-only parsing
  * and that the recorded span of "intervals" is that array, and, when a report loads, renders the views that walk every table
- * (summary, timeline, JSON, Perfetto, DOT) into memory. Run under
+ * (summary, timeline, JSON, Perfetto, DOT, HTML) into memory. Run under
  * ASan/UBSan: any crash, leak, overflow or hang is a bug. Graph layout
  * (SVG) is left out: it exercises Graphviz, not our reader, and is slow.
  */
@@ -76,8 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     check_intervals_span(data, size, r);
-    static const char *const views[] = {"summary", "timeline", "json",      "perfetto",
-                                        "dot",     "pprof",    "collapsed", "speedscope", "top"};
+    static const char *const views[] = {"summary", "timeline",   "json", "perfetto", "dot", "pprof",
+                                        "collapsed", "speedscope", "top", "html"};
     rga_view_opts_t opts = {0};
     opts.roots = (unsigned)(size % 4);
     opts.width = 37;

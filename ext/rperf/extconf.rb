@@ -57,6 +57,19 @@ if File.exist?(File.join(analysis_dir, "rga.h")) && !without.include?("analysis"
   clash = srcs & analysis_srcs
   abort("rperf-gvl: source names used twice: #{clash.join(', ')}") unless clash.empty?
   srcs += analysis_srcs
+  # The HTML page's sources as C byte arrays (analysis/html_assets.h), the
+  # same file analysis/html/embed.cmake writes for the CLI.
+  File.open("html_assets.c", "w") do |f|
+    f.puts "/* Generated from analysis/html/ by extconf.rb; do not edit. */", '#include "html_assets.h"'
+    %w[page.html page.css page.js].each do |name|
+      bytes = File.binread(File.join(analysis_dir, "html", name)).bytes
+      ident = "rga_html_#{name.tr('.', '_')}"
+      f.puts "const unsigned char #{ident}[] = {"
+      (bytes + [0]).each_slice(16) { |line| f.puts line.map { |b| format("0x%02x,", b) }.join }
+      f.puts "};", "const size_t #{ident}_len = #{bytes.size};"
+    end
+  end
+  srcs << "html_assets.c"
   $VPATH << analysis_dir
   $INCFLAGS << " -I#{analysis_dir}"
   $defs << "-DRPERF_HAVE_ANALYSIS"

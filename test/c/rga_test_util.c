@@ -113,3 +113,20 @@ rga_report_t *rga_test_load(const char *text)
     }
     return r;
 }
+
+rga_report_t *rga_test_load_generated(const char *args)
+{
+    char *path = rga_test_generate(args);
+    assert_non_null(path);
+    rga_report_t *r = NULL;
+    rga_error_t err;
+    rga_status_t st = rga_report_load_file(path, &r, &err);
+    unlink(path);
+    free(path);
+    if (st != RGA_OK) {
+        char line[600];
+        rga_error_format(&err, line, sizeof(line));
+        fail_msg("load of a generated report failed: %s", line);
+    }
+    return r;
+}

@@ -21,6 +21,10 @@ char *rga_test_slurp(const char *path, size_t *len);
 /* Loads text as a report, asserting success. */
 rga_report_t *rga_test_load(const char *text);
 
+/* Generates a report with args (rga_test_generate) and loads it, asserting
+ * success; the file is removed. */
+rga_report_t *rga_test_load_generated(const char *args);
+
 /* A small hand-written report with known numbers (see rga_test_util.c). */
 extern const char rga_test_small_report[];
 

@@ -98,6 +98,10 @@ n_iv=$(grep -cE '^,?\[[0-9]+,[0-4],' "$R")
 check "perfetto: one complete event per interval ($n_x vs $n_iv)" test "$n_iv" -gt 0 -a "$n_x" -eq "$n_iv"
 check "perfetto thread names" grep -q '"thread_name"' "$WORK/trace.json"
 check "perfetto Ractor processes" grep -q '"process_name".*"Ractor 2"' "$WORK/trace.json"
+run --html "$WORK/page.html" "$R"
+check "html page written" test "$rc" -eq 0 -a -s "$WORK/page.html"
+check "html page carries its data" grep -q '"format":"rperf-gvl-page"' "$WORK/page.html"
+check "html page loads nothing else" bash -c "! grep -Eiq '(src|href)=\"[^\"#]' '$WORK/page.html'"
 run --json "$R"
 check "json summary" grep -q '"format": "rperf-gvl-summary"' "$WORK/out"
 run --json -o "$WORK/s.json" "$R"
@@ -153,6 +157,7 @@ expect_fail 2 'cut.json.gz: .*gzip' "$WORK/cut.json.gz"
 # --- output errors ----------------------------------------------------------------
 expect_fail 74 'cannot open for writing' --svg "$WORK/no/such/dir/g.svg" "$R"
 expect_fail 74 'cannot open for writing' --perfetto "$WORK/no/such/dir/t.json" "$R"
+expect_fail 74 'cannot open for writing' --html "$WORK/no/such/dir/p.html" "$R"
 if [ -w /dev/full ]; then
   "$CLI" "$R" >/dev/full 2>"$WORK/err"; rc=$?
   check "write error on stdout exits 74 (got $rc)" test "$rc" -eq 74

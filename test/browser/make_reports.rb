@@ -1,0 +1,62 @@
+# frozen_string_literal: true
+
+# make_reports.rb — profiles small real workloads for the browser tests:
+#   ractors.json      threads in the main Ractor and two other Ractors
+#   snapshot-N.json   a snapshot series (3 reports of one process)
+#   empty.json        a profile of a block that does nothing
+# (the demo report comes from examples/contended.rb itself).
+#
+#   ruby -I lib -I build/ext test/browser/make_reports.rb OUTDIR
+require "json"
+require "rperf"
+
+out = ARGV.fetch(0)
+Warning[:experimental] = false
+
+def fib(n) = n < 2 ? n : fib(n - 1) + fib(n - 2)
+
+# Rperf.snapshot/stop give the rperf-0.7 result Hash (with the report under
+# :report) or a report object that saves itself.
+def save_result(result, path)
+  if result.respond_to?(:save)
+    result.save(path)
+  else
+    File.write(path, JSON.generate(result.fetch(:report)))
+  end
+end
+
+report = Rperf.contention(frequency: 1000) do
+  ractors = 2.times.map { |i| Ractor.new(i) { |k| fib(22 + k) } }
+  threads = 2.times.map do |i|
+    Thread.new do
+      Thread.current.name = "main-ractor-#{i}"
+      Rperf.label(job: "fib") { fib(23) }
+    end
+  end
+  threads.each(&:join)
+  ractors.each(&:take)
+end
+report.save(File.join(out, "ractors.json"))
+
+# The workers outlive the profile: a thread that exits between two
+# snapshots is left out of the later report while its samples stay in it,
+# which the analysis rightly refuses.
+Rperf.start(mode: :wall, frequency: 1000)
+release = Queue.new
+workers = 3.times.map do |i|
+  Thread.new do
+    Thread.current.name = "w#{i}"
+    Rperf.label(step: "work") { 6.times { fib(20); sleep 0.01 } }
+    release.pop
+  end
+end
+2.times do |n|
+  sleep 0.04
+  save_result(Rperf.snapshot(clear: true), File.join(out, "snapshot-#{n + 1}.json"))
+end
+sleep 0.05
+save_result(Rperf.stop, File.join(out, "snapshot-3.json"))
+3.times { release << true }
+workers.each(&:join)
+
+Rperf.contention { nil }.save(File.join(out, "empty.json"))

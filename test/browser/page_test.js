@@ -1,0 +1,231 @@
+// page_test.js — opens HTML report pages in headless Chromium (Debian's
+// chromium, driven over the DevTools protocol by puppeteer-core) and checks
+// what a person would see, against numbers read from the report JSON itself:
+//   - no console errors and no uncaught exceptions;
+//   - no network request at all (request interception records every one);
+//   - one lane per thread of the report;
+//   - hovering the longest interval shows its state and exact duration;
+//   - selecting a thread filters the flame graph to exactly that thread's
+//     sample weight in the report;
+//   - the GVL-wait flame graph holds exactly the samples ending in [GVL wait];
+//   - selecting a wait-graph node selects that thread in the lanes and tables;
+//   - zooming narrows the visible time range.
+//
+//   node page_test.js [--screenshots DIR] NAME=PAGE.html=REPORT.json[,REPORT.json...] ...
+// A series of reports is merged the way the CLI merges them: each one's times
+// shift by its meta.start_monotonic_ns minus the earliest.
+// Prints one line per check and ends with a test-unit style count line
+// ("N tests, N assertions, N failures, N errors") that bin/test counts.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const os = require("os");
+const puppeteer = require("puppeteer-core");
+
+const CHROMIUM = process.env.RPERF_CHROMIUM || "/usr/bin/chromium";
+const STATE_NAMES = ["running", "GVL wait", "blocked", "GC mark", "GC sweep"];
+const MAX_KEPT = 150000, WIDTH_PX = 2000; // RGA_HTML_MAX_INTERVALS, RGA_HTML_WIDTH_PX
+
+let tests = 0, assertions = 0, failures = 0, errors = 0;
+
+function loadSeries(files) {
+  const reports = files.map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+  const t0 = Math.min(...reports.map((r) => r.meta.start_monotonic_ns));
+  const threads = new Set(), weight = new Map();
+  let gvlWaitWeight = 0; // samples whose leaf is the synthetic [GVL wait] frame
+  let longest = null, count = 0, axis = 0;
+  for (const r of reports) {
+    const shift = r.meta.start_monotonic_ns - t0;
+    axis = Math.max(axis, shift + r.meta.duration_ns);
+    for (const t of r.threads) threads.add(t.seq);
+    for (const [stack, w, seq] of r.samples) {
+      weight.set(seq, (weight.get(seq) || 0) + w);
+      const leaf = r.stacks[stack] && r.stacks[stack].length ? r.frames[r.stacks[stack][0]][1] : null;
+      if (leaf === "[GVL wait]") gvlWaitWeight += w;
+    }
+    for (const [seq, state, start, end] of r.intervals) {
+      count++;
+      axis = Math.max(axis, shift + end);
+      if (!longest || end - start > longest.end - longest.start) longest = { seq, state, start: start + shift, end: end + shift };
+    }
+  }
+  // The page draws every interval of a report with at most MAX_KEPT of them;
+  // beyond that, those shorter than a pixel's worth at the default zoom
+  // (axis / WIDTH_PX) are aggregated (analysis/html_data.h).
+  if (longest) longest.aggregated = count > MAX_KEPT && longest.end - longest.start < axis / WIDTH_PX;
+  return { threads, weight, longest, gvlWaitWeight };
+}
+
+function check(cond, message) {
+  assertions++;
+  if (!cond) throw new Error(message);
+}
+
+async function runCase(browser, name, page, reports, shotDir) {
+  const expect = loadSeries(reports);
+  const tab = await browser.newPage();
+  await tab.setViewport({ width: 1280, height: 900 });
+  const consoleErrors = [], requests = [];
+  const pageUrl = "file://" + path.resolve(page);
+  tab.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  tab.on("pageerror", (e) => consoleErrors.push(String(e)));
+  await tab.setRequestInterception(true);
+  tab.on("request", (req) => {
+    if (req.url() === pageUrl) return req.continue();
+    requests.push(req.url());
+    return req.abort();
+  });
+  await tab.goto(pageUrl, { waitUntil: "load" });
+
+  const checks = [
+    ["no console errors", async () => check(consoleErrors.length === 0, "console errors: " + consoleErrors.join(" | "))],
+    ["one lane per thread", async () => {
+      const seqs = await tab.$$eval("#lane-labels .lane-label", (els) => els.map((e) => Number(e.dataset.seq)));
+      check(seqs.length === expect.threads.size, `lanes ${seqs.length}, threads ${expect.threads.size}`);
+      check(seqs.every((s) => expect.threads.has(s)) && new Set(seqs).size === seqs.length, "lanes " + seqs + " do not match the threads");
+    }],
+    ["hovering the longest interval shows its state and duration", async () => {
+      const iv = expect.longest;
+      check(iv !== null, "the report has no interval to hover");
+      const pos = await tab.evaluate((iv) => ({ x: window.rperfPage.timeToX((iv.start + iv.end) / 2), top: window.rperfPage.laneTop(iv.seq), h: window.rperfPage.rowHeight }), iv);
+      await tab.$eval("#timeline-canvas", (c) => c.scrollIntoView({ block: "center" }));
+      const box = await (await tab.$("#timeline-canvas")).boundingBox();
+      await tab.mouse.move(box.x + pos.x, box.y + pos.top + pos.h / 2);
+      const tip = await tab.$eval("#tooltip", (t) => ({ hidden: t.hidden, state: t.dataset.state, ns: t.dataset.durationNs, text: t.firstElementChild ? t.firstElementChild.textContent : "", all: t.textContent }));
+      check(!tip.hidden, "no tooltip shown");
+      if (iv.aggregated) {
+        check(tip.text.startsWith("aggregated") && tip.all.includes(STATE_NAMES[iv.state]), `tooltip "${tip.all}" is not the bucket's`);
+        await tab.mouse.move(0, 0);
+        return;
+      }
+      check(Number(tip.ns) === iv.end - iv.start, `tooltip duration ${tip.ns}, interval ${iv.end - iv.start}`);
+      check(tip.text.includes(STATE_NAMES[iv.state]), `tooltip "${tip.text}" lacks the state "${STATE_NAMES[iv.state]}"`);
+      const m = tip.text.match(/ for ([0-9.]+)(ns|µs|ms|s)$/);
+      const unit = { ns: 1, "µs": 1e3, ms: 1e6, s: 1e9 };
+      check(m && Math.abs(Number(m[1]) * unit[m[2]] - (iv.end - iv.start)) <= 0.01 * (iv.end - iv.start) + 1, `tooltip text "${tip.text}" does not show the duration`);
+      await tab.mouse.move(0, 0);
+    }],
+    ["selecting a thread filters the flame graph to its sample weight", async () => {
+      const all = await tab.$eval("#flame-total", (e) => Number(e.dataset.ns));
+      const sum = [...expect.weight.values()].reduce((a, b) => a + b, 0);
+      check(all === sum, `flame total ${all}, report sample weight ${sum}`);
+      if (expect.weight.size === 0) return;
+      const [seq, weight] = [...expect.weight.entries()].sort((a, b) => b[1] - a[1])[0];
+      await tab.click(`#lane-labels .lane-label[data-seq="${seq}"]`);
+      const one = await tab.$eval("#flame-total", (e) => Number(e.dataset.ns));
+      check(one === weight, `thread ${seq}: flame total ${one}, sample weight ${weight}`);
+      const sel = await tab.evaluate(() => window.rperfPage.selection());
+      check(sel.kind === "thread" && sel.id === seq, "the lane click did not select the thread");
+      await tab.keyboard.press("Escape");
+      const back = await tab.$eval("#flame-total", (e) => Number(e.dataset.ns));
+      check(back === sum, "Escape did not clear the selection");
+    }],
+    ["the GVL-wait flame graph holds exactly the [GVL wait] samples", async () => {
+      await tab.click('#flame-modes button[data-mode="gvl_wait"]');
+      const total = await tab.$eval("#flame-total", (e) => Number(e.dataset.ns));
+      check(total === expect.gvlWaitWeight, `GVL-wait flame total ${total}, report ${expect.gvlWaitWeight}`);
+      await tab.click('#flame-modes button[data-mode="all"]');
+    }],
+    ["selecting a wait-graph node selects its thread everywhere", async () => {
+      const node = await tab.$("#waitgraph .node[data-seq]");
+      if (!node) {
+        check(expect.gvlWaitWeight === 0 || (await tab.$("#waitgraph .empty")) === null, "no wait-graph node to select");
+        return;
+      }
+      const seq = Number(await node.evaluate((n) => n.dataset.seq));
+      await node.evaluate((n) => n.scrollIntoView({ block: "center" }));
+      await (await node.$("rect.total")).click(); // the bar: the label's glyphs leave gaps
+      const sel = await tab.evaluate(() => window.rperfPage.selection());
+      check(sel.kind === "thread" && sel.id === seq, `node click selected ${JSON.stringify(sel)}, not thread ${seq}`);
+      const pressed = await tab.$eval(`#lane-labels .lane-label[data-seq="${seq}"]`, (b) => b.getAttribute("aria-pressed"));
+      check(pressed === "true", "the thread's lane is not marked selected");
+      const rows = await tab.$$eval("#tables tbody tr.selected", (trs) => trs.length);
+      check(rows > 0, "no table row marked selected");
+      await tab.keyboard.press("Escape");
+    }],
+    ["zoom narrows the visible range", async () => {
+      const before = await tab.evaluate(() => window.rperfPage.view());
+      await tab.focus("#timeline-canvas");
+      await tab.keyboard.press("+");
+      const key = await tab.evaluate(() => window.rperfPage.view());
+      check(key.to - key.from < before.to - before.from, "the + key did not zoom in");
+      await tab.$eval("#timeline-canvas", (c) => c.scrollIntoView({ block: "center" }));
+      const box = await (await tab.$("#timeline-canvas")).boundingBox();
+      await tab.mouse.move(box.x + box.width / 3, box.y + 10);
+      await tab.mouse.wheel({ deltaY: -300 });
+      const wheel = await tab.evaluate(() => window.rperfPage.view());
+      check(wheel.to - wheel.from < key.to - key.from, "the wheel did not zoom in");
+      const shown = await tab.$eval("#timeline-range", (e) => [Number(e.dataset.fromNs), Number(e.dataset.toNs)]);
+      check(Math.abs(shown[0] - wheel.from) <= 1 && Math.abs(shown[1] - wheel.to) <= 1, "the range shown is not the view");
+      await tab.keyboard.press("0");
+      const reset = await tab.evaluate(() => window.rperfPage.view());
+      check(reset.to - reset.from === before.to - before.from, "0 did not reset the zoom");
+    }],
+    ["no network request", async () => check(requests.length === 0, "requests: " + requests.join(", "))],
+    ["still no console errors after interaction", async () => check(consoleErrors.length === 0, "console errors: " + consoleErrors.join(" | "))],
+  ];
+  if (shotDir) {
+    await shoot(tab, shotDir, name, "timeline", "#timeline-section");
+    await shoot(tab, shotDir, name, "waitgraph", "#waitgraph-section");
+    await shoot(tab, shotDir, name, "flamegraph", "#flame-section");
+  }
+  for (const [title, fn] of checks) {
+    tests++;
+    try {
+      await fn();
+      console.log(`ok   ${name}: ${title}`);
+    } catch (e) {
+      failures++;
+      console.log(`FAIL ${name}: ${title}: ${e.message}`);
+    }
+  }
+  await tab.close();
+}
+
+async function shoot(tab, dir, name, what, selector) {
+  fs.mkdirSync(dir, { recursive: true });
+  const elHandle = await tab.$(selector);
+  await elHandle.screenshot({ path: path.join(dir, `${name}-${what}.png`) });
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  let shotDir = null;
+  if (args[0] === "--screenshots") {
+    shotDir = args[1];
+    args.splice(0, 2);
+  }
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "rperf-chromium-"));
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: profile,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+  try {
+    for (const spec of args) {
+      const [name, page, reports] = spec.split("=");
+      try {
+        await runCase(browser, name, page, reports.split(","), shotDir);
+      } catch (e) {
+        tests++;
+        errors++;
+        console.log(`ERROR ${name}: ${e.stack || e}`);
+      }
+    }
+  } finally {
+    await browser.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+  console.log(`${tests} tests, ${assertions} assertions, ${failures} failures, ${errors} errors`);
+  process.exit(failures + errors === 0 && tests > 0 ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.log(`ERROR: ${e.stack || e}`);
+  console.log(`${tests} tests, ${assertions} assertions, ${failures} failures, ${errors + 1} errors`);
+  process.exit(1);
+});
