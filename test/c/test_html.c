@@ -192,7 +192,7 @@ static void filter_limits_what_is_embedded(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
-    rga_filter_spec_t spec = {"worker-a", 0, NULL, 0};
+    rga_filter_spec_t spec = {.thread = "worker-a"};
     json_t *data = build(r, &spec, NULL);
     const json_t *iv = json_object_get(data, "intervals");
     size_t kept = (size_t)json_integer_value(json_object_get(iv, "kept"));
