@@ -7,7 +7,7 @@
  * frames are kept: the drainer calls insert for every frame it sees.
  */
 #include "frame_table.h"
-#include "sampler.h"
+#include "report_format.h"
 
 #include <ruby/debug.h>
 #include <stdlib.h>
