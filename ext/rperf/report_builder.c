@@ -6,7 +6,8 @@
  * the counters.
  *
  * Everything is read from C state before the first Ruby allocation (see
- * collect()), then turned into Ruby objects. It does NOT
+ * collect()), then turned into Ruby objects. Text a program chose (thread
+ * names, $0) is made valid UTF-8 on the way in (utf8_text.h). It does NOT
  * decide when a report is cut or what happens to the profile afterwards
  * (rperf.c), and does NOT add "label_sets" beyond the empty set 0 (Ruby
  * keeps the label registry).
@@ -20,6 +21,7 @@
 #include "ractor_table.h"
 #include "sampler.h"
 #include "thread_slot.h"
+#include "utf8_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +86,12 @@ push_open(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int state, int64_t 
     };
 }
 
+/* Any bytes a program gave its thread become valid UTF-8 here. */
 static VALUE
 thread_name(VALUE thread)
 {
     VALUE name = rb_funcall(thread, rb_intern("name"), 0);
-    return NIL_P(name) ? rb_str_new_cstr("") : rb_str_dup(name);
+    return RB_TYPE_P(name, T_STRING) ? rperf_utf8_text(name) : rb_utf8_str_new_cstr("");
 }
 
 static void
@@ -325,7 +328,7 @@ build_meta(const rperf_report_params_t *params, const rperf_cut_t *cut, int clea
     aset(h, "ruby_version", rb_const_get(rb_cObject, rb_intern("RUBY_VERSION")));
     aset(h, "pid", INT2NUM((int)getpid()));
     VALUE program = rb_gv_get("$0");
-    aset(h, "program", NIL_P(program) ? rb_str_new_cstr("") : rb_obj_as_string(program));
+    aset(h, "program", NIL_P(program) ? rb_utf8_str_new_cstr("") : rperf_utf8_text(rb_obj_as_string(program)));
     aset(h, "mode", rb_str_new_cstr(params->mode == 1 ? "wall" : "cpu"));
     aset(h, "frequency", INT2NUM(params->frequency));
     aset(h, "start_time_ns", i64(cut->start_realtime_ns));
