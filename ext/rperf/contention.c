@@ -388,10 +388,12 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
         charge(slot, prior, now, RPERF_STATE_RUNNING);
     }
     RPERF_STORE(slot->ready_ns, 0);
-    rperf_slot_write_end(slot);
-    settle_waiter(slot);
-
     if (waited) {
+        /* Inside the write section: a report builder whose view of this
+         * slot shows the wait ended must also find it in the ring (or the
+         * unknown counter) when it cuts the edges, or the wait would count
+         * in its totals and in no report's edges (the next one clips it to
+         * its cut). */
         int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
         int64_t edge_from = wait_from > cut ? wait_from : cut;
         if (r) {
@@ -401,6 +403,11 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
         else {
             charge_unknown_edge(slot, now - edge_from);
         }
+    }
+    rperf_slot_write_end(slot);
+    settle_waiter(slot);
+
+    if (waited) {
         if (prior == RPERF_STATE_GVL_WAIT && ready > blocked_from) {
             emit_interval(slot, r, RPERF_STATE_BLOCKED, ready);
         }
