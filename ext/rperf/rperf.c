@@ -85,6 +85,7 @@ cleanup_forked_child(void)
     if (!rperf_contention_forked_child_pending()) return;
     rperf_gc_hooks_remove();
     rperf_contention_destroy();
+    rperf_sampler_free();  /* the fork handler freed nothing */
     prof.sampler_running = 0;
     prof.refcount = 0;
 }

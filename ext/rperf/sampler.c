@@ -838,6 +838,9 @@ rperf_sampler_after_fork_child(void)
     rperf_timer_after_fork_child();
     g.drain_mutex = fresh;
     if (g.has_data) rperf_sample_buffers_after_fork(&g.buffers);
-    release_data();
+    /* No free() here: another parent thread (the worker draining) may have
+     * held the allocator's lock at fork, and not every allocator (ASan's
+     * quarantine) resets it for the child. rperf_sampler_free, on the
+     * child's next call, releases the tables. */
     g.generation++;
 }

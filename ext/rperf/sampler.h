@@ -153,8 +153,9 @@ void rperf_sampler_fill_report(VALUE report);
 /* Marks frame VALUEs held in buffers/tables. The sampler registers its own
  * GC root at its first start, so callers need not call this; it is safe to. */
 void rperf_sampler_mark(void);
-/* Fork child: forget timers/worker/mutexes inherited from the parent; the
- * sampler is stopped and its memory released in the child. */
+/* Fork child (atfork handler): forget timers/worker/mutexes inherited from
+ * the parent; the sampler is stopped. Frees nothing: the child's next call
+ * releases the memory with rperf_sampler_free (or start does). */
 void rperf_sampler_after_fork_child(void);
 
 #endif
