@@ -1,6 +1,7 @@
 /*
- * contention.c — the state machine behind every GVL/GC event, the Ractor
- * table, per-label totals and report-interval bookkeeping.
+ * contention.c — the state machine behind every GVL/GC event, the flush of
+ * each thread's time into its label set's totals, and report-interval
+ * bookkeeping (cuts, baselines, counters).
  *
  * Accounting rule: an event proves what the thread was doing just before
  * it (SUSPENDED: it held the GVL; READY: it did not; RESUMED: it wanted
@@ -10,42 +11,28 @@
  * fires SUSPENDED without RESUMED) then cost accuracy only up to the next
  * event. The clock is read once per event by the caller.
  *
- * This file does NOT install hooks, does NOT build Ruby objects and does
- * NOT allocate in any rperf_on_* path.
+ * This file does NOT install hooks, does NOT build Ruby objects, does NOT
+ * call the sampler (events return what the hooks hand to it) and does NOT
+ * allocate in any rperf_on_* path.
  */
 #include "contention.h"
 #include "clock.h"
-#include "gc_hooks.h"
-
-#include <ruby/debug.h>
-#include <ruby/ractor.h>
+#include "native_tid.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#ifdef RPERF_HAVE_SAMPLER
-#include "sampler.h"
-#include "timer.h"
-#endif
 
 static struct {
     int active;                  /* a profile exists */
     int recording;               /* atomic: hooks record */
     int forked_child;
-    uint32_t generation;         /* profile number, encoded in Ractor-local values */
     uint32_t epoch;              /* atomic: bumped at every resume */
     int64_t clip_ns;             /* atomic: accounting starts no earlier */
     int64_t paused_at_ns;        /* 0 when not paused */
     int64_t paused_ns;           /* paused time within the report interval */
     int64_t edge_cut_ns;         /* atomic: waits before it were attributed at a cut */
     rperf_contention_config_t cfg;
-
-    rperf_ractor_slot_t ractors[RPERF_MAX_RACTORS];
-    int ractor_published[RPERF_MAX_RACTORS];
-    int ractor_count;            /* atomic: indexes handed out */
 
     int64_t interval_start_ns;
     int64_t interval_start_realtime_ns;
@@ -57,50 +44,14 @@ static struct {
     uint64_t timed_events;       /* atomic */
     uint64_t timed_ns;           /* atomic */
 
+    /* Serialises each slot's label_base with the label table (a thread's
+     * own label switch against the report builder's flush). */
     pthread_mutex_t label_mutex;
-    rperf_label_total_t *labels; /* open addressing on (thread, label set) */
-    size_t labels_cap;           /* power of two */
-    size_t labels_used;
+    rperf_label_totals_t labels;
 } run = { .label_mutex = PTHREAD_MUTEX_INITIALIZER };
-
-static rb_ractor_local_key_t ractor_key;
-static rb_postponed_job_handle_t register_job = POSTPONED_JOB_HANDLE_INVALID;
 
 /* ------------------------------------------------------------------ */
 /* lifecycle                                                           */
-
-void
-rperf_contention_init_once(void)
-{
-    if (!ractor_key) ractor_key = rb_ractor_local_storage_ptr_newkey(NULL);
-}
-
-/* Runs on a thread of the Ractor that asked (or, if another Ractor's
- * thread flushed the shared job bits first, on that one: registering is
- * idempotent and the asking Ractor triggers again at its next RESUMED).
- * Outside any hook, so it may allocate. Threads of the Ractor that have
- * no further GVL event (one thread per Ractor never switches) get their
- * Ractor here. */
-static void
-register_job_run(void *data)
-{
-    (void)data;
-    if (!rperf_contention_recording()) return;
-    rperf_ractor_slot_t *r = rperf_ractor_register_current();
-    if (!r) return;
-    if (!r->main) rperf_gc_hooks_install_current_ractor();
-    VALUE threads = rb_funcall(rb_cThread, rb_intern("list"), 0);
-    for (long i = 0; i < RARRAY_LEN(threads); i++) {
-        rperf_thread_slot_t *slot = rperf_slot_find(RARRAY_AREF(threads, i));
-        if (slot && !RPERF_LOAD(slot->ractor)) RPERF_STORE(slot->ractor, r);
-    }
-}
-
-void
-rperf_ractor_register_job_init(void)
-{
-    register_job = rb_postponed_job_preregister(0, register_job_run, NULL);
-}
 
 int
 rperf_contention_active(void)
@@ -148,12 +99,10 @@ rperf_contention_now_clipped(void)
     return now < clip ? clip : now;
 }
 
-static void labels_free(void);
 static void edge_lost(int waiter, int64_t ns);
 
 int
-rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int paused,
-                       const char **err)
+rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const char **err)
 {
     if (run.active) {
         *err = "profiler state already exists";
@@ -166,9 +115,8 @@ rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int p
         *err = "cannot allocate the wait-edge table";
         return -1;
     }
+    rperf_ractor_table_open(cfg->timeline, cfg->max_intervals > 0 ? (uint64_t)cfg->max_intervals : 0);
     int64_t now = rperf_now_ns();
-    run.generation++;
-    if (run.generation == 0) run.generation = 1;
     run.active = 1;
     run.forked_child = 0;
     run.epoch++;
@@ -176,22 +124,19 @@ rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int p
     run.paused_at_ns = paused ? now : 0;
     run.paused_ns = 0;
     run.edge_cut_ns = now;
-    run.ractor_count = 0;
-    memset(run.ractors, 0, sizeof(run.ractors));
-    memset(run.ractor_published, 0, sizeof(run.ractor_published));
     run.interval_start_ns = now;
     run.interval_start_realtime_ns = rperf_realtime_ns();
     run.sequence = 0;
     run.orphan_events = run.unattributed_intervals = run.coalesced = 0;
     run.timed_events = run.timed_ns = 0;
+    return 0;
+}
 
-    rperf_ractor_slot_t *main_ractor = rperf_ractor_register_current();
-    if (!main_ractor) {
-        *err = "cannot register the main Ractor";
-        goto fail;
-    }
+void
+rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor)
+{
+    int64_t now = run.interval_start_ns;
     main_ractor->main = 1;
-
     /* The caller runs: it holds the GVL right now. */
     rperf_thread_slot_t *slot = rperf_slot_claim(caller, now);
     if (slot) {
@@ -200,30 +145,18 @@ rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int p
         rperf_holder_ring_push(main_ractor->ring, now, RPERF_HOLDER_THREAD, slot->seq,
                                slot->label_set_id, run.epoch);
     }
-    __atomic_store_n(&run.recording, paused ? 0 : 1, __ATOMIC_RELEASE);
-    return 0;
-
-  fail:
-    rperf_contention_destroy();
-    return -1;
+    __atomic_store_n(&run.recording, run.paused_at_ns ? 0 : 1, __ATOMIC_RELEASE);
 }
 
 void
 rperf_contention_destroy(void)
 {
     __atomic_store_n(&run.recording, 0, __ATOMIC_RELEASE);
-    for (int i = 0; i < RPERF_MAX_RACTORS; i++) {
-        rperf_ractor_slot_t *r = &run.ractors[i];
-        rperf_holder_ring_destroy(r->ring);
-        rperf_interval_buffer_free(&r->intervals);
-        run.ractor_published[i] = 0;
-    }
-    memset(run.ractors, 0, sizeof(run.ractors));
-    run.ractor_count = 0;
+    rperf_ractor_table_close();
     rperf_slot_pool_destroy();
     rperf_edges_destroy();
     pthread_mutex_lock(&run.label_mutex);
-    labels_free();
+    rperf_label_totals_free(&run.labels);
     pthread_mutex_unlock(&run.label_mutex);
     run.active = 0;
     run.forked_child = 0;
@@ -281,7 +214,7 @@ reset_one_after_pause(rperf_thread_slot_t *slot, void *arg)
 }
 
 void
-rperf_contention_resume(VALUE caller, int64_t now_ns)
+rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
 {
     if (!run.active || !run.paused_at_ns) return;
     if (run.paused_at_ns > run.interval_start_ns)
@@ -294,7 +227,6 @@ rperf_contention_resume(VALUE caller, int64_t now_ns)
     __atomic_store_n(&run.edge_cut_ns, now_ns, __ATOMIC_RELAXED);
 
     rperf_thread_slot_t *slot = rperf_slot_claim(caller, now_ns);
-    rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
     if (slot) {
         /* The caller is running now; whatever it was before is paused time. */
         rperf_slot_write_begin(slot);
@@ -311,82 +243,6 @@ rperf_contention_resume(VALUE caller, int64_t now_ns)
         rperf_slots_foreach(reset_one_after_pause, &rr);
     }
     __atomic_store_n(&run.recording, 1, __ATOMIC_RELEASE);
-}
-
-/* ------------------------------------------------------------------ */
-/* Ractors                                                             */
-
-static void *
-ractor_value(int index)
-{
-    uintptr_t v = ((uintptr_t)run.generation << 16) | (uintptr_t)(index + 1);
-    return (void *)v;
-}
-
-static rperf_ractor_slot_t *
-ractor_decode(void *p)
-{
-    uintptr_t v = (uintptr_t)p;
-    if (!v || (uint32_t)(v >> 16) != run.generation) return NULL;
-    int index = (int)(v & 0xffff) - 1;
-    if (index < 0 || index >= RPERF_MAX_RACTORS) return NULL;
-    if (!__atomic_load_n(&run.ractor_published[index], __ATOMIC_ACQUIRE)) return NULL;
-    return &run.ractors[index];
-}
-
-rperf_ractor_slot_t *
-rperf_ractor_lookup_current(void)
-{
-    if (!ractor_key || !run.active) return NULL;
-    return ractor_decode(rb_ractor_local_storage_ptr(ractor_key));
-}
-
-rperf_ractor_slot_t *
-rperf_ractor_register_current(void)
-{
-    if (!run.active || run.forked_child) return NULL;
-    rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
-    if (r) return r;
-    int index = __atomic_fetch_add(&run.ractor_count, 1, __ATOMIC_RELAXED);
-    if (index >= RPERF_MAX_RACTORS) {
-        __atomic_store_n(&run.ractor_count, RPERF_MAX_RACTORS, __ATOMIC_RELAXED);
-        return NULL;
-    }
-    r = &run.ractors[index];
-    memset(r, 0, sizeof(*r));
-    r->id = index + 1;
-    r->ring = rperf_holder_ring_create(r->id);
-    if (!r->ring) return NULL;
-    if (run.cfg.timeline && run.cfg.max_intervals > 0 &&
-        rperf_interval_buffer_init(&r->intervals, (uint64_t)run.cfg.max_intervals) < 0) {
-        /* No timeline for this Ractor: its intervals are counted as dropped. */
-        memset(&r->intervals, 0, sizeof(r->intervals));
-    }
-    __atomic_store_n(&run.ractor_published[index], 1, __ATOMIC_RELEASE);
-    rb_ractor_local_storage_ptr_set(ractor_key, ractor_value(index));
-    return r;
-}
-
-rperf_ractor_slot_t *
-rperf_ractor_by_id(int id)
-{
-    if (id < 1 || id > RPERF_MAX_RACTORS) return NULL;
-    if (!__atomic_load_n(&run.ractor_published[id - 1], __ATOMIC_ACQUIRE)) return NULL;
-    return &run.ractors[id - 1];
-}
-
-int
-rperf_ractor_count(void)
-{
-    int n = __atomic_load_n(&run.ractor_count, __ATOMIC_ACQUIRE);
-    return n < RPERF_MAX_RACTORS ? n : RPERF_MAX_RACTORS;
-}
-
-int
-rperf_ractor_waiters(const rperf_ractor_slot_t *r)
-{
-    int n = __atomic_load_n(&r->waiters, __ATOMIC_RELAXED);
-    return n > 0 ? n : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -500,25 +356,15 @@ edge_lost(int waiter, int64_t ns)
     if (slot) charge_unknown_edge(slot, ns);
 }
 
-void
-rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
+rperf_off_gvl_t
+rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
 {
+    rperf_off_gvl_t off = {0, 0};
     rperf_ractor_slot_t *r = slot->ractor;
-    if (!r) {
-        r = rperf_ractor_lookup_current();
-        if (r) RPERF_STORE(slot->ractor, r);
-        else if (register_job != POSTPONED_JOB_HANDLE_INVALID)
-            rb_postponed_job_trigger(register_job);
-    }
-#ifdef RPERF_HAVE_SAMPLER
     /* Every time: an M:N thread moves between native threads, and the
      * sampler signals the native thread that holds this Ractor's GVL.
      * Cached per native thread, so no system call after the first. */
     RPERF_STORE(slot->native_id, (int64_t)rperf_native_tid());
-#else
-    if (!slot->native_id) slot->native_id = (int64_t)syscall(SYS_gettid);
-#endif
-    (void)thread;
 
     int prior = slot->state;
     int64_t ready = slot->ready_ns;
@@ -542,10 +388,12 @@ rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
         charge(slot, prior, now, RPERF_STATE_RUNNING);
     }
     RPERF_STORE(slot->ready_ns, 0);
-    rperf_slot_write_end(slot);
-    settle_waiter(slot);
-
     if (waited) {
+        /* Inside the write section: a report builder whose view of this
+         * slot shows the wait ended must also find it in the ring (or the
+         * unknown counter) when it cuts the edges, or the wait would count
+         * in its totals and in no report's edges (the next one clips it to
+         * its cut). */
         int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
         int64_t edge_from = wait_from > cut ? wait_from : cut;
         if (r) {
@@ -555,25 +403,28 @@ rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
         else {
             charge_unknown_edge(slot, now - edge_from);
         }
+    }
+    rperf_slot_write_end(slot);
+    settle_waiter(slot);
+
+    if (waited) {
         if (prior == RPERF_STATE_GVL_WAIT && ready > blocked_from) {
             emit_interval(slot, r, RPERF_STATE_BLOCKED, ready);
         }
         emit_interval(slot, r, RPERF_STATE_GVL_WAIT, now);
-#ifdef RPERF_HAVE_SAMPLER
         if (run.cfg.wall_mode) {
             /* Exactly the blocked time READY charged (timeline_from_ns may
              * lie earlier when short intervals were folded). */
-            rperf_sampler_record_off_gvl(slot, thread,
-                                         prior == RPERF_STATE_GVL_WAIT && ready ? slot->ready_blocked_ns : 0,
-                                         now - wait_from);
+            off.blocked_ns = prior == RPERF_STATE_GVL_WAIT && ready ? slot->ready_blocked_ns : 0;
+            off.wait_ns = now - wait_from;
         }
-#endif
     }
     else {
         emit_interval(slot, r, prior, now);
     }
     if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq,
                                   slot->label_set_id, rperf_contention_epoch());
+    return off;
 }
 
 void
@@ -620,21 +471,9 @@ gc_state_for(int phase)
     return phase == RPERF_GC_PHASE_SWEEP ? RPERF_STATE_GC_SWEEP : RPERF_STATE_GC_MARK;
 }
 
-#ifdef RPERF_HAVE_SAMPLER
-static void
-record_gc_sample(rperf_thread_slot_t *slot, VALUE thread, int state, int64_t ns)
-{
-    rperf_sampler_record_synthetic(slot, thread,
-                                   state == RPERF_STATE_GC_SWEEP ? RPERF_FRAME_GC_SWEEP
-                                                                 : RPERF_FRAME_GC_MARK,
-                                   ns);
-}
-#endif
-
 void
-rperf_on_gc_enter(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now)
+rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now)
 {
-    (void)thread;
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     int gc_state = gc_state_for(phase);
     int prior = slot->state;
@@ -644,45 +483,41 @@ rperf_on_gc_enter(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t no
     charge(slot, held, now, gc_state);
     rperf_slot_write_end(slot);
     slot->gc_depth = 1;
-#ifdef RPERF_HAVE_SAMPLER
-    rperf_sampler_gc_span_begin(slot);
-#endif
     emit_interval(slot, r, held, now);
     if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_GC, slot->seq,
                                   slot->label_set_id, rperf_contention_epoch());
 }
 
-void
-rperf_on_gc_phase(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now)
+/* Both modes: GC work is on-CPU time of this thread, so the closed span
+ * goes to the sampler's GC frames whatever the mode. */
+rperf_gc_span_t
+rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now)
 {
-    (void)thread;
+    rperf_gc_span_t span = {RPERF_STATE_GC_MARK, 0};
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
-    if (!slot->gc_depth || phase == RPERF_GC_PHASE_NONE) return;
+    if (!slot->gc_depth || phase == RPERF_GC_PHASE_NONE) return span;
     int prior = slot->state;
     int next = gc_state_for(phase);
-    if (prior == next || (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP)) return;
+    if (prior == next || (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP)) return span;
     int64_t since = clipped_since(slot);
     rperf_slot_write_begin(slot);
     charge(slot, prior, now, next);
     rperf_slot_write_end(slot);
     emit_interval(slot, r, prior, now);
-#ifdef RPERF_HAVE_SAMPLER
-    /* Both modes: GC work is on-CPU time of this thread. */
-    record_gc_sample(slot, thread, prior, now - since);
-#else
-    (void)since;
-#endif
+    span.state = prior;
+    span.ns = now - since;
+    return span;
 }
 
-void
-rperf_on_gc_exit(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
+rperf_gc_span_t
+rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now)
 {
-    (void)thread;
+    rperf_gc_span_t span = {RPERF_STATE_GC_MARK, 0};
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     int prior = slot->state;
-    if (!slot->gc_depth) return;
+    if (!slot->gc_depth) return span;
     slot->gc_depth = 0;
-    if (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP) return;
+    if (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP) return span;
     int64_t since = clipped_since(slot);
     rperf_slot_write_begin(slot);
     charge(slot, prior, now, RPERF_STATE_RUNNING);
@@ -690,11 +525,9 @@ rperf_on_gc_exit(rperf_thread_slot_t *slot, VALUE thread, int64_t now)
     emit_interval(slot, r, prior, now);
     if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq,
                                   slot->label_set_id, rperf_contention_epoch());
-#ifdef RPERF_HAVE_SAMPLER
-    record_gc_sample(slot, thread, prior, now - since);
-#else
-    (void)since;
-#endif
+    span.state = prior;
+    span.ns = now - since;
+    return span;
 }
 
 int
@@ -768,55 +601,6 @@ rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns,
 /* ------------------------------------------------------------------ */
 /* labels                                                              */
 
-static void
-labels_free(void)
-{
-    free(run.labels);
-    run.labels = NULL;
-    run.labels_cap = run.labels_used = 0;
-}
-
-static size_t
-label_hash(int seq, int label)
-{
-    uint32_t h = 2166136261u;
-    h = (h ^ (uint32_t)seq) * 16777619u;
-    h = (h ^ (uint32_t)label) * 16777619u;
-    return h;
-}
-
-/* Mutex held. Returns the row, or NULL on allocation failure. */
-static rperf_label_total_t *
-label_row(int seq, int label)
-{
-    if (run.labels_used * 2 >= run.labels_cap) {
-        size_t cap = run.labels_cap ? run.labels_cap * 2 : 64;
-        rperf_label_total_t *rows = calloc(cap, sizeof(*rows));
-        if (!rows) return NULL;
-        for (size_t i = 0; i < run.labels_cap; i++) {
-            rperf_label_total_t *old = &run.labels[i];
-            if (!old->thread_seq) continue;
-            size_t j = label_hash(old->thread_seq, old->label_set_id) & (cap - 1);
-            while (rows[j].thread_seq) j = (j + 1) & (cap - 1);
-            rows[j] = *old;
-        }
-        free(run.labels);
-        run.labels = rows;
-        run.labels_cap = cap;
-    }
-    size_t j = label_hash(seq, label) & (run.labels_cap - 1);
-    for (;; j = (j + 1) & (run.labels_cap - 1)) {
-        rperf_label_total_t *row = &run.labels[j];
-        if (!row->thread_seq) {
-            row->thread_seq = seq;
-            row->label_set_id = label;
-            run.labels_used++;
-            return row;
-        }
-        if (row->thread_seq == seq && row->label_set_id == label) return row;
-    }
-}
-
 /* Mutex held. */
 static void
 flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
@@ -831,7 +615,7 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
         if (delta[i]) any = 1;
     }
     if (!any) return;
-    rperf_label_total_t *row = label_row(slot->seq, RPERF_LOAD(slot->label_set_id));
+    rperf_label_total_t *row = rperf_label_totals_row(&run.labels, slot->seq, RPERF_LOAD(slot->label_set_id));
     if (!row) return;
     for (int i = 0; i < RPERF_STATE_COUNT; i++) {
         row->totals[i] += delta[i];
@@ -845,10 +629,6 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
     if (slot->label_set_id == label_set_id) return;
     int64_t now = rperf_contention_now_clipped();
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
-    if (!r) {
-        r = rperf_ractor_register_current();
-        if (r) RPERF_STORE(slot->ractor, r);
-    }
     pthread_mutex_lock(&run.label_mutex);
     if (rperf_contention_recording()) {
         flush_slot_label(slot, now);
@@ -887,15 +667,9 @@ rperf_label_total_t *
 rperf_contention_label_totals(size_t *count, int clear)
 {
     pthread_mutex_lock(&run.label_mutex);
-    rperf_label_total_t *out = malloc((run.labels_used ? run.labels_used : 1) * sizeof(*out));
-    size_t n = 0;
-    if (out) {
-        for (size_t i = 0; i < run.labels_cap; i++)
-            if (run.labels[i].thread_seq) out[n++] = run.labels[i];
-    }
-    if (clear) labels_free();
+    rperf_label_total_t *out = rperf_label_totals_copy(&run.labels, count);
+    if (clear) rperf_label_totals_free(&run.labels);
     pthread_mutex_unlock(&run.label_mutex);
-    *count = n;
     return out;
 }
 

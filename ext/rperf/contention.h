@@ -1,6 +1,6 @@
 /*
- * contention.h — exact per-thread state accounting, the Ractor table and
- * per-label totals.
+ * contention.h — exact per-thread state accounting and the report-interval
+ * bookkeeping around it.
  *
  * The GVL and GC hooks report events here; each event closes the state the
  * thread was in (the event itself proves which state that was: SUSPENDED
@@ -8,43 +8,34 @@
  * waiting) and opens the next. Closing charges the elapsed time to the
  * slot's totals, emits a timeline interval and, for waits, the wait edges.
  * This file does NOT install hooks (gvl_hooks.c, gc_hooks.c), does NOT
- * sample stacks (sampler.h) and does NOT build Ruby objects (rperf.c).
+ * find out which Ractor is calling (ractor_registry.h: callers pass the
+ * Ractor in), does NOT sample stacks (the events return the time the hooks
+ * hand to the sampler) and does NOT build Ruby objects (report_builder.c).
  *
  * Contract
- * - rperf_contention_start/stop/destroy, rperf_ractor_register_current,
- *   rperf_contention_set_label and the readers: Ruby context with the GVL
- *   (start/stop/destroy on the main Ractor only); they may allocate.
+ * - rperf_contention_start/begin_recording/stop/destroy, set_label and the
+ *   readers: Ruby context with the GVL (start/stop/destroy on the main
+ *   Ractor only); they may allocate.
  * - rperf_on_*: called from hooks; never allocate, never call Ruby, never
  *   block. on_ready/on_exited may run without any GVL and in parallel with
  *   hooks of other Ractors; they touch only the slot and atomics.
  *   on_suspended/on_resumed/on_gc_* run while the thread is its Ractor's
  *   GVL holder, which serialises the Ractor's ring and interval buffer
  *   (the ring's own lock admits a report builder of another Ractor).
- * - Ractor identity: a Ractor-local pointer (set outside hooks by
- *   rperf_ractor_register_current, e.g. from a postponed job) encodes the
- *   profile generation and the Ractor's index; stale values are ignored.
+ * - A slot's `ractor` is set by the callers (hooks, registration job,
+ *   the Ruby methods) before or while events arrive; an event of a thread
+ *   whose Ractor is still unknown is charged to the thread alone (its
+ *   interval and edges are counted as unattributed).
  */
 #ifndef RPERF_CONTENTION_H
 #define RPERF_CONTENTION_H
 
 #include <ruby.h>
 #include <stdint.h>
+#include "label_totals.h"
+#include "ractor_table.h"
 #include "thread_slot.h"
-#include "interval_buffer.h"
 #include "wait_edges.h"
-
-#include "rperf_limits.h"  /* RPERF_MAX_RACTORS */
-
-/* `waiters` changes at every READY and RESUMED (on different CPUs) and the
- * interval buffer's head at every push: each sits on its own cache line, so
- * neither drags the read-mostly fields, nor the other, between CPUs. */
-typedef struct rperf_ractor_slot {
-    int id;                          /* 1-based; main is 1 */
-    int main;
-    rperf_holder_ring_t *ring;       /* holder history, written by the GVL holder */
-    int waiters __attribute__((aligned(RPERF_CACHE_LINE)));  /* atomic: threads between READY and RESUMED */
-    rperf_interval_buffer_t intervals __attribute__((aligned(RPERF_CACHE_LINE)));
-} rperf_ractor_slot_t;
 
 enum rperf_gc_phase { RPERF_GC_PHASE_NONE = 0, RPERF_GC_PHASE_MARK = 1, RPERF_GC_PHASE_SWEEP = 2 };
 
@@ -70,9 +61,14 @@ typedef struct rperf_contention_stats {
 } rperf_contention_stats_t;
 
 /* ---- lifecycle (Ruby context, main Ractor, GVL) ---- */
-void rperf_contention_init_once(void);
-int  rperf_contention_start(const rperf_contention_config_t *cfg, VALUE caller, int paused,
-                            const char **err);
+/* Creates the slot pool, the edge table and an empty Ractor table; nothing
+ * records yet. Then the caller registers the main Ractor (a profile is
+ * active from here: rperf_ractor_register_current works) and calls
+ * begin_recording, or destroy when that fails. */
+int  rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const char **err);
+/* The caller (running, on main_ractor) gets its slot; hooks record from
+ * now on unless the profile started paused. */
+void rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor);
 /* After the hooks are removed: no hook can run any more. */
 void rperf_contention_destroy(void);
 int  rperf_contention_active(void);        /* a profile exists (running or paused) */
@@ -80,7 +76,9 @@ int  rperf_contention_recording(void);     /* hooks record (active and not pause
 void rperf_contention_pause(int64_t now_ns);
 /* Before the hooks are removed at stop: nothing records from now on. */
 void rperf_contention_stop_recording(void);
-void rperf_contention_resume(VALUE caller, int64_t now_ns);
+/* caller_ractor: the caller's Ractor (NULL if unknown); its other threads
+ * restart as blocked. */
+void rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *caller_ractor, int64_t now_ns);
 /* Fork child: stop recording without touching locks or other threads. */
 void rperf_contention_after_fork_child(void);
 int  rperf_contention_forked_child_pending(void);
@@ -92,45 +90,46 @@ int64_t rperf_contention_clip_ns(void);
 uint32_t rperf_contention_epoch(void);
 const rperf_contention_config_t *rperf_contention_config(void);
 
-/* ---- Ractors ---- */
-/* Registers the calling Ractor if it is not yet (allocates). Returns it, or
- * NULL when the table is full. */
-rperf_ractor_slot_t *rperf_ractor_register_current(void);
-/* Read-only lookup of the calling Ractor (no allocation); GVL held. */
-rperf_ractor_slot_t *rperf_ractor_lookup_current(void);
-rperf_ractor_slot_t *rperf_ractor_by_id(int id);
-int  rperf_ractor_count(void);
-int  rperf_ractor_waiters(const rperf_ractor_slot_t *r);
-void rperf_ractor_register_job_init(void);  /* postponed job, at Init */
-
 /* ---- events (hooks) ---- */
+/* What a RESUMED ended off the GVL, for the sampler's [GVL blocked] and
+ * [GVL wait] frames: both 0 unless the thread waited and the profile is in
+ * wall mode. */
+typedef struct rperf_off_gvl {
+    int64_t blocked_ns;      /* the blocked time READY charged */
+    int64_t wait_ns;         /* the wait that ends now */
+} rperf_off_gvl_t;
+
+/* The GC time an event closed (ns 0: none), for the sampler's GC frames. */
+typedef struct rperf_gc_span {
+    int state;               /* RPERF_STATE_GC_MARK or RPERF_STATE_GC_SWEEP */
+    int64_t ns;
+} rperf_gc_span_t;
+
 void rperf_on_ready(rperf_thread_slot_t *slot, int64_t now);
-void rperf_on_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now);
+/* The slot's native_id is set here; its ractor must be set before the call
+ * when it can be known (the hook looks it up). */
+rperf_off_gvl_t rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now);
 void rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now);
 void rperf_on_exited(rperf_thread_slot_t *slot, int64_t now);
 /* Paused: keep only the Ractor waiters counts right. */
 void rperf_on_resumed_paused(rperf_thread_slot_t *slot);
-void rperf_on_gc_enter(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now);
-void rperf_on_gc_exit(rperf_thread_slot_t *slot, VALUE thread, int64_t now);
-void rperf_on_gc_phase(rperf_thread_slot_t *slot, VALUE thread, int phase, int64_t now);
+void rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now);
+rperf_gc_span_t rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now);
+rperf_gc_span_t rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now);
 /* Hook bookkeeping: counts the event; times one in 1024 (returns 1 when
  * the caller must call rperf_hook_timed_end with its start time). */
 int  rperf_hook_count_event(rperf_thread_slot_t *slot);
 void rperf_hook_timed_end(int64_t start_ns);
 
 /* ---- Ruby-side operations (the thread itself, GVL held) ---- */
+/* The slot's ractor should be set (the caller registers it): the closing
+ * interval and the holder ring need it. */
 void rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id);
 /* Cumulative totals of a slot up to now (open state included). */
 void rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now,
                            int64_t totals[RPERF_STATE_COUNT]);
 
 /* ---- report interval (GVL held, main Ractor) ---- */
-typedef struct rperf_label_total {
-    int thread_seq;
-    int label_set_id;
-    int64_t totals[RPERF_STATE_COUNT];
-} rperf_label_total_t;
-
 typedef struct rperf_cut {
     int64_t start_ns;        /* report interval start (monotonic) */
     int64_t start_realtime_ns;

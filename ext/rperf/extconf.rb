@@ -5,11 +5,12 @@
 # into the build directory (as the CMake build does for the CLI).
 #
 # Optional parts are detected by file presence so that each part builds on
-# its own: RPERF_HAVE_SAMPLER when ext/rperf/sampler.c exists,
+# its own: the sampler's sources when ext/rperf/sampler.c exists, else
+# sampler_stub.c in their place (same interface, samples nothing);
 # RPERF_HAVE_ANALYSIS when analysis/rga.h exists.
 # RPERF_SANITIZE=1 in the environment adds ASan/UBSan. RPERF_EXT_WITHOUT
 # ("sampler", "analysis" or both, space-separated) leaves a part out as if
-# its files were missing, so bin/test compiles every #ifdef branch.
+# its files were missing, so bin/test compiles every variant.
 require "mkmf"
 
 ext_dir = File.expand_path(__dir__)
@@ -39,11 +40,11 @@ sampler_srcs = %w[sampler.c timer.c sample_buffer.c frame_table.c agg_table.c]
 
 srcs = Dir[File.join(ext_dir, "*.c")].map { |f| File.basename(f) }
 
-if File.exist?(File.join(ext_dir, "sampler.c")) && !without.include?("sampler")
-  $defs << "-DRPERF_HAVE_SAMPLER"
-else
-  srcs -= sampler_srcs
-end
+srcs -= if File.exist?(File.join(ext_dir, "sampler.c")) && !without.include?("sampler")
+          ["sampler_stub.c"]
+        else
+          sampler_srcs
+        end
 
 if File.exist?(File.join(analysis_dir, "rga.h")) && !without.include?("analysis")
   %w[jansson libcgraph libgvc zlib libprotobuf-c].each do |pkg|

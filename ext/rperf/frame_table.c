@@ -7,7 +7,8 @@
  * frames are kept: the drainer calls insert for every frame it sees.
  */
 #include "frame_table.h"
-#include "sampler.h"
+#include "report_format.h"
+#include "utf8_text.h"
 
 #include <ruby/debug.h>
 #include <stdlib.h>
@@ -115,9 +116,10 @@ resolve_frame(VALUE frame)
 {
     VALUE path = rb_profile_frame_path(frame);
     VALUE label = rb_profile_frame_full_label(frame);
-    /* C methods have no file of their own. */
-    path = NIL_P(path) ? rb_str_new_cstr("<cfunc>") : rb_str_dup(path);
-    label = NIL_P(label) ? rb_str_new_cstr("<unknown>") : rb_str_dup(label);
+    /* C methods have no file of their own. Paths and method names may hold
+     * any bytes (a file system path, define_method with a binary name). */
+    path = NIL_P(path) ? rb_str_new_cstr("<cfunc>") : rperf_utf8_text(path);
+    label = NIL_P(label) ? rb_str_new_cstr("<unknown>") : rperf_utf8_text(label);
     return rb_ary_freeze(rb_ary_new_from_args(2, path, label));
 }
 

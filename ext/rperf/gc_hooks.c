@@ -1,16 +1,18 @@
 /*
- * gc_hooks.c — GC enter/exit and phase events → contention.c.
+ * gc_hooks.c — GC enter/exit and phase events → contention.c, and the GC
+ * time it closes → the sampler's [GC marking]/[GC sweeping] frames.
  *
  * The phase (mark or sweep) comes from GC_START / GC_END_MARK /
  * GC_END_SWEEP; each enter/exit bracket is charged to the phase current at
  * the time, and a phase change inside a bracket splits it. With lazy
  * sweeping a sweep is many short brackets. The thread that runs the GC
  * is charged; its Ractor is the slot's. This file does NOT decide when a
- * Ractor gets its hook (contention.c, when it registers the Ractor).
+ * Ractor gets its hook (ractor_registry.c, when it registers the Ractor).
  */
 #include "gc_hooks.h"
 #include "clock.h"
 #include "contention.h"
+#include "sampler.h"
 
 #include <ruby/debug.h>
 #include <ruby/ractor.h>
@@ -32,6 +34,16 @@ static int in_flight;
                    RUBY_INTERNAL_EVENT_GC_END_SWEEP)
 
 static void handle_gc_event(rb_event_flag_t event);
+
+static void
+record_gc_span(rperf_thread_slot_t *slot, VALUE thread, rperf_gc_span_t span)
+{
+    if (span.ns <= 0) return;
+    rperf_sampler_record_synthetic(slot, thread,
+                                   span.state == RPERF_STATE_GC_SWEEP ? RPERF_FRAME_GC_SWEEP
+                                                                      : RPERF_FRAME_GC_MARK,
+                                   span.ns);
+}
 
 static void
 gc_event(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
@@ -60,14 +72,15 @@ handle_gc_event(rb_event_flag_t event)
     if (event & RUBY_INTERNAL_EVENT_GC_ENTER) {
         /* GC that begins outside a marked cycle is marking (gc_start fires
          * GC_ENTER before GC_START). */
-        rperf_on_gc_enter(slot, thread, gc_phase == RPERF_GC_PHASE_SWEEP ? RPERF_GC_PHASE_SWEEP
-                                                                          : RPERF_GC_PHASE_MARK, now);
+        rperf_on_gc_enter(slot, gc_phase == RPERF_GC_PHASE_SWEEP ? RPERF_GC_PHASE_SWEEP
+                                                                 : RPERF_GC_PHASE_MARK, now);
+        rperf_sampler_gc_span_begin(slot);
     }
     else if (event & RUBY_INTERNAL_EVENT_GC_EXIT) {
-        rperf_on_gc_exit(slot, thread, now);
+        record_gc_span(slot, thread, rperf_on_gc_exit(slot, now));
     }
     else if (event & (RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK)) {
-        rperf_on_gc_phase(slot, thread, gc_phase, now);
+        record_gc_span(slot, thread, rperf_on_gc_phase(slot, gc_phase, now));
     }
     if (timed) rperf_hook_timed_end(now);
 }

@@ -1,13 +1,17 @@
 /*
  * gvl_hooks.c — the thread-event callback: finds (or claims) the thread's
- * slot, reads the clock once and hands the event to contention.c.
+ * slot and its Ractor, reads the clock once, hands the event to
+ * contention.c and the off-GVL time it returns to the sampler.
  *
- * It does NOT interpret events (contention.c does) and does NOT record
- * stacks (the sampler does, from contention.c in wall mode).
+ * It does NOT interpret events (contention.c does) and does NOT walk
+ * stacks (the sampler does, when wall mode gives it [GVL blocked] and
+ * [GVL wait] time).
  */
 #include "gvl_hooks.h"
 #include "clock.h"
 #include "contention.h"
+#include "ractor_registry.h"
+#include "sampler.h"
 
 #include <ruby/thread.h>
 #include <sched.h>
@@ -64,11 +68,20 @@ handle_event(rb_event_flag_t event, VALUE thread)
          * native thread that wakes this one. Slot and atomics only. */
         rperf_on_ready(slot, now);
         break;
-      case RUBY_INTERNAL_THREAD_EVENT_RESUMED:
+      case RUBY_INTERNAL_THREAD_EVENT_RESUMED: {
         /* This thread now holds its Ractor's GVL, on its own native thread
-         * (the EC is set), so the Ractor-local lookup is valid. */
-        rperf_on_resumed(slot, thread, now);
+         * (the EC is set), so the Ractor-local lookup is valid. An unknown
+         * Ractor registers from its next safepoint (registering allocates). */
+        if (!slot->ractor) {
+            rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
+            if (r) RPERF_STORE(slot->ractor, r);
+            else rperf_ractor_request_registration();
+        }
+        rperf_off_gvl_t off = rperf_on_resumed(slot, now);
+        if (off.blocked_ns > 0 || off.wait_ns > 0)
+            rperf_sampler_record_off_gvl(slot, thread, off.blocked_ns, off.wait_ns);
         break;
+      }
       case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
         /* Fired just before the GVL is handed on: this thread is still the
          * holder, so the Ractor's ring and timeline are ours to write. */

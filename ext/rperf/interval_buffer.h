@@ -6,7 +6,7 @@
  * GVL hand-off orders consecutive producers), the consumer is the result
  * builder on the main Ractor. Pushing never allocates and never blocks: a
  * full ring drops the record and counts it. This file does NOT decide what
- * an interval is (contention.c) nor sort or serialise them (rperf.c).
+ * an interval is (contention.c) nor sort or serialise them (report_builder.c).
  *
  * Contract
  * - init/free: Ruby context (may allocate; memory is reserved lazily by the

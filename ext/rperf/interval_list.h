@@ -9,7 +9,7 @@
  * garbage collections it set off) and of the report's memory. Here a tuple
  * is made only when Ruby asks for one, and `to_json` writes the whole list
  * in C (the JSON generator splices its result in). It does NOT clip, sort
- * or decide what goes in (rperf.c builds the records).
+ * or decide what goes in (report_builder.c builds the records).
  *
  * Contract
  * - rperf_interval_list_define: once, from Init, with the GVL.

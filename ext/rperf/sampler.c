@@ -8,13 +8,14 @@
  * late safepoint or a missed tick moves weight, it does not lose or invent
  * it. Synthetic time recorded by hooks advances the same clock, so nothing is
  * counted twice. It does NOT keep thread state beyond its per-seq array,
- * install hooks, or build the rest of the report (rperf.c, contention.c).
+ * install hooks, or build the rest of the report (report_builder.c).
  */
 #define _GNU_SOURCE 1
 #include "sampler.h"
 #include "agg_table.h"
 #include "contention.h"
 #include "frame_table.h"
+#include "ractor_table.h"
 #include "sample_buffer.h"
 #include "thread_slot.h"
 #include "timer.h"
@@ -48,8 +49,13 @@
 #define MAX_TARGETS 64
 
 
-/* Per-thread sampler state, indexed by slot seq - 1. Zero = not seen. */
+/* Per-thread sampler state, indexed by slot seq - 1. Zero = not seen. The
+ * slot's hooks reach it through the seq they already hold: no pointer in
+ * the slot, no extra load. */
 typedef struct sampler_thread {
+    int64_t sample_prev_ns;         /* the sample clock: thread CPU ns (cpu mode) or monotonic ns (wall) */
+    clockid_t cpu_clock;            /* the thread's CPU clock, valid when has_cpu_clock */
+    int has_cpu_clock;
     uint32_t generation;            /* sampler run whose clock sample_prev_ns is */
     int has_clock_thread;
     pthread_t clock_thread;         /* native thread whose CPU clock is cpu_clock */
@@ -139,22 +145,22 @@ prime_slot(rperf_thread_slot_t *slot, sampler_thread_t *st)
     int restart = st->generation != g.generation;
     if (g.opts.mode == RPERF_MODE_CPU) {
         pthread_t self = pthread_self();
-        if (!st->has_clock_thread || !pthread_equal(st->clock_thread, self) || !slot->has_cpu_clock) {
+        if (!st->has_clock_thread || !pthread_equal(st->clock_thread, self) || !st->has_cpu_clock) {
             clockid_t clock;
             if (pthread_getcpuclockid(self, &clock) != 0) return 1;
-            slot->cpu_clock = clock;
-            slot->has_cpu_clock = 1;
+            st->cpu_clock = clock;
+            st->has_cpu_clock = 1;
             st->clock_thread = self;
             st->has_clock_thread = 1;
             restart = 1;
         }
         if (!restart) return 0;
         int64_t now;
-        if (clock_ns(slot->cpu_clock, &now) != 0) return 1;
-        slot->sample_prev_ns = now;
+        if (clock_ns(st->cpu_clock, &now) != 0) return 1;
+        st->sample_prev_ns = now;
     } else {
         if (!restart) return 0;
-        slot->sample_prev_ns = monotonic_ns();
+        st->sample_prev_ns = monotonic_ns();
     }
     if (st->generation != g.generation) {
         memset(st->pending_ns, 0, sizeof(st->pending_ns));
@@ -170,10 +176,10 @@ rperf_sampler_reset_slot_clock(rperf_thread_slot_t *slot)
     int64_t now;
     if (!st) return;
     if (g.opts.mode == RPERF_MODE_WALL) {
-        slot->sample_prev_ns = monotonic_ns();
-    } else if (slot->has_cpu_clock && st->has_clock_thread && clock_ns(slot->cpu_clock, &now) == 0) {
+        st->sample_prev_ns = monotonic_ns();
+    } else if (st->has_cpu_clock && st->has_clock_thread && clock_ns(st->cpu_clock, &now) == 0) {
         /* The slot's own clock, read from here: never the caller's. */
-        slot->sample_prev_ns = now;
+        st->sample_prev_ns = now;
     } else {
         st->generation = 0;  /* re-based on its own thread when next seen */
         return;
@@ -190,6 +196,15 @@ reset_slot_cb(rperf_thread_slot_t *slot, void *arg)
 }
 
 /* ---- recording ---- */
+
+/* The job's thread may have started while the profile was paused: it gets
+ * its slot here, from the clipped clock like any other first event. */
+static rperf_thread_slot_t *
+slot_of(VALUE thread)
+{
+    rperf_thread_slot_t *slot = rperf_slot_find(thread);
+    return slot ? slot : rperf_slot_claim(thread, rperf_contention_now_clipped());
+}
 
 static inline int
 recording(void)
@@ -215,7 +230,7 @@ sample_job(void *arg)
     if (!recording()) return;
     int64_t started = monotonic_ns();
     VALUE thread = rb_thread_current();
-    rperf_thread_slot_t *slot = rperf_slot_of(thread);
+    rperf_thread_slot_t *slot = slot_of(thread);
     sampler_thread_t *st = slot ? state_of(slot) : NULL;
     if (!st) {
         count(&g.dropped_samples, 1);
@@ -230,18 +245,18 @@ sample_job(void *arg)
     } else {
         now = started;
     }
-    int64_t weight = now - slot->sample_prev_ns;
-    slot->sample_prev_ns = now;
+    int64_t weight = now - st->sample_prev_ns;
+    st->sample_prev_ns = now;
     if (weight <= 0) return;
 
     VALUE frames[RPERF_MAX_STACK_DEPTH];
     int depth = rb_profile_frames(0, RPERF_MAX_STACK_DEPTH, frames, NULL);
-    int waiters = rperf_slot_ractor_waiters(slot);
+    const rperf_ractor_slot_t *own = RPERF_LOAD(slot->ractor);
+    int waiters = own ? rperf_ractor_waiters(own) : 0;
     write_sample(frames, depth, RPERF_NO_SYNTHETIC, weight, weight * (waiters > 0 ? waiters : 0),
                  slot->seq, slot->label_set_id);
 
-    const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
-    if (!ractor || !ractor->main) count(&g.ractor_samples, 1);
+    if (!own || !own->main) count(&g.ractor_samples, 1);
     count(&g.sampling_count, 1);
     count(&g.sampling_time_ns, (uint64_t)(monotonic_ns() - started));
 }
@@ -281,7 +296,7 @@ accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
 {
     int64_t total = 0;
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) total += weights[frame];
-    if (!prime_slot(slot, st)) slot->sample_prev_ns += total;
+    if (!prime_slot(slot, st)) st->sample_prev_ns += total;
     int label = slot->label_set_id;
     unsigned relabel = 0, due = 0;
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
@@ -632,6 +647,12 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
 }
 
 int
+rperf_sampler_supported(void)
+{
+    return 1;
+}
+
+int
 rperf_sampler_running(void)
 {
     return atomic_load(&g.running);
@@ -817,6 +838,9 @@ rperf_sampler_after_fork_child(void)
     rperf_timer_after_fork_child();
     g.drain_mutex = fresh;
     if (g.has_data) rperf_sample_buffers_after_fork(&g.buffers);
-    release_data();
+    /* No free() here: another parent thread (the worker draining) may have
+     * held the allocator's lock at fork, and not every allocator (ASan's
+     * quarantine) resets it for the child. rperf_sampler_free, on the
+     * child's next call, releases the tables. */
     g.generation++;
 }

@@ -5,8 +5,16 @@
  * aggregation table keyed by (stack, thread_seq, label_set_id).
  *
  * It does NOT own thread state, GVL/GC hooks, labels or contention accounting
- * (thread_slot.h, gvl_hooks.c, contention.h). Hooks call into the sampler to
- * record synthetic [GVL blocked]/[GVL wait]/[GC marking]/[GC sweeping] frames.
+ * (thread_slot.h, gvl_hooks.c, contention.h). The hook files (gvl_hooks.c,
+ * gc_hooks.c) call into the sampler with the time contention.c returns, to
+ * record synthetic [GVL blocked]/[GVL wait]/[GC marking]/[GC sweeping] frames;
+ * nothing below the hooks calls the sampler.
+ *
+ * Two implementations: sampler.c (with timer.c, sample_buffer.c,
+ * frame_table.c, agg_table.c) and sampler_stub.c, built instead when the
+ * extension is made without the sampler (RPERF_EXT_WITHOUT=sampler): start
+ * succeeds and samples nothing, the recorders do nothing, fill_report
+ * writes the synthetic frames alone and empty sample arrays.
  *
  * Contract
  * - One sampler per process (owned by the profiler in rperf.c).
@@ -23,13 +31,11 @@
  *   static string); nothing is leaked or left running on failure.
  *
  * Thread slots (thread_slot.h): the sampler reads seq, label_set_id, thread,
- * state, native_id and ractor, and alone writes sample_prev_ns, cpu_clock and
- * has_cpu_clock (sample_prev_ns is the slot's sample clock: thread CPU ns in
- * cpu mode, CLOCK_MONOTONIC ns in wall mode). Its other per-thread state
- * lives in its own array indexed by seq (opts.max_threads entries), so the
- * slot layout needs nothing else. The slot pool must exist from before
- * rperf_sampler_start until after rperf_sampler_stop: the worker thread
- * reads published slots (relaxed) to find GVL holders.
+ * state, native_id and ractor and writes nothing there; its per-thread state
+ * (the sample clock, the CPU clock, pending synthetic time) lives in its own
+ * array indexed by seq (opts.max_threads entries). The slot pool must exist
+ * from before rperf_sampler_start until after rperf_sampler_stop: the worker
+ * thread reads published slots (relaxed) to find GVL holders.
  *
  * Ractors: the timer tick triggers the job for the main Ractor; with a timer
  * signal (signal: nil or Integer) the worker also sends that signal (tgkill)
@@ -38,14 +44,8 @@
  * rb_postponed_job_trigger, which targets that thread's own execution
  * context, so the job samples that Ractor's GVL holder. For M:N threads
  * (non-main Ractors) slot->native_id must be the native thread of the latest
- * RESUMED, not the first: rperf_native_tid() (timer.h) is a per-native-thread
- * cached gettid for that.
- *
- * Interface changes since the first draft (for rperf.c): opts.max_threads
- * (pass the slot pool capacity); rperf_sampler_running(); the stats struct
- * gained synthetic/Ractor/contention counters; resume re-bases every slot
- * itself; the sampler marks its own VALUEs (rperf_sampler_mark is optional);
- * slot->sample_prev_wall_ns is not used.
+ * RESUMED, not the first: rperf_native_tid() is a per-native-thread
+ * cached gettid for that (native_tid.h).
  */
 #ifndef RPERF_SAMPLER_H
 #define RPERF_SAMPLER_H
@@ -80,6 +80,9 @@ typedef struct rperf_sampler_stats {
 } rperf_sampler_stats_t;
 
 struct rperf_thread_slot;  /* thread_slot.h */
+
+/* 1 when this build samples stacks (sampler.c), 0 for sampler_stub.c. */
+int  rperf_sampler_supported(void);
 
 /* Lifecycle (GVL held, main Ractor). start returns 0, or -1 with *err set
  * (e.g. "timer_create failed"); on failure nothing is left running. */
@@ -150,8 +153,9 @@ void rperf_sampler_fill_report(VALUE report);
 /* Marks frame VALUEs held in buffers/tables. The sampler registers its own
  * GC root at its first start, so callers need not call this; it is safe to. */
 void rperf_sampler_mark(void);
-/* Fork child: forget timers/worker/mutexes inherited from the parent; the
- * sampler is stopped and its memory released in the child. */
+/* Fork child (atfork handler): forget timers/worker/mutexes inherited from
+ * the parent; the sampler is stopped. Frees nothing: the child's next call
+ * releases the memory with rperf_sampler_free (or start does). */
 void rperf_sampler_after_fork_child(void);
 
 #endif

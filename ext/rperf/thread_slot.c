@@ -5,11 +5,9 @@
  * into the fresh slot, then a release store of `published`; readers on
  * other threads skip unpublished slots. Nothing here allocates after
  * rperf_slot_pool_create(), so the hooks may claim. This file does NOT
- * interpret states or charge time (contention.c) and does NOT touch the
- * sampler's fields beyond zeroing them.
+ * interpret states or charge time (contention.c).
  */
 #include "thread_slot.h"
-#include "contention.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -165,26 +163,11 @@ rperf_slot_claim(VALUE thread, int64_t now_ns)
 }
 
 rperf_thread_slot_t *
-rperf_slot_of(VALUE thread)
-{
-    rperf_thread_slot_t *slot = rperf_slot_find(thread);
-    if (slot) return slot;
-    return rperf_slot_claim(thread, rperf_contention_now_clipped());
-}
-
-rperf_thread_slot_t *
 rperf_slot_by_seq(int seq)
 {
     if (!pool.slots || seq < 1 || seq > rperf_slot_count()) return NULL;
     rperf_thread_slot_t *slot = &pool.slots[seq - 1];
     return __atomic_load_n(&slot->published, __ATOMIC_ACQUIRE) ? slot : NULL;
-}
-
-int
-rperf_slot_ractor_waiters(const rperf_thread_slot_t *slot)
-{
-    const struct rperf_ractor_slot *r = slot ? RPERF_LOAD(slot->ractor) : NULL;
-    return r ? rperf_ractor_waiters(r) : 0;
 }
 
 void

@@ -7,7 +7,9 @@
  * Slots are allocated once when a profile starts and are never freed or
  * reused while it runs, so threads that exit keep their numbers in the
  * result. This file does NOT decide what the states mean or how time is
- * charged (contention.h does); it only owns storage, claiming and iteration.
+ * charged (contention.h does) and keeps nothing of the sampler's (its
+ * per-thread state is its own array, indexed by seq); it only owns storage,
+ * claiming and iteration.
  *
  * Contract
  * - rperf_slot_pool_create/destroy: GVL held (main Ractor), never from hooks.
@@ -17,8 +19,6 @@
  * - rperf_slot_claim(thread, now): any context including hooks (no malloc,
  *   no Ruby calls): returns the thread's slot, claiming a fresh one with one
  *   atomic fetch_add; NULL when the pool is full (counted in dropped_threads).
- * - rperf_slot_of(thread): the sampler's entry point; same as claim with the
- *   current time. The caller holds its Ractor's GVL.
  * - One writer per slot: the events of one thread are sequential, so the
  *   hook handling them is the only writer of the contention fields. Readers
  *   on other threads (snapshot, stop) use rperf_slot_read() (a seqlock),
@@ -31,12 +31,10 @@
 #include <ruby.h>
 #include <ruby/thread.h>
 #include <stdint.h>
-#include <time.h>
 
 /* State numbers are those of report.json intervals (enum rperf_state). */
 #include "report_format.h"
-
-struct rperf_ractor_slot;  /* contention.h */
+#include "ractor_table.h"  /* RPERF_CACHE_LINE; slots point at their Ractor */
 
 /* A consistent copy of a slot's accounting, taken by rperf_slot_read(). */
 typedef struct rperf_slot_view {
@@ -54,16 +52,10 @@ typedef struct rperf_slot_view {
 
 /* Cache-line aligned: each thread's hooks write only its own slot, and two
  * threads' slots never share a line (no false sharing between CPUs). */
-#define RPERF_CACHE_LINE 64
-
 typedef struct rperf_thread_slot {
-    /* ---- fields the sampler reads and writes (names are its contract) ---- */
+    /* ---- identity, read by every part ---- */
     int seq;                      /* 1-based, = index + 1 */
     int label_set_id;             /* current label set; written by the thread itself */
-    int64_t sample_prev_ns;       /* sampler: previous sample time (thread clock) */
-    int64_t sample_prev_wall_ns;  /* sampler: previous sample time (monotonic) */
-    clockid_t cpu_clock;          /* sampler: the thread's CPU clock */
-    int has_cpu_clock;
     VALUE thread;                 /* the Ruby Thread; kept alive by the profiler's mark */
 
     /* ---- contention accounting: written only by this thread's events ---- */
@@ -81,8 +73,8 @@ typedef struct rperf_thread_slot {
     int64_t timeline_from_ns;     /* start of the next timeline interval (coalescing) */
     uint64_t hook_events;         /* events handled for this thread */
     int64_t native_id;            /* OS thread id seen at a RESUMED, 0 if unknown */
-    struct rperf_ractor_slot *ractor;          /* NULL until identified; never changes after */
-    struct rperf_ractor_slot *waiting_counted; /* Ractor whose waiters count includes us */
+    rperf_ractor_slot_t *ractor;          /* NULL until identified; never changes after */
+    rperf_ractor_slot_t *waiting_counted; /* Ractor whose waiters count includes us */
     int gc_depth;                 /* inside a GC enter/exit bracket */
 
     /* ---- wait time no edge could name (unknown Ractor, full table); atomic,
@@ -118,10 +110,8 @@ void rperf_slot_key_init(void);
 
 rperf_thread_slot_t *rperf_slot_find(VALUE thread);
 rperf_thread_slot_t *rperf_slot_claim(VALUE thread, int64_t now_ns);
-rperf_thread_slot_t *rperf_slot_of(VALUE thread);
 rperf_thread_slot_t *rperf_slot_by_seq(int seq);   /* NULL when unpublished */
 
-int  rperf_slot_ractor_waiters(const rperf_thread_slot_t *slot);
 void rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg);
 
 /* Seqlock around a hook's update of the accounting fields. */

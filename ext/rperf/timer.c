@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE 1
 #include "timer.h"
+#include "native_tid.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -40,24 +41,6 @@ static struct {
     pid_t worker_tid;
     rperf_timer_callbacks_t cb;
 } g_timer = {.mutex = PTHREAD_MUTEX_INITIALIZER};
-
-/* initial-exec: read by the RESUMED hook on every event; the default
- * model for a dlopen'ed object calls __tls_get_addr each time. Four bytes
- * fit the static TLS reserve glibc keeps for such objects. */
-static __thread pid_t tls_native_tid __attribute__((tls_model("initial-exec")));
-
-pid_t
-rperf_native_tid(void)
-{
-    if (!tls_native_tid) tls_native_tid = (pid_t)syscall(SYS_gettid);
-    return tls_native_tid;
-}
-
-void
-rperf_native_tid_reset(void)
-{
-    tls_native_tid = 0;
-}
 
 static int64_t
 monotonic_ns(void)
@@ -273,5 +256,4 @@ rperf_timer_after_fork_child(void)
     g_timer.has_timer = 0;
     atomic_store(&g_timer.armed, 0);
     atomic_store(&g_timer.stop, 0);
-    rperf_native_tid_reset();
 }

@@ -43,9 +43,4 @@ void rperf_timer_disarm(void);
  * without joining or deleting. */
 void rperf_timer_after_fork_child(void);
 
-/* The calling native thread's kernel id, cached per native thread. */
-pid_t rperf_native_tid(void);
-/* Fork child: the surviving thread has a new id. */
-void rperf_native_tid_reset(void);
-
 #endif

@@ -1,0 +1,469 @@
+/*
+ * report_builder.c — one report.json v1 Hash (docs/report-format.md, String
+ * keys throughout) from the profiler's C state at a cut: per-thread and
+ * per-Ractor totals, label totals, the timeline (as a packed
+ * Rperf::Contention::Intervals), the wait edges, the sampler's arrays and
+ * the counters.
+ *
+ * Everything is read from C state before the first Ruby allocation (see
+ * collect()), then turned into Ruby objects. Text a program chose (thread
+ * names, $0) is made valid UTF-8 on the way in (utf8_text.h). It does NOT
+ * decide when a report is cut or what happens to the profile afterwards
+ * (rperf.c), and does NOT add "label_sets" beyond the empty set 0 (Ruby
+ * keeps the label registry).
+ */
+#include "report_builder.h"
+#include "clock.h"
+#include "contention.h"
+#include "errors.h"
+#include "interval_list.h"
+#include "interval_sort.h"
+#include "ractor_table.h"
+#include "sampler.h"
+#include "thread_slot.h"
+#include "utf8_text.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const rperf_report_state_keys[RPERF_STATE_COUNT] = {
+    "running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns", "gc_sweep_ns"
+};
+
+static void
+aset(VALUE h, const char *key, VALUE v)
+{
+    rb_hash_aset(h, rb_str_new_cstr(key), v);
+}
+
+static VALUE
+i64(int64_t v)
+{
+    return LL2NUM(v);
+}
+
+typedef struct build_ctx {
+    const rperf_report_params_t *params;
+    rperf_cut_t cut;
+    int clear;
+    VALUE threads;
+    int64_t (*ractor_totals)[RPERF_STATE_COUNT];
+    long *ractor_threads;
+    int nractors;              /* identified Ractors */
+    int unidentified;          /* threads without a Ractor exist */
+    rperf_interval_t *open;    /* intervals open at the cut */
+    size_t open_count, open_cap;
+    rperf_slot_view_t *views;  /* views[seq - 1] read at the cut; state -1: none */
+    int nviews;
+    rperf_label_total_t *labels;
+    size_t nlabels;
+} build_ctx_t;
+
+static int
+ractor_id_of(build_ctx_t *ctx, const rperf_thread_slot_t *slot)
+{
+    const rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    if (r) return r->id;
+    ctx->unidentified = 1;
+    return ctx->nractors + 1;
+}
+
+static void
+push_open(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int state, int64_t from, int64_t to)
+{
+    if (to <= from) return;
+    if (ctx->open_count == ctx->open_cap) {
+        size_t cap = ctx->open_cap ? ctx->open_cap * 2 : 64;
+        rperf_interval_t *p = realloc(ctx->open, cap * sizeof(*p));
+        if (!p) return;
+        ctx->open = p;
+        ctx->open_cap = cap;
+    }
+    ctx->open[ctx->open_count++] = (rperf_interval_t){
+        .start_ns = from, .end_ns = to, .thread_seq = slot->seq,
+        .label_set_id = RPERF_LOAD(slot->label_set_id), .stack_id = -1, .state = (uint8_t)state,
+    };
+}
+
+/* Any bytes a program gave its thread become valid UTF-8 here. */
+static VALUE
+thread_name(VALUE thread)
+{
+    VALUE name = rb_funcall(thread, rb_intern("name"), 0);
+    return RB_TYPE_P(name, T_STRING) ? rperf_utf8_text(name) : rb_utf8_str_new_cstr("");
+}
+
+static void
+build_thread(rperf_thread_slot_t *slot, void *arg)
+{
+    build_ctx_t *ctx = arg;
+    int64_t delta[RPERF_STATE_COUNT];
+    uint64_t acq, waits;
+    int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
+
+    if (slot->seq > ctx->nviews || ctx->views[slot->seq - 1].state < 0) return;  /* after the cut */
+    const rperf_slot_view_t v = ctx->views[slot->seq - 1];
+    rperf_slot_report_totals(slot, end, &v, delta, &acq, &waits);
+    if (v.exited && v.last_seen_ns < start) return;  /* gone before this interval */
+
+    int64_t first = v.first_seen_ns > start ? v.first_seen_ns : start;
+    int64_t last = v.exited ? v.last_seen_ns : end;
+    if (last < first) last = first;
+
+    if (!slot->native_id && !v.exited) {
+        VALUE tid = rb_funcall(slot->thread, rb_intern("native_thread_id"), 0);
+        if (!NIL_P(tid)) slot->native_id = NUM2LL(tid);
+    }
+    int rid = ractor_id_of(ctx, slot);
+
+    VALUE h = rb_hash_new();
+    aset(h, "seq", INT2NUM(slot->seq));
+    aset(h, "name", thread_name(slot->thread));
+    aset(h, "native_id", i64(slot->native_id));
+    aset(h, "ractor", INT2NUM(rid));
+    aset(h, "first_seen_ns", i64(first - start));
+    aset(h, "last_seen_ns", i64(last - start));
+    aset(h, "exited", v.exited ? Qtrue : Qfalse);
+    for (int i = 0; i < RPERF_STATE_COUNT; i++) aset(h, rperf_report_state_keys[i], i64(delta[i]));
+    aset(h, "acquisitions", ULL2NUM(acq));
+    aset(h, "waits", ULL2NUM(waits));
+    aset(h, "label_set", INT2NUM(RPERF_LOAD(slot->label_set_id)));
+    rb_ary_push(ctx->threads, h);
+
+    if (rid >= 1 && rid <= ctx->nractors + 1) {
+        for (int i = 0; i < RPERF_STATE_COUNT; i++) ctx->ractor_totals[rid - 1][i] += delta[i];
+        ctx->ractor_threads[rid - 1]++;
+    }
+
+    /* The state open at the cut, split at the cut (timeline only). */
+    if (!v.exited && rperf_contention_config()->timeline) {
+        int64_t from = v.timeline_from_ns;
+        int64_t to = end;
+        if (v.state == RPERF_STATE_GVL_WAIT && v.ready_ns > from) {
+            push_open(ctx, slot, RPERF_STATE_BLOCKED, from, v.ready_ns);
+            from = v.ready_ns;
+        }
+        push_open(ctx, slot, v.state, from, to);
+    }
+}
+
+/* The timeline, clipped to the cut, in report order and report units
+ * (ns from the cut's start), as an Rperf::Contention::Intervals. */
+static VALUE
+build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
+{
+    size_t total = ncopied + ctx->open_count;
+    rperf_interval_t *all = malloc((total ? total : 1) * sizeof(*all));
+    rperf_interval_t *scratch = malloc((total ? total : 1) * sizeof(*scratch));
+    if (!all || !scratch) {
+        free(all);
+        free(scratch);
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
+    }
+    memcpy(all, copied, ncopied * sizeof(*all));
+    if (ctx->open_count) memcpy(all + ncopied, ctx->open, ctx->open_count * sizeof(*all));
+    int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
+    size_t n = 0;
+    for (size_t i = 0; i < total; i++) {
+        rperf_interval_t iv = all[i];
+        if (iv.start_ns < start) iv.start_ns = start;
+        if (iv.end_ns > end) iv.end_ns = end;
+        if (iv.end_ns <= iv.start_ns) continue;
+        iv.start_ns -= start;
+        iv.end_ns -= start;
+        all[n++] = iv;
+    }
+    rperf_interval_t *sorted = rperf_interval_sort(all, scratch, n);
+    free(sorted == all ? scratch : all);
+    return rperf_interval_list_new(sorted, n);
+}
+
+static const char *
+holder_kind_name(int kind)
+{
+    switch (kind) {
+      case RPERF_HOLDER_THREAD: return "thread";
+      case RPERF_HOLDER_GC: return "gc";
+      case RPERF_HOLDER_HANDOFF: return "handoff";
+      default: return "unknown";
+    }
+}
+
+typedef struct unknown_ctx {
+    build_ctx_t *build;
+    rperf_edge_list_t *list;
+    int consume;
+} unknown_ctx_t;
+
+static void
+collect_unknown(rperf_thread_slot_t *slot, void *arg)
+{
+    unknown_ctx_t *u = arg;
+    int64_t ns;
+    uint64_t count;
+    if (u->consume) {
+        ns = __atomic_exchange_n(&slot->unknown_edge_ns, 0, __ATOMIC_RELAXED);
+        count = __atomic_exchange_n(&slot->unknown_edge_count, 0, __ATOMIC_RELAXED);
+    }
+    else {
+        ns = __atomic_load_n(&slot->unknown_edge_ns, __ATOMIC_RELAXED);
+        count = __atomic_load_n(&slot->unknown_edge_count, __ATOMIC_RELAXED);
+    }
+    if (ns <= 0) return;
+    rperf_edge_t e = {
+        .ractor = 0, .waiter = slot->seq, .holder = 0, .waiter_label = RPERF_LOAD(slot->label_set_id),
+        .holder_label = 0, .kind = RPERF_HOLDER_UNKNOWN, .wait_ns = ns, .count = count,
+    };
+    rperf_edge_list_add(u->list, &e);
+}
+
+static VALUE
+build_edges(build_ctx_t *ctx, rperf_edge_list_t *table, rperf_edge_list_t *extra)
+{
+    VALUE ary = rb_ary_new();
+    rperf_edge_list_t *lists[2] = { table, extra };
+    for (int l = 0; l < 2; l++) {
+        for (size_t i = 0; i < lists[l]->count; i++) {
+            const rperf_edge_t *e = &lists[l]->items[i];
+            if (e->wait_ns <= 0) continue;
+            int rid = e->ractor;
+            if (rid == 0) {
+                rperf_thread_slot_t *w = rperf_slot_by_seq(e->waiter);
+                rid = w ? ractor_id_of(ctx, w) : ctx->nractors + 1;
+            }
+            VALUE h = rb_hash_new();
+            aset(h, "ractor", INT2NUM(rid));
+            aset(h, "waiter", INT2NUM(e->waiter));
+            aset(h, "holder_kind", rb_str_new_cstr(holder_kind_name(e->kind)));
+            aset(h, "holder", INT2NUM(e->kind == RPERF_HOLDER_THREAD ? e->holder : 0));
+            aset(h, "waiter_label_set", INT2NUM(e->waiter_label));
+            aset(h, "holder_label_set", INT2NUM(e->holder_label));
+            aset(h, "wait_ns", i64(e->wait_ns));
+            aset(h, "count", ULL2NUM(e->count));
+            rb_ary_push(ary, h);
+        }
+    }
+    return ary;
+}
+
+static VALUE
+build_ractors(build_ctx_t *ctx)
+{
+    VALUE ary = rb_ary_new();
+    int n = ctx->nractors + (ctx->unidentified ? 1 : 0);
+    for (int i = 0; i < n; i++) {
+        VALUE h = rb_hash_new();
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i + 1);
+        aset(h, "id", INT2NUM(i + 1));
+        aset(h, "main", (r && r->main) ? Qtrue : Qfalse);
+        /* Additions (minor): per-Ractor totals and an unidentified bucket
+         * for threads whose Ractor never ran the registration job. */
+        aset(h, "identified", i < ctx->nractors ? Qtrue : Qfalse);
+        aset(h, "threads", LONG2NUM(ctx->ractor_threads[i]));
+        for (int s = 0; s < RPERF_STATE_COUNT; s++) aset(h, rperf_report_state_keys[s], i64(ctx->ractor_totals[i][s]));
+        rb_ary_push(ary, h);
+    }
+    return ary;
+}
+
+static VALUE
+build_label_totals(build_ctx_t *ctx)
+{
+    VALUE ary = rb_ary_new();
+    for (size_t i = 0; ctx->labels && i < ctx->nlabels; i++) {
+        const rperf_label_total_t *row = &ctx->labels[i];
+        VALUE h = rb_hash_new();
+        aset(h, "thread", INT2NUM(row->thread_seq));
+        aset(h, "label_set", INT2NUM(row->label_set_id));
+        for (int s = 0; s < RPERF_STATE_COUNT; s++) aset(h, rperf_report_state_keys[s], i64(row->totals[s]));
+        rb_ary_push(ary, h);
+    }
+    return ary;
+}
+
+static VALUE
+build_stats(void)
+{
+    rperf_contention_stats_t cs;
+    rperf_contention_get_stats(&cs);
+    VALUE h = rb_hash_new();
+    rperf_sampler_stats_t ss;
+    memset(&ss, 0, sizeof(ss));
+    rperf_sampler_get_stats(&ss);
+    aset(h, "trigger_count", ULL2NUM(ss.trigger_count));
+    aset(h, "sampling_count", ULL2NUM(ss.sampling_count));
+    aset(h, "sampling_time_ns", ULL2NUM(ss.sampling_time_ns));
+    aset(h, "hook_events", ULL2NUM(cs.hook_events));
+    aset(h, "hook_time_ns", ULL2NUM(cs.hook_time_ns));
+    aset(h, "dropped_samples", ULL2NUM(ss.dropped_samples));
+    aset(h, "dropped_aggregation", ULL2NUM(ss.dropped_aggregation));
+    aset(h, "dropped_intervals", ULL2NUM(cs.dropped_intervals));
+    aset(h, "dropped_edges", ULL2NUM(cs.dropped_edges));
+    aset(h, "dropped_threads", ULL2NUM(cs.dropped_threads));
+    aset(h, "dropped_label_sets", INT2FIX(0));
+    aset(h, "coalesced_intervals", ULL2NUM(cs.coalesced_intervals));
+    aset(h, "edge_lock_contended", ULL2NUM(cs.edge_lock_contended));
+    aset(h, "paused_ns", i64(cs.paused_ns));
+    return h;
+}
+
+/* 0 for a whole run; n for the n-th interval of a snapshot(clear) series
+ * (the tail after the last clear included). */
+static int
+report_sequence(int clear)
+{
+    int done = rperf_contention_sequence();
+    return (clear || done > 0) ? done + 1 : 0;
+}
+
+static VALUE
+build_meta(const rperf_report_params_t *params, const rperf_cut_t *cut, int clear)
+{
+    VALUE h = rb_hash_new();
+    aset(h, "tool", rb_str_new_cstr("rperf-gvl"));
+    VALUE version = rb_const_defined(params->module, rb_intern("VERSION"))
+                  ? rb_const_get(params->module, rb_intern("VERSION")) : rb_str_new_cstr("0.0.0");
+    aset(h, "tool_version", version);
+    aset(h, "ruby_version", rb_const_get(rb_cObject, rb_intern("RUBY_VERSION")));
+    aset(h, "pid", INT2NUM((int)getpid()));
+    VALUE program = rb_gv_get("$0");
+    aset(h, "program", NIL_P(program) ? rb_utf8_str_new_cstr("") : rperf_utf8_text(rb_obj_as_string(program)));
+    aset(h, "mode", rb_str_new_cstr(params->mode == 1 ? "wall" : "cpu"));
+    aset(h, "frequency", INT2NUM(params->frequency));
+    aset(h, "start_time_ns", i64(cut->start_realtime_ns));
+    aset(h, "start_monotonic_ns", i64(cut->start_ns));
+    int64_t duration = cut->end_ns - cut->start_ns;
+    aset(h, "duration_ns", i64(duration > 0 ? duration : 1));
+    aset(h, "sequence", INT2NUM(report_sequence(clear)));
+    return h;
+}
+
+struct build_args {
+    build_ctx_t *ctx;
+    rperf_edge_list_t table, extra;
+    rperf_interval_t *copied;
+    size_t ncopied;
+};
+
+static void
+read_view(rperf_thread_slot_t *slot, void *arg)
+{
+    build_ctx_t *ctx = arg;
+    if (slot->seq <= ctx->nviews) rperf_slot_read(slot, &ctx->views[slot->seq - 1]);
+}
+
+/* Everything the report needs from C state, gathered before the first
+ * Ruby allocation: allocating may run GC and with it the GC hook on this
+ * very thread, which would move its numbers past the cut. */
+static void
+collect(struct build_args *a)
+{
+    build_ctx_t *ctx = a->ctx;
+    int consume = ctx->clear || ctx->cut.final;
+
+    /* The timeline first, then the slot views: an interval pushed in
+     * between shows up as a later open start, never as an overlap. */
+    size_t cap = 0;
+    for (int i = 1; i <= ctx->nractors; i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
+        if (r) cap += rperf_interval_buffer_count(&r->intervals);
+    }
+    a->copied = malloc((cap ? cap : 1) * sizeof(rperf_interval_t));
+    ctx->nviews = rperf_slot_count();
+    ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
+    if (!a->copied || !ctx->views) rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
+    for (int i = 1; i <= ctx->nractors && a->ncopied < cap; i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
+        if (r) a->ncopied += rperf_interval_buffer_copy(&r->intervals, a->copied + a->ncopied,
+                                                        cap - a->ncopied, consume);
+    }
+    for (int i = 0; i < ctx->nviews; i++) ctx->views[i].state = -1;
+    rperf_slots_foreach(read_view, ctx);
+
+    rperf_contention_flush_labels(ctx->cut.end_ns);
+    ctx->labels = rperf_contention_label_totals(&ctx->nlabels, ctx->clear);
+
+    if (rperf_contention_cut_edges(&ctx->cut, ctx->views, ctx->nviews, ctx->clear, &a->table) < 0)
+        rb_raise(rperf_eResourceError, "rperf: cannot copy wait edges");
+    rperf_contention_cut_open_waits(&ctx->cut, ctx->views, ctx->nviews, &a->extra);
+    unknown_ctx_t u = { ctx, &a->extra, consume };
+    rperf_slots_foreach(collect_unknown, &u);
+}
+
+static VALUE
+build_report_body(VALUE arg)
+{
+    struct build_args *a = (struct build_args *)arg;
+    build_ctx_t *ctx = a->ctx;
+    collect(a);
+
+    VALUE report = rb_hash_new();
+    aset(report, "format", rb_str_new_cstr("rperf-gvl-report"));
+    aset(report, "version", INT2FIX(1));
+    aset(report, "minor", INT2FIX(0));
+    aset(report, "meta", build_meta(ctx->params, &ctx->cut, ctx->clear && !ctx->cut.final));
+
+    ctx->threads = rb_ary_new();
+    rperf_slots_foreach(build_thread, ctx);
+
+    aset(report, "stats", build_stats());
+    aset(report, "threads", ctx->threads);
+    VALUE empty = rb_hash_new();
+    VALUE set0 = rb_hash_new();
+    aset(set0, "id", INT2FIX(0));
+    aset(set0, "labels", empty);
+    aset(report, "label_sets", rb_ary_new3(1, set0));
+    aset(report, "label_totals", build_label_totals(ctx));
+    aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied));
+    aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
+    aset(report, "ractors", build_ractors(ctx));
+    rperf_sampler_fill_report(report);
+    if (ctx->clear && !ctx->cut.final) {
+        /* The next report starts at this cut, from these very views. */
+        int64_t end = ctx->cut.end_ns;
+        int64_t realtime = rperf_realtime_ns() - (rperf_now_ns() - end);
+        rperf_contention_begin_interval(end, realtime, ctx->views, ctx->nviews);
+        if (ctx->params->sampler_running) rperf_sampler_clear();
+    }
+    return report;
+}
+
+static VALUE
+build_report_cleanup(VALUE arg)
+{
+    struct build_args *a = (struct build_args *)arg;
+    free(a->copied);
+    rperf_edge_list_free(&a->table);
+    rperf_edge_list_free(&a->extra);
+    free(a->ctx->open);
+    free(a->ctx->views);
+    free(a->ctx->labels);
+    free(a->ctx->ractor_totals);
+    free(a->ctx->ractor_threads);
+    return Qnil;
+}
+
+VALUE
+rperf_report_build(const rperf_report_params_t *params, int final, int clear, int64_t end_ns)
+{
+    build_ctx_t ctx;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.params = params;
+    ctx.cut.start_ns = rperf_contention_interval_start();
+    ctx.cut.start_realtime_ns = rperf_contention_interval_start_realtime();
+    ctx.cut.end_ns = end_ns;
+    ctx.cut.final = final;
+    ctx.clear = clear;
+    ctx.nractors = rperf_ractor_count();
+    ctx.ractor_totals = calloc((size_t)ctx.nractors + 1, sizeof(*ctx.ractor_totals));
+    ctx.ractor_threads = calloc((size_t)ctx.nractors + 1, sizeof(long));
+    struct build_args a;
+    memset(&a, 0, sizeof(a));
+    a.ctx = &ctx;
+    if (!ctx.ractor_totals || !ctx.ractor_threads) {
+        build_report_cleanup((VALUE)&a);
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
+    }
+    return rb_ensure(build_report_body, (VALUE)&a, build_report_cleanup, (VALUE)&a);
+}
