@@ -673,6 +673,16 @@ flush_pending_cb(rperf_thread_slot_t *slot, void *arg)
     }
 }
 
+/* A thread that has exited adds no more time, so what it still has pending
+ * goes into the report being built: left for later, it would reach a report
+ * after a clearing cut that no longer lists the thread. Its hooks are over
+ * (EXITED is its last event), so nothing else writes its state. */
+static void
+flush_exited_cb(rperf_thread_slot_t *slot, void *arg)
+{
+    if (__atomic_load_n(&slot->exited, __ATOMIC_ACQUIRE)) flush_pending_cb(slot, arg);
+}
+
 void
 rperf_sampler_stop(void)
 {
@@ -762,6 +772,7 @@ rperf_sampler_fill_report(VALUE report)
     rperf_sampler_stats_t stats;
     VALUE frames_ary, stacks_ary, samples_ary, blame_ary, raw_ary = Qnil;
 
+    if (atomic_load(&g.running)) rperf_slots_foreach(flush_exited_cb, NULL);
     pthread_mutex_lock(&g.drain_mutex);
     drain_locked();
     if (!g.has_data) {

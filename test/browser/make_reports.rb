@@ -38,9 +38,8 @@ report = Rperf.contention(frequency: 1000) do
 end
 report.save(File.join(out, "ractors.json"))
 
-# The workers outlive the profile: a thread that exits between two
-# snapshots is left out of the later report while its samples stay in it,
-# which the analysis rightly refuses.
+# A snapshot series whose workers live through all three reports (one lane
+# per worker in each page).
 Rperf.start(mode: :wall, frequency: 1000)
 release = Queue.new
 workers = 3.times.map do |i|

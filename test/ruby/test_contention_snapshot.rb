@@ -14,16 +14,50 @@ class TestContentionSnapshot < Test::Unit::TestCase
     Rperf.stop if Rperf.running?
   end
 
+  # Threads that exit between two clearing snapshots: what they still had
+  # pending (short [GVL wait] time below one sampling interval) goes into
+  # the report they exited in, so every later report lists each thread its
+  # samples name, and the analysis module accepts every report.
+  def test_threads_exiting_between_clearing_snapshots
+    reports = []
+    3.times do
+      Rperf.start(mode: :wall, frequency: 1000)
+      workers = 3.times.map do
+        Thread.new { Rperf.label(step: "work") { 6.times { fib(20); sleep 0.01 } } }
+      end
+      2.times { sleep 0.04; reports << Rperf.snapshot(clear: true) }
+      workers.each(&:join)
+      sleep 0.02
+      reports << Rperf.stop
+    end
+    exited = reports.flat_map { |r| r.threads.select(&:exited) }
+    assert_operator exited.size, :>=, 9, "the workers exited during the series"
+    reports.each_with_index do |r, i|
+      seqs = r.threads.map(&:seq)
+      sampled = r.to_h["samples"].map { |sample| sample[2] }.uniq
+      assert_empty sampled - seqs, "report #{i + 1}: samples of threads it does not list"
+      next unless Rperf::HAVE_ANALYSIS
+
+      assert_nothing_raised { Rperf::Report.from_json(r.to_json).to_summary }
+    end
+  end
+
+  def fib(n) = n < 2 ? n : fib(n - 1) + fib(n - 2)
+
   def test_series_adds_up_to_thread_totals
     reports = []
     Rperf.start(mode: :wall)
     before = {}
     after = {}
+    # The workers outlive the series (released after the last snapshot),
+    # however fast their work goes: each must be in all seven reports.
+    release = Queue.new
     workers = 3.times.map do |i|
       Thread.new do
         Thread.current.name = "w#{i}"
         before[i] = Rperf.thread_contention
         10.times { burn_work(0.01); sleep 0.01 }
+        release.pop
         after[i] = Rperf.thread_contention
       end
     end
@@ -31,6 +65,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
       sleep 0.04
       reports << Rperf.snapshot(clear: true)
     end
+    3.times { release << true }
     workers.each(&:join)
     reports << Rperf.stop
 
