@@ -18,7 +18,7 @@ module Rperf
       width: ->(v) { check_integer(:width, v, WIDTH) },
       color: ->(v) { check_color(v) },
       ascii: ->(v) { check_boolean(:ascii, v) },
-      by: ->(v) { check_by(v) },
+      by: ->(v) { check_choice(:by, v, BY) },
       min_share: ->(v) { check_share(v) },
       from_ns: ->(v) { check_integer(:from_ns, v, 0..) },
       to_ns: ->(v) { check_integer(:to_ns, v, 1..) },
@@ -26,7 +26,7 @@ module Rperf
       ractor: ->(v) { check_integer(:ractor, v, 1..) },
       labels: ->(v) { check_labels(v) },
       top: ->(v) { check_integer(:top, v, TOP) },
-      state: ->(v) { check_state(v) },
+      state: ->(v) { check_choice(:state, v, STATES) },
       thread_root: ->(v) { check_boolean(:thread_root, v) },
       label_root: ->(v) { check_boolean(:label_root, v) }
     }.freeze
@@ -67,24 +67,18 @@ module Rperf
       end
     end
 
-    def check_by(value)
+    # One of a fixed list of names (String or Symbol), as a String.
+    def check_choice(option, value, names)
       name = value.is_a?(Symbol) ? value.name : value
-      return name if BY.include?(name)
+      return name if names.include?(name)
 
-      raise ArgumentError, "by: #{value.inspect} is invalid; expected one of #{BY.join(', ')}"
+      raise ArgumentError, "#{option}: #{value.inspect} is invalid; expected one of #{names.join(', ')}"
     end
 
     def check_share(value)
       return value.to_f if value.is_a?(Numeric) && value.real? && value >= 0 && value <= 1
 
       raise ArgumentError, "min_share: #{value.inspect} is invalid; expected a fraction between 0 and 1"
-    end
-
-    def check_state(value)
-      name = value.is_a?(Symbol) ? value.name : value
-      return name if STATES.include?(name)
-
-      raise ArgumentError, "state: #{value.inspect} is invalid; expected one of #{STATES.join(', ')}"
     end
 
     # A thread seq (Integer) or an exact thread name.
