@@ -453,6 +453,27 @@ static int parse_args(cli_t *cli, int argc, char **argv)
     return rc;
 }
 
+/* An output that is one of the inputs would be replaced by a view of itself:
+ * refused before anything is read (exit 2, the input is bad for this run). */
+static int refuse_output_over_input(const cli_t *cli, const char *const *inputs, size_t n_inputs)
+{
+    for (size_t i = 0; i <= cli->n_jobs; i++) {
+        const char *out = i < cli->n_jobs ? cli->jobs[i].path : cli->output;
+        struct stat so;
+        if (!out || strcmp(out, "-") == 0 || stat(out, &so) != 0)
+            continue;
+        for (size_t k = 0; k < n_inputs; k++) {
+            struct stat si;
+            if (stat(inputs[k], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+                fprintf(stderr, "%s: %s: the output is the input report %s; refusing to overwrite it\n",
+                        progname, out, inputs[k]);
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "record") == 0)
@@ -481,6 +502,9 @@ int main(int argc, char **argv)
         return fail_usage("%s", "-o/--output takes a single standard-output view");
 
     size_t n_reports = (size_t)(argc - optind);
+    rc = refuse_output_over_input(&cli, (const char *const *)&argv[optind], n_reports);
+    if (rc != EXIT_OK)
+        return rc;
     rga_report_t **reports = calloc(n_reports, sizeof(*reports));
     if (!reports)
         return EXIT_SOFTWARE;
@@ -515,20 +539,30 @@ int main(int argc, char **argv)
             break;
         }
         rga_view_opts_t opts = cli.opts;
-        opts.color = path == NULL && use_color(cli.color, STDOUT_FILENO);
+        opts.color = out.kind == 1 && use_color(cli.color, STDOUT_FILENO);
         if (opts.width == 0)
             opts.width = terminal_width() - 32;
         opts.columns = terminal_width();
         rga_error_clear(&err);
+        errno = 0;
         rga_status_t wst = rga_render_report(report, job->view, &opts, out.fp, &err);
-        st = rga_output_close(&out, NULL, NULL, wst == RGA_OK ? &err : NULL);
-        if (wst != RGA_OK)
+        int write_errno = errno;
+        if (wst != RGA_OK && ferror(out.fp)) {
+            /* A writer that failed because its stream did: an output error, whatever it said. */
+            rga_output_discard(&out);
+            snprintf(err.file, sizeof(err.file), "%s", out.path);
+            err.line = err.column = 0;
+            err.path[0] = '\0';
+            st = rga_error_set(&err, RGA_ERR_IO, "write failed: %s", strerror(write_errno ? write_errno : EIO));
+        } else if (wst != RGA_OK) {
+            rga_output_discard(&out);
             st = wst;
+        } else {
+            st = rga_output_close(&out, NULL, NULL, &err);
+        }
         if (st != RGA_OK) {
             report_error(&err);
             rc = exit_for(st, false);
-            if (path)
-                unlink(path); /* no half-written file left behind */
         }
     }
     rga_report_free(report);

@@ -174,6 +174,38 @@ if [ -w /dev/full ]; then
   check "write error on stdout exits 74 (got $rc)" test "$rc" -eq 74
 fi
 
+# --- outputs never destroy what they did not create ---------------------------------
+OUTS=$WORK/outs
+mkdir -p "$OUTS"
+printf 'precious\n' >"$OUTS/keep.txt"
+# A view that fails after its output was opened must leave an existing file alone.
+run --timeline --from 100000s -o "$OUTS/keep.txt" "$R"
+check "failed view: exit 64 (got $rc)" test "$rc" -eq 64
+check "failed view leaves the existing file as it was" grep -qx precious "$OUTS/keep.txt"
+check "failed view leaves no temporary file" test "$(ls -A "$OUTS")" = keep.txt
+run --json -o "$OUTS/keep.txt" "$R"
+check "a successful write replaces the file" grep -q rperf-gvl-summary "$OUTS/keep.txt"
+check "a successful write leaves no temporary file" test "$(ls -A "$OUTS")" = keep.txt
+cp "$R" "$OUTS/in.json"
+ln -s in.json "$OUTS/alias.json"
+sum=$(cksum <"$OUTS/in.json")
+expect_fail 2 'alias.json: the output is the input report' --json -o "$OUTS/alias.json" "$OUTS/in.json"
+expect_fail 2 'in.json: the output is the input report' --perfetto "$OUTS/in.json" "$OUTS/in.json"
+check "an input is never overwritten" test "$(cksum <"$OUTS/in.json")" = "$sum"
+# A private full device (root only): a failed write exits 74 naming it and never unlinks it.
+if mknod "$OUTS/full" c 1 7 2>/dev/null; then
+  expect_fail 74 "^rperf-gvl: $OUTS/full: write failed: No space left" -o "$OUTS/full" "$R"
+  check "a device output is never removed" test -c "$OUTS/full"
+  expect_fail 74 "^rperf-gvl: $OUTS/full: write failed" --perfetto "$OUTS/full" "$R"
+  check "a device output is never removed (perfetto)" test -c "$OUTS/full"
+  expect_fail 74 "^rperf-gvl: $OUTS/full: write failed" --svg "$OUTS/full" "$R"
+  check "a device output is never replaced by a file (svg)" test -c "$OUTS/full"
+  printf 'unrelated\n' >"$OUTS/-"
+  (cd "$OUTS" && "$CLI" --perfetto - "$R" >"$OUTS/full" 2>"$WORK/err"); rc=$?
+  check "--perfetto - on a full stdout exits 74 (got $rc)" test "$rc" -eq 74
+  check "--perfetto - never touches a file named -" grep -qx unrelated "$OUTS/-"
+fi
+
 # --- record -----------------------------------------------------------------------
 LIB=$WORK/lib
 mkdir -p "$LIB/rperf"
