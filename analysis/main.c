@@ -167,6 +167,14 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* ---- record ------------------------------------------------------------------------ */
 
+/* The sampler's frequency range, as the Ruby API checks it (Rperf.start). */
+#define RECORD_FREQUENCY_MIN 1
+#define RECORD_FREQUENCY_MAX 10000
+
+#ifndef RPERF_GVL_SOURCE_EXTDIR
+#define RPERF_GVL_SOURCE_EXTDIR ""
+#endif
+
 static bool file_exists(const char *path)
 {
     struct stat sb;
@@ -174,10 +182,13 @@ static bool file_exists(const char *path)
 }
 
 /* The directory holding rperf/autorecord.rb: $RPERF_GVL_LIBDIR, ../lib next to
- * this executable, or the source tree's lib/ this binary was built from. */
-static bool find_libdir(char *buf, size_t size)
+ * this executable, or the source tree's lib/ this binary was built from. In
+ * the last case *from_build is set: the extension then comes from the build
+ * tree too (an installed gem finds its own). */
+static bool find_libdir(char *buf, size_t size, bool *from_build)
 {
     char probe[PATH_MAX + 32];
+    *from_build = false;
     const char *env = getenv("RPERF_GVL_LIBDIR");
     if (env && *env) {
         snprintf(buf, size, "%s", env);
@@ -199,9 +210,148 @@ static bool find_libdir(char *buf, size_t size)
     }
     if (RPERF_GVL_SOURCE_LIBDIR[0]) {
         snprintf(buf, size, "%s", RPERF_GVL_SOURCE_LIBDIR);
+        *from_build = true;
         return true;
     }
     return false;
+}
+
+/* Prepends dirs (':'-separated) to the search path variable name. */
+static bool prepend_path(const char *name, const char *dirs)
+{
+    const char *old = getenv(name);
+    size_t len = strlen(dirs) + (old ? strlen(old) : 0) + 2;
+    char *value = malloc(len);
+    if (!value)
+        return false;
+    snprintf(value, len, "%s%s%s", dirs, old && *old ? ":" : "", old && *old ? old : "");
+    int rc = setenv(name, value, 1);
+    free(value);
+    return rc == 0;
+}
+
+/* Where record's report goes. The program writes a temporary file that this
+ * run created (in the output's directory, so the rename is atomic); it
+ * replaces the output only once the program is done. A device or FIFO
+ * output is never replaced: the report is copied into it. */
+typedef struct record_target {
+    char path[PATH_MAX];     /* absolute output path */
+    char tmp[PATH_MAX + 64]; /* what the program writes */
+    bool in_place;           /* output is a device/FIFO: copy into it */
+} record_target_t;
+
+static int record_target_fail(const char *output, const char *what, int errnum)
+{
+    fprintf(stderr, "%s: %s: cannot write the report: %s%s%s\n", progname, output, what, errnum ? ": " : "",
+            errnum ? strerror(errnum) : "");
+    return EXIT_IO;
+}
+
+/* Checks that the output can be written before the program starts, and
+ * creates the temporary (same ending as the output, so .gz stays gzip). */
+static int record_target_open(record_target_t *t, const char *output)
+{
+    memset(t, 0, sizeof(*t));
+    int n;
+    if (output[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd)))
+            return record_target_fail(output, "cannot read the current directory", errno);
+        n = snprintf(t->path, sizeof(t->path), "%s/%s", cwd, output);
+    } else {
+        n = snprintf(t->path, sizeof(t->path), "%s", output);
+    }
+    if (n < 0 || (size_t)n >= sizeof(t->path))
+        return record_target_fail(output, "path too long", 0);
+    struct stat sb;
+    bool exists = stat(t->path, &sb) == 0;
+    if (!exists && errno != ENOENT)
+        return record_target_fail(output, "cannot inspect it", errno);
+    if (exists && S_ISDIR(sb.st_mode))
+        return record_target_fail(output, "is a directory", 0);
+    if (exists && access(t->path, W_OK) != 0)
+        return record_target_fail(output, "not writable", errno);
+    t->in_place = exists && !S_ISREG(sb.st_mode);
+    const char *ending = ends_with(output, ".gz") ? ".json.gz" : ".json";
+    size_t suffix_len = strlen(ending);
+    if (t->in_place) {
+        const char *tmpdir = getenv("TMPDIR");
+        n = snprintf(t->tmp, sizeof(t->tmp), "%s/rperf-gvl-XXXXXX%s", tmpdir && *tmpdir ? tmpdir : "/tmp", ending);
+    } else {
+        char real[PATH_MAX];
+        const char *final = exists && realpath(t->path, real) ? real : t->path;
+        if (final == real)
+            snprintf(t->path, sizeof(t->path), "%s", real); /* a link: replace its target */
+        const char *slash = strrchr(final, '/');
+        n = snprintf(t->tmp, sizeof(t->tmp), "%.*s/.rperf-gvl-XXXXXX-%s", (int)(slash - final), final, slash + 1);
+        suffix_len = 1 + strlen(slash + 1);
+    }
+    if (n < 0 || (size_t)n >= sizeof(t->tmp))
+        return record_target_fail(output, "path too long", 0);
+    int fd = mkstemps(t->tmp, (int)suffix_len);
+    if (fd < 0) {
+        int saved = errno;
+        t->tmp[0] = '\0';
+        return record_target_fail(output, t->in_place ? "cannot create a temporary file" : "cannot create a file in its directory", saved);
+    }
+    /* mkstemps makes 0600; the report gets the mode a plain create (or the replaced file) would have. */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, exists && !t->in_place ? (sb.st_mode & 07777) : (0666 & ~mask));
+    close(fd);
+    return EXIT_OK;
+}
+
+/* Puts the finished report at the output: rename, or copy into a device. */
+static int record_target_commit(record_target_t *t, const char *output)
+{
+    if (!t->in_place) {
+        if (rename(t->tmp, t->path) != 0)
+            return record_target_fail(output, "cannot move the report into place", errno);
+        t->tmp[0] = '\0';
+        return EXIT_OK;
+    }
+    FILE *in = fopen(t->tmp, "rb"), *out = in ? fopen(t->path, "wb") : NULL;
+    int saved = errno;
+    bool failed = !in || !out;
+    char buf[65536];
+    size_t n;
+    while (!failed && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        failed = fwrite(buf, 1, n, out) != n;
+    if (!failed)
+        failed = ferror(in) != 0;
+    if (failed)
+        saved = errno;
+    if (out && fclose(out) != 0 && !failed) {
+        failed = true;
+        saved = errno;
+    }
+    if (in)
+        fclose(in);
+    return failed ? record_target_fail(output, "write failed", saved) : EXIT_OK;
+}
+
+static void record_target_close(record_target_t *t)
+{
+    if (t->tmp[0])
+        unlink(t->tmp);
+    t->tmp[0] = '\0';
+}
+
+/* Signals record passes on to the program: whoever stops `record` means the
+ * program. One the terminal sent (si_code SI_KERNEL) reached the program's
+ * process group already and is not sent twice. */
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_FORWARDED (sizeof(forwarded_signals) / sizeof(forwarded_signals[0]))
+static volatile sig_atomic_t record_child;
+
+static void forward_signal(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    int saved = errno;
+    if (record_child > 0 && (!info || info->si_code != SI_KERNEL))
+        kill((pid_t)record_child, sig);
+    errno = saved;
 }
 
 static int cmd_record(int argc, char **argv)
@@ -223,8 +373,8 @@ static int cmd_record(int argc, char **argv)
         switch (c) {
         case 'o': output = optarg; break;
         case 'F':
-            if (!parse_long(optarg, 1, 100000, &v))
-                return fail_usage("--frequency %s: expected an integer from 1 to 100000", optarg);
+            if (!parse_long(optarg, RECORD_FREQUENCY_MIN, RECORD_FREQUENCY_MAX, &v))
+                return fail_usage("--frequency %s: expected an integer from 1 to 10000 (Hz)", optarg);
             frequency = optarg;
             break;
         case 'C':
@@ -239,75 +389,90 @@ static int cmd_record(int argc, char **argv)
     if (optind >= argc)
         return fail_usage("%s", "record: no command given (record [-o FILE] -- ruby app.rb)");
     char libdir[PATH_MAX];
-    if (!find_libdir(libdir, sizeof(libdir))) {
+    bool from_build;
+    if (!find_libdir(libdir, sizeof(libdir), &from_build)) {
         fprintf(stderr, "%s: cannot find the rperf library directory; set RPERF_GVL_LIBDIR\n", progname);
         return EXIT_USAGE;
     }
-    char abs_output[PATH_MAX];
-    if (output[0] != '/') {
-        char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof(cwd))) {
-            fprintf(stderr, "%s: cannot read the current directory: %s\n", progname, strerror(errno));
-            return EXIT_IO;
-        }
-        int n = snprintf(abs_output, sizeof(abs_output), "%s/%s", cwd, output);
-        if (n < 0 || (size_t)n >= sizeof(abs_output)) {
-            fprintf(stderr, "%s: output path too long\n", progname);
-            return EXIT_USAGE;
-        }
-    } else {
-        snprintf(abs_output, sizeof(abs_output), "%s", output);
-    }
-    /* A report left from an earlier run must not be mistaken for this run's. */
-    if (unlink(abs_output) != 0 && errno != ENOENT) {
-        fprintf(stderr, "%s: cannot replace %s: %s\n", progname, output, strerror(errno));
-        return EXIT_IO;
-    }
+    record_target_t target;
+    int rc = record_target_open(&target, output);
+    if (rc != EXIT_OK)
+        return rc;
+    /* RUBYLIB, not -I in RUBYOPT: RUBYOPT splits on spaces. A binary run from
+     * its build tree loads the extension it was built with. */
+    char dirs[2 * PATH_MAX + 2];
+    if (from_build && RPERF_GVL_SOURCE_EXTDIR[0])
+        snprintf(dirs, sizeof(dirs), "%s:%s", libdir, RPERF_GVL_SOURCE_EXTDIR);
+    else
+        snprintf(dirs, sizeof(dirs), "%s", libdir);
     const char *old = getenv("RUBYOPT");
-    size_t len = strlen(libdir) * 2 + (old ? strlen(old) : 0) + 64;
+    size_t len = (old ? strlen(old) : 0) + 32;
     char *rubyopt = malloc(len);
-    if (!rubyopt)
+    if (!rubyopt || !prepend_path("RUBYLIB", dirs)) {
+        free(rubyopt);
+        record_target_close(&target);
         return EXIT_SOFTWARE;
-    snprintf(rubyopt, len, "-I%s -r%s/rperf/autorecord%s%s", libdir, libdir, old && *old ? " " : "", old ? old : "");
+    }
+    snprintf(rubyopt, len, "-rrperf/autorecord%s%s", old && *old ? " " : "", old ? old : "");
     setenv("RUBYOPT", rubyopt, 1);
     free(rubyopt);
-    setenv("RPERF_GVL_OUTPUT", abs_output, 1);
+    setenv("RPERF_GVL_OUTPUT", target.tmp, 1);
     if (frequency)
         setenv("RPERF_GVL_FREQUENCY", frequency, 1);
 
-    /* Like system(): Ctrl-C goes to the program, and we still print the summary. */
-    struct sigaction ignore = {0}, old_int, old_quit;
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ignore, &old_int);
-    sigaction(SIGQUIT, &ignore, &old_quit);
+    /* Forward signals (those not ignored when record started: nohup stays
+     * nohup). Blocked across fork so none is lost before the pid is known. */
+    struct sigaction old_act[N_FORWARDED], fwd = {0};
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    fwd.sa_sigaction = forward_signal;
+    fwd.sa_flags = SA_SIGINFO;
+    sigemptyset(&fwd.sa_mask);
+    for (size_t i = 0; i < N_FORWARDED; i++) {
+        sigaction(forwarded_signals[i], NULL, &old_act[i]);
+        sigaddset(&block, forwarded_signals[i]);
+    }
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
+    for (size_t i = 0; i < N_FORWARDED; i++)
+        if (old_act[i].sa_handler != SIG_IGN)
+            sigaction(forwarded_signals[i], &fwd, NULL);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "%s: fork: %s\n", progname, strerror(errno));
+        record_target_close(&target);
         return EXIT_SOFTWARE;
     }
     if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        for (size_t i = 0; i < N_FORWARDED; i++)
+            sigaction(forwarded_signals[i], &old_act[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(argv[optind], &argv[optind]);
         fprintf(stderr, "%s: cannot run %s: %s\n", progname, argv[optind], strerror(errno));
         _exit(EXIT_NOEXEC);
     }
+    record_child = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
+    record_child = 0; /* reaped: the pid may be reused */
     int child_exit = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC && !file_exists(abs_output))
-        return EXIT_NOEXEC;
-    if (!file_exists(abs_output)) {
-        fprintf(stderr, "%s: the program wrote no report to %s (exit status %d)\n", progname, output, child_exit);
-        return child_exit ? child_exit : EXIT_BAD_INPUT;
+    struct stat sb;
+    if (stat(target.tmp, &sb) != 0 || sb.st_size == 0) {
+        record_target_close(&target);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC)
+            return EXIT_NOEXEC;
+        fprintf(stderr, "%s: the program wrote no report (not a Ruby program, or it ended without running "
+                        "at_exit); %s was not written (exit status %d)\n", progname, output, child_exit);
+        return child_exit;
     }
     rga_error_t err;
     rga_report_t *r = NULL;
-    rga_status_t st = rga_report_load_file(abs_output, &r, &err);
+    rga_status_t st = rga_report_load_file(target.tmp, &r, &err);
+    /* The program's report is kept even when it does not load: it is the data. */
+    rc = record_target_commit(&target, output);
+    record_target_close(&target);
     if (st == RGA_OK) {
         rga_view_opts_t opts = {0};
         opts.color = use_color(color, STDOUT_FILENO);
@@ -315,13 +480,16 @@ static int cmd_record(int argc, char **argv)
         fflush(stdout);
         st = rga_render_report(r, "summary", &opts, stdout, &err);
         rga_report_free(r);
-        fprintf(stderr, "%s: report written to %s\n", progname, output);
+        if (rc == EXIT_OK)
+            fprintf(stderr, "%s: report written to %s\n", progname, output);
+    } else {
+        snprintf(err.file, sizeof(err.file), "%s", output);
     }
     if (st != RGA_OK) {
         report_error(&err);
         return child_exit ? child_exit : exit_for(st, true);
     }
-    return child_exit;
+    return child_exit ? child_exit : rc;
 }
 
 /* ---- analysis ------------------------------------------------------------------------ */

@@ -214,6 +214,7 @@ mkdir -p "$LIB/rperf"
 cat >"$WORK/fake-ruby" <<FAKE
 #!/usr/bin/env bash
 printf '%s\n' "\$RUBYOPT" >"$WORK/rubyopt"
+printf '%s\n' "\${RUBYLIB:-}" >"$WORK/rubylib"
 printf '%s\n' "\${RPERF_GVL_FREQUENCY:-}" >"$WORK/frequency"
 cp "$R" "\$RPERF_GVL_OUTPUT"
 exit 3
@@ -223,15 +224,70 @@ chmod +x "$WORK/fake-ruby"
 check "record passes the exit status through (got $rc)" test "$rc" -eq 3
 check "record prints the summary" grep -q '^Threads' "$WORK/out"
 check "record writes the report" test -s "$WORK/rec.json"
-check "record sets RUBYOPT" grep -q -- "-r$LIB/rperf/autorecord" "$WORK/rubyopt"
+check "record loads autorecord through RUBYOPT" grep -q -- "^-rrperf/autorecord" "$WORK/rubyopt"
+check "record puts the library directory on RUBYLIB" grep -q -- "^$LIB" "$WORK/rubylib"
 check "record sets the frequency" grep -qx 250 "$WORK/frequency"
+check "record leaves no temporary file" test -z "$(ls -A "$WORK" | grep '^\.rperf-gvl-')"
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- true >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record without a report says so" grep -q 'wrote no report' "$WORK/err"
-check "record without a report fails" test "$rc" -ne 0
+check "record of a program that wrote no report exits with its status (got $rc)" test "$rc" -eq 0
+check "record without a report writes no file" test ! -e "$WORK/none.json"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- sh -c 'exit 5' >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record of a non-Ruby program exits with its status (got $rc)" test "$rc" -eq 5
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- sh -c 'kill -KILL $$' >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record of a killed program exits 128+9 (got $rc)" test "$rc" -eq 137
+# An existing output stays as it was until a new report replaces it.
+printf 'old report\n' >"$WORK/kept.json"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o kept.json -- true >"$WORK/out" 2>"$WORK/err")
+check "record keeps an existing output when no report came" grep -qx 'old report' "$WORK/kept.json"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o kept.json -- "$WORK/fake-ruby" >"$WORK/out" 2>"$WORK/err")
+check "record replaces an existing output with the new report" grep -q rperf-gvl-report "$WORK/kept.json"
+# An unwritable output is refused before the program starts.
+cat >"$WORK/marker-prog" <<MARK
+#!/usr/bin/env bash
+: >"$WORK/ran"
+MARK
+chmod +x "$WORK/marker-prog"
+rm -f "$WORK/ran"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$WORK/no/such/dir/r.json" -- "$WORK/marker-prog" >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record to a missing directory exits 74 (got $rc)" test "$rc" -eq 74
+check "record names the unwritable output" grep -q "no/such/dir/r.json: cannot write the report" "$WORK/err"
+check "record does not start the program when the output is unwritable" test ! -e "$WORK/ran"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$WORK" -- "$WORK/marker-prog" >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record to a directory exits 74 (got $rc)" test "$rc" -eq 74 -a ! -e "$WORK/ran"
+# A device output (a private null device; root only) is written into, never replaced.
+if mknod "$WORK/null" c 1 3 2>/dev/null; then
+  (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$WORK/null" -- "$WORK/fake-ruby" >"$WORK/out" 2>"$WORK/err"); rc=$?
+  check "record -o a device: the program's status (got $rc)" test "$rc" -eq 3
+  check "record -o a device keeps the device" test -c "$WORK/null"
+  check "record -o a device still prints the summary" grep -q '^Threads' "$WORK/out"
+fi
+# Signals sent to record reach the program; record waits for its report and
+# exits with its status.
+cat >"$WORK/slow-prog" <<SLOW
+#!/usr/bin/env bash
+trap 'kill \$! 2>/dev/null; cp "$R" "\$RPERF_GVL_OUTPUT"; exit 7' TERM HUP
+: >"$WORK/started"
+sleep 30 &
+wait
+exit 0
+SLOW
+chmod +x "$WORK/slow-prog"
+for sig in TERM HUP; do
+  rm -f "$WORK/started"
+  (cd "$WORK" && exec env RPERF_GVL_LIBDIR=$LIB "$CLI" record -o sig.json -- "$WORK/slow-prog" >"$WORK/out" 2>"$WORK/err") &
+  recpid=$!
+  for _ in $(seq 100); do [ -e "$WORK/started" ] && break; sleep 0.05; done
+  kill -s "$sig" "$recpid"
+  wait "$recpid"; rc=$?
+  check "SIG$sig to record reaches the program, record exits with its status (got $rc)" test "$rc" -eq 7
+  check "SIG$sig: record still writes the report and the summary" grep -q '^Threads' "$WORK/out"
+done
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -- "$WORK/does-not-exist" >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record of a missing program exits 127 (got $rc)" test "$rc" -eq 127
 expect_fail 64 'no command' record
 expect_fail 64 'frequency' record --frequency 0 -- true
+expect_fail 64 'frequency 50000: expected an integer from 1 to 10000' record --frequency 50000 -- true
 
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]
