@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,7 @@ static void usage(FILE *out)
             "      --ascii              timeline with ASCII glyphs\n"
             "      --color=WHEN         auto (default), always or never\n"
             "      --jansson-only       parse every element with jansson (slower; for comparison)\n"
+            "      --max-inflated SIZE  largest inflated size of a gzip report (default 1G)\n"
             "\n"
             "      --help               show this help and exit\n"
             "      --version            show the version and exit\n"
@@ -497,8 +499,29 @@ static int cmd_record(int argc, char **argv)
 enum {
     OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
     OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
-    OPT_VERSION, OPT_JANSSON_ONLY
+    OPT_VERSION, OPT_JANSSON_ONLY, OPT_MAX_INFLATED
 };
+
+/* A byte count: digits with an optional K, M or G (powers of 1024). */
+static bool parse_size(const char *text, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || text[0] == '-')
+        return false;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end || v == 0 || v > (SIZE_MAX >> shift))
+        return false;
+    *out = (size_t)v << shift;
+    return true;
+}
 
 static int add_job(cli_t *cli, const char *view, const char *path)
 {
@@ -534,6 +557,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {"jansson-only", no_argument, NULL, OPT_JANSSON_ONLY},
+        {"max-inflated", required_argument, NULL, OPT_MAX_INFLATED},
         {NULL, 0, NULL, 0},
     };
     int c, rc = EXIT_OK;
@@ -601,6 +625,13 @@ static int parse_args(cli_t *cli, int argc, char **argv)
             break;
         case OPT_ASCII: cli->opts.ascii = 1; break;
         case OPT_JANSSON_ONLY: cli->load_flags |= RGA_LOAD_JANSSON_ONLY; break;
+        case OPT_MAX_INFLATED: {
+            size_t bytes;
+            if (!parse_size(optarg, &bytes))
+                return fail_usage("--max-inflated %s: expected a size such as 512M or 4G", optarg);
+            rga_report_set_max_inflated(bytes);
+            break;
+        }
         case OPT_COLOR:
             if (!optarg)
                 cli->color = "always";
@@ -644,6 +675,13 @@ static int refuse_output_over_input(const cli_t *cli, const char *const *inputs,
 
 int main(int argc, char **argv)
 {
+    const char *max_inflated = getenv("RPERF_GVL_MAX_INFLATED");
+    if (max_inflated && *max_inflated) {
+        size_t bytes;
+        if (!parse_size(max_inflated, &bytes))
+            return fail_usage("RPERF_GVL_MAX_INFLATED=%s: expected a size such as 512M or 4G", max_inflated);
+        rga_report_set_max_inflated(bytes);
+    }
     if (argc > 1 && strcmp(argv[1], "record") == 0)
         return cmd_record(argc - 1, argv + 1);
     cli_t cli;

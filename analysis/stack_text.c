@@ -47,7 +47,8 @@ char *rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *b
         return buf;
     }
     const rga_stack_t *s = &r->stacks[stack];
-    const int64_t *frames = &r->stack_frames[s->first];
+    /* No frame slots at all (only empty stacks): stack_frames is NULL, and NULL + 0 is undefined. */
+    const int64_t *frames = s->depth ? &r->stack_frames[s->first] : NULL;
     static const char more[] = " < …";
     const size_t more_cols = 4;
     size_t used = 0, cols = 0, items = 0;
