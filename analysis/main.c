@@ -9,12 +9,14 @@
 #define _GNU_SOURCE
 #include "output.h"
 #include "rga.h"
+#include "term_text.h"
 #include "units.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,19 +101,50 @@ static void usage(FILE *out)
             progname, progname);
 }
 
+/* Prints one "rperf-gvl: ..." line on stderr. Messages echo file names,
+ * arguments and report text: control bytes are escaped so that none reaches
+ * the terminal. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    char raw[2048], line[4 * sizeof(raw)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", progname, rga_term_escape(raw, line, sizeof(line)));
+}
+
 static int fail_usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "%s: ", progname);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry '%s --help' for more information.\n", progname);
+    char what[1024];
+    snprintf(what, sizeof(what), fmt, arg);
+    say("%s", what);
+    fprintf(stderr, "Try '%s --help' for more information.\n", progname);
     return EXIT_USAGE;
+}
+
+/* getopt's own messages name argv[0] (a full path); they are off
+ * (opterr = 0, optstring starting with ':') and these say the same. */
+static int fail_option(int c, char **argv)
+{
+    char text[8];
+    const char *opt = argv[optind - 1];
+    if (optopt > 0 && optopt < 128 && strncmp(opt, "--", 2) != 0) {
+        snprintf(text, sizeof(text), "-%c", optopt);
+        opt = text;
+    }
+    if (c == ':')
+        return fail_usage("option '%s' needs a value", opt);
+    return fail_usage("unrecognized option '%s'", opt);
 }
 
 static int report_error(const rga_error_t *err)
 {
     char line[1024];
     rga_error_format(err, line, sizeof(line));
-    fprintf(stderr, "%s: %s\n", progname, line);
+    say("%s", line);
     return 0;
 }
 
@@ -244,8 +277,7 @@ typedef struct record_target {
 
 static int record_target_fail(const char *output, const char *what, int errnum)
 {
-    fprintf(stderr, "%s: %s: cannot write the report: %s%s%s\n", progname, output, what, errnum ? ": " : "",
-            errnum ? strerror(errnum) : "");
+    say("%s: cannot write the report: %s%s%s", output, what, errnum ? ": " : "", errnum ? strerror(errnum) : "");
     return EXIT_IO;
 }
 
@@ -369,8 +401,9 @@ static int cmd_record(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     optind = 1;
+    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:", longopts, NULL)) != -1) {
         long v;
         switch (c) {
         case 'o': output = optarg; break;
@@ -385,7 +418,7 @@ static int cmd_record(int argc, char **argv)
             color = optarg;
             break;
         case 'h': usage(stdout); return EXIT_OK;
-        default: return fail_usage("%s", "record: bad option");
+        default: return fail_option(c, argv);
         }
     }
     if (optind >= argc)
@@ -393,7 +426,7 @@ static int cmd_record(int argc, char **argv)
     char libdir[PATH_MAX];
     bool from_build;
     if (!find_libdir(libdir, sizeof(libdir), &from_build)) {
-        fprintf(stderr, "%s: cannot find the rperf library directory; set RPERF_GVL_LIBDIR\n", progname);
+        say("cannot find the rperf library directory; set RPERF_GVL_LIBDIR");
         return EXIT_USAGE;
     }
     record_target_t target;
@@ -441,7 +474,7 @@ static int cmd_record(int argc, char **argv)
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "%s: fork: %s\n", progname, strerror(errno));
+        say("fork: %s", strerror(errno));
         record_target_close(&target);
         return EXIT_SOFTWARE;
     }
@@ -450,7 +483,7 @@ static int cmd_record(int argc, char **argv)
             sigaction(forwarded_signals[i], &old_act[i], NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(argv[optind], &argv[optind]);
-        fprintf(stderr, "%s: cannot run %s: %s\n", progname, argv[optind], strerror(errno));
+        say("cannot run %s: %s", argv[optind], strerror(errno));
         _exit(EXIT_NOEXEC);
     }
     record_child = pid;
@@ -465,8 +498,8 @@ static int cmd_record(int argc, char **argv)
         record_target_close(&target);
         if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC)
             return EXIT_NOEXEC;
-        fprintf(stderr, "%s: the program wrote no report (not a Ruby program, or it ended without running "
-                        "at_exit); %s was not written (exit status %d)\n", progname, output, child_exit);
+        say("the program wrote no report (not a Ruby program, or it ended without running at_exit); %s was "
+            "not written (exit status %d)", output, child_exit);
         return child_exit;
     }
     rga_error_t err;
@@ -483,7 +516,7 @@ static int cmd_record(int argc, char **argv)
         st = rga_render_report(r, "summary", &opts, stdout, &err);
         rga_report_free(r);
         if (rc == EXIT_OK)
-            fprintf(stderr, "%s: report written to %s\n", progname, output);
+            say("report written to %s", output);
     } else {
         snprintf(err.file, sizeof(err.file), "%s", output);
     }
@@ -562,7 +595,8 @@ static int parse_args(cli_t *cli, int argc, char **argv)
     };
     int c, rc = EXIT_OK;
     long v;
-    while (rc == EXIT_OK && (c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while (rc == EXIT_OK && (c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_SUMMARY: rc = add_job(cli, "summary", NULL); break;
         case OPT_TIMELINE: rc = add_job(cli, "timeline", NULL); break;
@@ -643,7 +677,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         case 'h':
         case OPT_HELP: usage(stdout); return -1;
         case OPT_VERSION: printf("rperf-gvl %s\n", RGA_VERSION); return -1;
-        default: return fail_usage("%s", "invalid option");
+        default: return fail_option(c, argv);
         }
     }
     if (cli->opts.to_ns > 0 && cli->opts.to_ns <= cli->opts.from_ns)
@@ -664,8 +698,7 @@ static int refuse_output_over_input(const cli_t *cli, const char *const *inputs,
         for (size_t k = 0; k < n_inputs; k++) {
             struct stat si;
             if (stat(inputs[k], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-                fprintf(stderr, "%s: %s: the output is the input report %s; refusing to overwrite it\n",
-                        progname, out, inputs[k]);
+                say("%s: the output is the input report %s; refusing to overwrite it", out, inputs[k]);
                 return EXIT_BAD_INPUT;
             }
         }
@@ -704,8 +737,9 @@ int main(int argc, char **argv)
     }
     if (cli.output && stdout_jobs == 0)
         return fail_usage("%s", "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot)");
-    if (cli.output && stdout_jobs > 1)
-        return fail_usage("%s", "-o/--output takes a single standard-output view");
+    if (stdout_jobs > 1)
+        return fail_usage("%s", "more than one view for standard output (--summary, --timeline, --json, --dot without "
+                                "FILE): give one, and write the others to files (--dot=FILE)");
 
     size_t n_reports = (size_t)(argc - optind);
     rc = refuse_output_over_input(&cli, (const char *const *)&argv[optind], n_reports);

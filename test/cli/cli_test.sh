@@ -203,6 +203,46 @@ expect_fail 2 'trailing.json.gz: 7 bytes of unexpected data after the gzip strea
 { cat "$WORK/report.json.gz" "$WORK/report.json.gz"; } >"$WORK/twice.json.gz"
 expect_fail 2 'twice.json.gz:[0-9]+:[0-9]+: .*unexpected data after the report object' "$WORK/twice.json.gz"
 
+# --- terminal safety: control bytes escaped, columns by display width ------------------
+sed -e 's/"name":"worker-1"/"name":"Zo\\u00eb"/' \
+    -e 's/"name":"worker-2"/"name":"\\u65e5\\u672c\\u8a9e"/' \
+    -e 's/"name":"worker-3"/"name":"\\u001b]0;pwned\\u0007\\u001b[31mred\\r\\nforged \\u007f\\u009b"/' \
+    -e 's/"Handler#m0"/"Handler\\u001b[2J#m0"/' \
+    -e 's|"endpoint":"POST /orders"|"endpoint":"POST /\\u001b[1morders\\r"|' "$R" >"$WORK/hostile.json"
+# bytes a terminal acts on: C0 but tab and newline, DEL, the C1 range as UTF-8 (U+0080..U+009F)
+controls() { LC_ALL=C grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' "$1"; }
+for view in --summary --timeline; do
+  run $view --color=never --top 100 "$WORK/hostile.json"
+  check "$view exits 0 on hostile names (got $rc)" test "$rc" -eq 0
+  check "$view: no control byte reaches the terminal ($(controls "$WORK/out") lines)" test "$(controls "$WORK/out")" -eq 0
+  check "$view: control bytes are shown escaped" grep -qF '\x1b]0;pwned\x07\x1b[31m' "$WORK/out"
+done
+run --summary --color=never --top 100 "$WORK/hostile.json"
+check "summary: the whole name is escaped" grep -qF '\x1b]0;pwned\x07\x1b[31mred\x0d\x0aforged \x7f\xc2\x9b' "$WORK/out"
+check "summary: label values escaped" grep -qF 'endpoint=POST /\x1b[1morders\x0d' "$WORK/out"
+check "summary: frame labels escaped" grep -qF 'Handler\x1b[2J#m0' "$WORK/out"
+# Accented names are one column a character, CJK two: the wait % column ends at one display column.
+cols=$(sed -n '/^Threads/,/^$/p' "$WORK/out" | grep '%' | perl -CSD -ne '
+  s/%.*//s; my $w = length($_) + (() = /[\p{Ea=W}\p{Ea=F}]/g); print "$w\n"' | sort -u | wc -l)
+check "summary: columns aligned by display width ($cols distinct)" test "$cols" -eq 1
+run --timeline --width 40 --ascii "$WORK/hostile.json"
+cols=$(grep ' |' "$WORK/out" | perl -CSD -ne 's/ \|.*//s; my $w = length($_) + (() = /[\p{Ea=W}\p{Ea=F}]/g); print "$w\n"' | sort -u | wc -l)
+check "timeline: rows aligned by display width ($cols distinct)" test "$cols" -eq 1
+expect_fail 64 'thread \\x1b\[2J' --thread $'\e[2J' "$R"
+check "error messages escape what they echo" test "$(controls "$WORK/err")" -eq 0
+expect_fail 2 'no-\\x1b\[31m\.json: cannot open' "$WORK/no-"$'\e[31m'".json"
+check "error messages escape file names" test "$(controls "$WORK/err")" -eq 0
+
+# --- command line: messages name rperf-gvl, one view per standard output -----------
+expect_fail 64 "^rperf-gvl: unrecognized option '--frobnicate'" --frobnicate "$R"
+expect_fail 64 "^rperf-gvl: unrecognized option '-x'" -x "$R"
+expect_fail 64 "^rperf-gvl: option '--width' needs a value" "$R" --width
+expect_fail 64 "^rperf-gvl: unrecognized option '--bogus'" record --bogus -- true
+expect_fail 64 'more than one view for standard output' --json --json "$R"
+expect_fail 64 'more than one view for standard output' --timeline --json "$R"
+expect_fail 64 'more than one view for standard output' --summary --dot "$R"
+expect_fail 64 'more than one view for standard output' --summary --timeline -o "$WORK/x.txt" "$R"
+
 # --- output errors ----------------------------------------------------------------
 expect_fail 74 'cannot open for writing' --svg "$WORK/no/such/dir/g.svg" "$R"
 expect_fail 74 'cannot open for writing' --perfetto "$WORK/no/such/dir/t.json" "$R"
