@@ -74,6 +74,32 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # SIGTERM sent to the whole process group reaches the program twice (from
+  # the sender and from record): record still waits for the report, which is
+  # whole, prints the summary, and exits as the program did (128 + 15).
+  def test_sigterm_to_the_process_group
+    Dir.mktmpdir do |dir|
+      ready = File.join(dir, "ready")
+      program = "#{WORK}\nwork\nFile.write(#{ready.dump}, '')\nsleep 20"
+      out_r, out_w = IO.pipe
+      status = nil
+      pid = Process.spawn(clean_env, CLI, "record", "-o", File.join(dir, "r.json.gz"), "--", RbConfig.ruby, "-e",
+                          program, chdir: dir, out: out_w, err: out_w, pgroup: true)
+      out_w.close
+      Timeout.timeout(60) { sleep 0.05 until File.exist?(ready) }
+      Process.kill(:TERM, -pid)
+      _, status = Timeout.timeout(60) { Process.wait2(pid) }
+      output = out_r.read
+      assert_equal(143, status.exitstatus, output)
+      assert_match(/^Threads/, output)
+      require "zlib"
+      names = JSON.parse(Zlib.gunzip(File.binread(File.join(dir, "r.json.gz"))))["threads"].map { |t| t["name"] }
+      assert_include(names, "w0")
+    ensure
+      Process.kill(:KILL, -pid) if pid && !status
+    end
+  end
+
   # SIGINT sent to record alone reaches the program, which ends as a Ruby
   # program does on Ctrl-C (by SIGINT: 128 + 2), after writing its report.
   def test_sigint_to_record_reaches_the_program
