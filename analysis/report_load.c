@@ -958,19 +958,20 @@ static bool is_gzip(const char *data, size_t len)
 /* JSON text holds no control byte but whitespace, and a report starts with
  * '{': inflated bytes are checked as they come, so a bomb of zeros or of
  * anything but a report stops at its first chunk, not at the size cap. */
-static rga_status_t check_inflated(const char *buf, size_t from, size_t to, rga_error_t *err)
+static rga_status_t check_inflated(const char *buf, size_t from, size_t to, bool *started, rga_error_t *err)
 {
     for (size_t i = from; i < to; i++) {
         unsigned char c = (unsigned char)buf[i];
         if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
             return rga_error_set(err, RGA_ERR_SYNTAX,
                                  "gzip content is not JSON text: control byte 0x%02x at inflated offset %zu", c, i);
+        if (!*started && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            if (c != '{')
+                return rga_error_set(err, RGA_ERR_SYNTAX, "gzip content is not a JSON object: it starts with '%c'",
+                                     c);
+            *started = true;
+        }
     }
-    size_t i = 0;
-    while (i < to && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
-        i++;
-    if (i < to && i >= from && buf[i] != '{')
-        return rga_error_set(err, RGA_ERR_SYNTAX, "gzip content is not a JSON object: it starts with '%c'", buf[i]);
     return RGA_OK;
 }
 
@@ -986,6 +987,7 @@ static rga_status_t inflate_all(const char *data, size_t len, char **out, size_t
     if (cap > limit)
         cap = limit;
     size_t used = 0;
+    bool started = false; /* the first non-blank byte was seen (and was '{') */
     char *buf = malloc(cap + 1);
     rga_status_t st = RGA_OK;
     if (!buf) {
@@ -1018,7 +1020,7 @@ static rga_status_t inflate_all(const char *data, size_t len, char **out, size_t
         remaining -= in_chunk - zs.avail_in;
         size_t before = used;
         used += out_chunk - zs.avail_out;
-        st = check_inflated(buf, before, used, err);
+        st = check_inflated(buf, before, used, &started, err);
         if (st != RGA_OK)
             goto fail;
         if (zr == Z_STREAM_END) {
