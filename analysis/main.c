@@ -10,13 +10,16 @@
 #include "output.h"
 #include "rga.h"
 #include "rperf_limits.h"
+#include "term_text.h"
 #include "units.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +99,7 @@ static void usage(FILE *out)
             "      --ascii              timeline with ASCII glyphs\n"
             "      --color=WHEN         auto (default), always or never\n"
             "      --jansson-only       parse every element with jansson (slower; for comparison)\n"
+            "      --max-inflated SIZE  largest inflated size of a gzip report (default 1G)\n"
             "\n"
             "      --help               show this help and exit\n"
             "      --version            show the version and exit\n"
@@ -105,19 +109,50 @@ static void usage(FILE *out)
             progname, progname);
 }
 
+/* Prints one "rperf-gvl: ..." line on stderr. Messages echo file names,
+ * arguments and report text: control bytes are escaped so that none reaches
+ * the terminal. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    char raw[2048], line[4 * sizeof(raw)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", progname, rga_term_escape(raw, line, sizeof(line)));
+}
+
 static int fail_usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "%s: ", progname);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry '%s --help' for more information.\n", progname);
+    char what[1024];
+    snprintf(what, sizeof(what), fmt, arg);
+    say("%s", what);
+    fprintf(stderr, "Try '%s --help' for more information.\n", progname);
     return EXIT_USAGE;
+}
+
+/* getopt's own messages name argv[0] (a full path); they are off
+ * (opterr = 0, optstring starting with ':') and these say the same. */
+static int fail_option(int c, char **argv)
+{
+    char text[8];
+    const char *opt = argv[optind - 1];
+    if (optopt > 0 && optopt < 128 && strncmp(opt, "--", 2) != 0) {
+        snprintf(text, sizeof(text), "-%c", optopt);
+        opt = text;
+    }
+    if (c == ':')
+        return fail_usage("option '%s' needs a value", opt);
+    return fail_usage("unrecognized option '%s'", opt);
 }
 
 static int report_error(const rga_error_t *err)
 {
     char line[1024];
     rga_error_format(err, line, sizeof(line));
-    fprintf(stderr, "%s: %s\n", progname, line);
+    say("%s", line);
     return 0;
 }
 
@@ -175,6 +210,10 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* ---- record ------------------------------------------------------------------------ */
 
+#ifndef RPERF_GVL_SOURCE_EXTDIR
+#define RPERF_GVL_SOURCE_EXTDIR ""
+#endif
+
 static bool file_exists(const char *path)
 {
     struct stat sb;
@@ -182,10 +221,13 @@ static bool file_exists(const char *path)
 }
 
 /* The directory holding rperf/autorecord.rb: $RPERF_GVL_LIBDIR, ../lib next to
- * this executable, or the source tree's lib/ this binary was built from. */
-static bool find_libdir(char *buf, size_t size)
+ * this executable, or the source tree's lib/ this binary was built from. In
+ * the last case *from_build is set: the extension then comes from the build
+ * tree too (an installed gem finds its own). */
+static bool find_libdir(char *buf, size_t size, bool *from_build)
 {
     char probe[PATH_MAX + 32];
+    *from_build = false;
     const char *env = getenv("RPERF_GVL_LIBDIR");
     if (env && *env) {
         snprintf(buf, size, "%s", env);
@@ -207,9 +249,147 @@ static bool find_libdir(char *buf, size_t size)
     }
     if (RPERF_GVL_SOURCE_LIBDIR[0]) {
         snprintf(buf, size, "%s", RPERF_GVL_SOURCE_LIBDIR);
+        *from_build = true;
         return true;
     }
     return false;
+}
+
+/* Prepends dirs (':'-separated) to the search path variable name. */
+static bool prepend_path(const char *name, const char *dirs)
+{
+    const char *old = getenv(name);
+    size_t len = strlen(dirs) + (old ? strlen(old) : 0) + 2;
+    char *value = malloc(len);
+    if (!value)
+        return false;
+    snprintf(value, len, "%s%s%s", dirs, old && *old ? ":" : "", old && *old ? old : "");
+    int rc = setenv(name, value, 1);
+    free(value);
+    return rc == 0;
+}
+
+/* Where record's report goes. The program writes a temporary file that this
+ * run created (in the output's directory, so the rename is atomic); it
+ * replaces the output only once the program is done. A device or FIFO
+ * output is never replaced: the report is copied into it. */
+typedef struct record_target {
+    char path[PATH_MAX];     /* absolute output path */
+    char tmp[PATH_MAX + 64]; /* what the program writes */
+    bool in_place;           /* output is a device/FIFO: copy into it */
+} record_target_t;
+
+static int record_target_fail(const char *output, const char *what, int errnum)
+{
+    say("%s: cannot write the report: %s%s%s", output, what, errnum ? ": " : "", errnum ? strerror(errnum) : "");
+    return EXIT_IO;
+}
+
+/* Checks that the output can be written before the program starts, and
+ * creates the temporary (same ending as the output, so .gz stays gzip). */
+static int record_target_open(record_target_t *t, const char *output)
+{
+    memset(t, 0, sizeof(*t));
+    int n;
+    if (output[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd)))
+            return record_target_fail(output, "cannot read the current directory", errno);
+        n = snprintf(t->path, sizeof(t->path), "%s/%s", cwd, output);
+    } else {
+        n = snprintf(t->path, sizeof(t->path), "%s", output);
+    }
+    if (n < 0 || (size_t)n >= sizeof(t->path))
+        return record_target_fail(output, "path too long", 0);
+    struct stat sb;
+    bool exists = stat(t->path, &sb) == 0;
+    if (!exists && errno != ENOENT)
+        return record_target_fail(output, "cannot inspect it", errno);
+    if (exists && S_ISDIR(sb.st_mode))
+        return record_target_fail(output, "is a directory", 0);
+    if (exists && access(t->path, W_OK) != 0)
+        return record_target_fail(output, "not writable", errno);
+    t->in_place = exists && !S_ISREG(sb.st_mode);
+    const char *ending = ends_with(output, ".gz") ? ".json.gz" : ".json";
+    size_t suffix_len = strlen(ending);
+    if (t->in_place) {
+        const char *tmpdir = getenv("TMPDIR");
+        n = snprintf(t->tmp, sizeof(t->tmp), "%s/rperf-gvl-XXXXXX%s", tmpdir && *tmpdir ? tmpdir : "/tmp", ending);
+    } else {
+        char real[PATH_MAX];
+        const char *final = exists && realpath(t->path, real) ? real : t->path;
+        if (final == real)
+            snprintf(t->path, sizeof(t->path), "%s", real); /* a link: replace its target */
+        const char *slash = strrchr(final, '/');
+        n = snprintf(t->tmp, sizeof(t->tmp), "%.*s/.rperf-gvl-XXXXXX-%s", (int)(slash - final), final, slash + 1);
+        suffix_len = 1 + strlen(slash + 1);
+    }
+    if (n < 0 || (size_t)n >= sizeof(t->tmp))
+        return record_target_fail(output, "path too long", 0);
+    int fd = mkstemps(t->tmp, (int)suffix_len);
+    if (fd < 0) {
+        int saved = errno;
+        t->tmp[0] = '\0';
+        return record_target_fail(output, t->in_place ? "cannot create a temporary file" : "cannot create a file in its directory", saved);
+    }
+    /* mkstemps makes 0600; the report gets the mode a plain create (or the replaced file) would have. */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, exists && !t->in_place ? (sb.st_mode & 07777) : (0666 & ~mask));
+    close(fd);
+    return EXIT_OK;
+}
+
+/* Puts the finished report at the output: rename, or copy into a device. */
+static int record_target_commit(record_target_t *t, const char *output)
+{
+    if (!t->in_place) {
+        if (rename(t->tmp, t->path) != 0)
+            return record_target_fail(output, "cannot move the report into place", errno);
+        t->tmp[0] = '\0';
+        return EXIT_OK;
+    }
+    FILE *in = fopen(t->tmp, "rb"), *out = in ? fopen(t->path, "wb") : NULL;
+    int saved = errno;
+    bool failed = !in || !out;
+    char buf[65536];
+    size_t n;
+    while (!failed && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        failed = fwrite(buf, 1, n, out) != n;
+    if (!failed)
+        failed = ferror(in) != 0;
+    if (failed)
+        saved = errno;
+    if (out && fclose(out) != 0 && !failed) {
+        failed = true;
+        saved = errno;
+    }
+    if (in)
+        fclose(in);
+    return failed ? record_target_fail(output, "write failed", saved) : EXIT_OK;
+}
+
+static void record_target_close(record_target_t *t)
+{
+    if (t->tmp[0])
+        unlink(t->tmp);
+    t->tmp[0] = '\0';
+}
+
+/* Signals record passes on to the program: whoever stops `record` means the
+ * program. One the terminal sent (si_code SI_KERNEL) reached the program's
+ * process group already and is not sent twice. */
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_FORWARDED (sizeof(forwarded_signals) / sizeof(forwarded_signals[0]))
+static volatile sig_atomic_t record_child;
+
+static void forward_signal(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    int saved = errno;
+    if (record_child > 0 && (!info || info->si_code != SI_KERNEL))
+        kill((pid_t)record_child, sig);
+    errno = saved;
 }
 
 static int cmd_record(int argc, char **argv)
@@ -225,8 +405,9 @@ static int cmd_record(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     optind = 1;
+    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:", longopts, NULL)) != -1) {
         long v;
         switch (c) {
         case 'o': output = optarg; break;
@@ -243,81 +424,96 @@ static int cmd_record(int argc, char **argv)
             color = optarg;
             break;
         case 'h': usage(stdout); return EXIT_OK;
-        default: return fail_usage("%s", "record: bad option");
+        default: return fail_option(c, argv);
         }
     }
     if (optind >= argc)
         return fail_usage("%s", "record: no command given (record [-o FILE] -- ruby app.rb)");
     char libdir[PATH_MAX];
-    if (!find_libdir(libdir, sizeof(libdir))) {
-        fprintf(stderr, "%s: cannot find the rperf library directory; set RPERF_GVL_LIBDIR\n", progname);
+    bool from_build;
+    if (!find_libdir(libdir, sizeof(libdir), &from_build)) {
+        say("cannot find the rperf library directory; set RPERF_GVL_LIBDIR");
         return EXIT_USAGE;
     }
-    char abs_output[PATH_MAX];
-    if (output[0] != '/') {
-        char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof(cwd))) {
-            fprintf(stderr, "%s: cannot read the current directory: %s\n", progname, strerror(errno));
-            return EXIT_IO;
-        }
-        int n = snprintf(abs_output, sizeof(abs_output), "%s/%s", cwd, output);
-        if (n < 0 || (size_t)n >= sizeof(abs_output)) {
-            fprintf(stderr, "%s: output path too long\n", progname);
-            return EXIT_USAGE;
-        }
-    } else {
-        snprintf(abs_output, sizeof(abs_output), "%s", output);
-    }
-    /* A report left from an earlier run must not be mistaken for this run's. */
-    if (unlink(abs_output) != 0 && errno != ENOENT) {
-        fprintf(stderr, "%s: cannot replace %s: %s\n", progname, output, strerror(errno));
-        return EXIT_IO;
-    }
+    record_target_t target;
+    int rc = record_target_open(&target, output);
+    if (rc != EXIT_OK)
+        return rc;
+    /* RUBYLIB, not -I in RUBYOPT: RUBYOPT splits on spaces. A binary run from
+     * its build tree loads the extension it was built with. */
+    char dirs[2 * PATH_MAX + 2];
+    if (from_build && RPERF_GVL_SOURCE_EXTDIR[0])
+        snprintf(dirs, sizeof(dirs), "%s:%s", libdir, RPERF_GVL_SOURCE_EXTDIR);
+    else
+        snprintf(dirs, sizeof(dirs), "%s", libdir);
     const char *old = getenv("RUBYOPT");
-    size_t len = strlen(libdir) * 2 + (old ? strlen(old) : 0) + 64;
+    size_t len = (old ? strlen(old) : 0) + 32;
     char *rubyopt = malloc(len);
-    if (!rubyopt)
+    if (!rubyopt || !prepend_path("RUBYLIB", dirs)) {
+        free(rubyopt);
+        record_target_close(&target);
         return EXIT_SOFTWARE;
-    snprintf(rubyopt, len, "-I%s -r%s/rperf/autorecord%s%s", libdir, libdir, old && *old ? " " : "", old ? old : "");
+    }
+    snprintf(rubyopt, len, "-rrperf/autorecord%s%s", old && *old ? " " : "", old ? old : "");
     setenv("RUBYOPT", rubyopt, 1);
     free(rubyopt);
-    setenv("RPERF_GVL_OUTPUT", abs_output, 1);
+    setenv("RPERF_GVL_OUTPUT", target.tmp, 1);
     if (frequency)
         setenv("RPERF_GVL_FREQUENCY", frequency, 1);
 
-    /* Like system(): Ctrl-C goes to the program, and we still print the summary. */
-    struct sigaction ignore = {0}, old_int, old_quit;
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ignore, &old_int);
-    sigaction(SIGQUIT, &ignore, &old_quit);
+    /* Forward signals (those not ignored when record started: nohup stays
+     * nohup). Blocked across fork so none is lost before the pid is known. */
+    struct sigaction old_act[N_FORWARDED], fwd = {0};
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    fwd.sa_sigaction = forward_signal;
+    fwd.sa_flags = SA_SIGINFO;
+    sigemptyset(&fwd.sa_mask);
+    for (size_t i = 0; i < N_FORWARDED; i++) {
+        sigaction(forwarded_signals[i], NULL, &old_act[i]);
+        sigaddset(&block, forwarded_signals[i]);
+    }
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
+    for (size_t i = 0; i < N_FORWARDED; i++)
+        if (old_act[i].sa_handler != SIG_IGN)
+            sigaction(forwarded_signals[i], &fwd, NULL);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "%s: fork: %s\n", progname, strerror(errno));
+        say("fork: %s", strerror(errno));
+        record_target_close(&target);
         return EXIT_SOFTWARE;
     }
     if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        for (size_t i = 0; i < N_FORWARDED; i++)
+            sigaction(forwarded_signals[i], &old_act[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(argv[optind], &argv[optind]);
-        fprintf(stderr, "%s: cannot run %s: %s\n", progname, argv[optind], strerror(errno));
+        say("cannot run %s: %s", argv[optind], strerror(errno));
         _exit(EXIT_NOEXEC);
     }
+    record_child = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
+    record_child = 0; /* reaped: the pid may be reused */
     int child_exit = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC && !file_exists(abs_output))
-        return EXIT_NOEXEC;
-    if (!file_exists(abs_output)) {
-        fprintf(stderr, "%s: the program wrote no report to %s (exit status %d)\n", progname, output, child_exit);
-        return child_exit ? child_exit : EXIT_BAD_INPUT;
+    struct stat sb;
+    if (stat(target.tmp, &sb) != 0 || sb.st_size == 0) {
+        record_target_close(&target);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC)
+            return EXIT_NOEXEC;
+        say("the program wrote no report (not a Ruby program, or it ended without running at_exit); %s was "
+            "not written (exit status %d)", output, child_exit);
+        return child_exit;
     }
     rga_error_t err;
     rga_report_t *r = NULL;
-    rga_status_t st = rga_report_load_file(abs_output, &r, &err);
+    rga_status_t st = rga_report_load_file(target.tmp, &r, &err);
+    /* The program's report is kept even when it does not load: it is the data. */
+    rc = record_target_commit(&target, output);
+    record_target_close(&target);
     if (st == RGA_OK) {
         rga_view_opts_t opts = {0};
         opts.color = use_color(color, STDOUT_FILENO);
@@ -325,13 +521,16 @@ static int cmd_record(int argc, char **argv)
         fflush(stdout);
         st = rga_render_report(r, "summary", &opts, stdout, &err);
         rga_report_free(r);
-        fprintf(stderr, "%s: report written to %s\n", progname, output);
+        if (rc == EXIT_OK)
+            say("report written to %s", output);
+    } else {
+        snprintf(err.file, sizeof(err.file), "%s", output);
     }
     if (st != RGA_OK) {
         report_error(&err);
         return child_exit ? child_exit : exit_for(st, true);
     }
-    return child_exit;
+    return child_exit ? child_exit : rc;
 }
 
 /* ---- analysis ------------------------------------------------------------------------ */
@@ -339,7 +538,8 @@ static int cmd_record(int argc, char **argv)
 enum {
     OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
     OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
-    OPT_VERSION, OPT_JANSSON_ONLY, OPT_PPROF, OPT_COLLAPSED, OPT_SPEEDSCOPE, OPT_STATE, OPT_ROOT_FRAMES, OPT_HTML
+    OPT_VERSION, OPT_JANSSON_ONLY, OPT_PPROF, OPT_COLLAPSED, OPT_SPEEDSCOPE, OPT_STATE, OPT_ROOT_FRAMES, OPT_HTML,
+    OPT_MAX_INFLATED
 };
 
 static bool all_digits(const char *s)
@@ -369,6 +569,28 @@ static unsigned parse_root_frames(const char *text)
     return roots;
 }
 
+
+
+/* A byte count: digits with an optional K, M or G (powers of 1024). */
+static bool parse_size(const char *text, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || text[0] == '-')
+        return false;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end || v == 0 || v > (SIZE_MAX >> shift))
+        return false;
+    *out = (size_t)v << shift;
+    return true;
+}
 
 static int add_job(cli_t *cli, const char *view, const char *path)
 {
@@ -410,11 +632,13 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {"jansson-only", no_argument, NULL, OPT_JANSSON_ONLY},
+        {"max-inflated", required_argument, NULL, OPT_MAX_INFLATED},
         {NULL, 0, NULL, 0},
     };
     int c, rc = EXIT_OK;
     long v;
-    while (rc == EXIT_OK && (c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while (rc == EXIT_OK && (c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_SUMMARY: rc = add_job(cli, "summary", NULL); break;
         case OPT_TIMELINE: rc = add_job(cli, "timeline", NULL); break;
@@ -509,6 +733,13 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         }
         case OPT_ASCII: cli->opts.ascii = 1; break;
         case OPT_JANSSON_ONLY: cli->load_flags |= RGA_LOAD_JANSSON_ONLY; break;
+        case OPT_MAX_INFLATED: {
+            size_t bytes;
+            if (!parse_size(optarg, &bytes))
+                return fail_usage("--max-inflated %s: expected a size such as 512M or 4G", optarg);
+            rga_report_set_max_inflated(bytes);
+            break;
+        }
         case OPT_COLOR:
             if (!optarg)
                 cli->color = "always";
@@ -520,7 +751,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
         case 'h':
         case OPT_HELP: usage(stdout); return -1;
         case OPT_VERSION: printf("rperf-gvl %s\n", RGA_VERSION); return -1;
-        default: return fail_usage("%s", "invalid option");
+        default: return fail_option(c, argv);
         }
     }
     if (cli->opts.to_ns > 0 && cli->opts.to_ns <= cli->opts.from_ns)
@@ -529,8 +760,35 @@ static int parse_args(cli_t *cli, int argc, char **argv)
     return rc;
 }
 
+/* An output that is one of the inputs would be replaced by a view of itself:
+ * refused before anything is read (exit 2, the input is bad for this run). */
+static int refuse_output_over_input(const cli_t *cli, const char *const *inputs, size_t n_inputs)
+{
+    for (size_t i = 0; i <= cli->n_jobs; i++) {
+        const char *out = i < cli->n_jobs ? cli->jobs[i].path : cli->output;
+        struct stat so;
+        if (!out || strcmp(out, "-") == 0 || stat(out, &so) != 0)
+            continue;
+        for (size_t k = 0; k < n_inputs; k++) {
+            struct stat si;
+            if (stat(inputs[k], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+                say("%s: the output is the input report %s; refusing to overwrite it", out, inputs[k]);
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
+    const char *max_inflated = getenv("RPERF_GVL_MAX_INFLATED");
+    if (max_inflated && *max_inflated) {
+        size_t bytes;
+        if (!parse_size(max_inflated, &bytes))
+            return fail_usage("RPERF_GVL_MAX_INFLATED=%s: expected a size such as 512M or 4G", max_inflated);
+        rga_report_set_max_inflated(bytes);
+    }
     if (argc > 1 && strcmp(argv[1], "record") == 0)
         return cmd_record(argc - 1, argv + 1);
     cli_t cli;
@@ -564,10 +822,14 @@ int main(int argc, char **argv)
     if (cli.output && stdout_jobs == 0)
         return fail_usage("%s", "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot, "
                                 "--top, --collapsed)");
-    if (cli.output && stdout_jobs > 1)
-        return fail_usage("%s", "-o/--output takes a single standard-output view");
+    if (stdout_jobs > 1)
+        return fail_usage("%s", "more than one view for standard output (--summary, --timeline, --json, --dot, "
+                                "--top, --collapsed without FILE): give one, and write the others to files");
 
     size_t n_reports = (size_t)(argc - optind);
+    rc = refuse_output_over_input(&cli, (const char *const *)&argv[optind], n_reports);
+    if (rc != EXIT_OK)
+        return rc;
     rga_report_t **reports = calloc(n_reports, sizeof(*reports));
     if (!reports)
         return EXIT_SOFTWARE;
@@ -602,20 +864,30 @@ int main(int argc, char **argv)
             break;
         }
         rga_view_opts_t opts = cli.opts;
-        opts.color = path == NULL && use_color(cli.color, STDOUT_FILENO);
+        opts.color = out.kind == 1 && use_color(cli.color, STDOUT_FILENO);
         if (opts.width == 0)
             opts.width = terminal_width() - 32;
         opts.columns = terminal_width();
         rga_error_clear(&err);
+        errno = 0;
         rga_status_t wst = rga_render_report(report, job->view, &opts, out.fp, &err);
-        st = rga_output_close(&out, NULL, NULL, wst == RGA_OK ? &err : NULL);
-        if (wst != RGA_OK)
+        int write_errno = errno;
+        if (wst != RGA_OK && ferror(out.fp)) {
+            /* A writer that failed because its stream did: an output error, whatever it said. */
+            rga_output_discard(&out);
+            snprintf(err.file, sizeof(err.file), "%s", out.path);
+            err.line = err.column = 0;
+            err.path[0] = '\0';
+            st = rga_error_set(&err, RGA_ERR_IO, "write failed: %s", strerror(write_errno ? write_errno : EIO));
+        } else if (wst != RGA_OK) {
+            rga_output_discard(&out);
             st = wst;
+        } else {
+            st = rga_output_close(&out, NULL, NULL, &err);
+        }
         if (st != RGA_OK) {
             report_error(&err);
             rc = exit_for(st, false);
-            if (path)
-                unlink(path); /* no half-written file left behind */
         } else if (rga_view_is_profile(job->view) && report->n_samples == 0) {
             fprintf(stderr, "%s: warning: the report has no samples; %s is an empty profile\n", progname,
                     path ? path : "the output");

@@ -110,9 +110,10 @@ rga_status_t rga_perfetto_write(const rga_report_t *r, const rga_filter_t *filte
                   &first);
     }
     fputs("\n]}\n", out);
+    /* json_dumpf fails when its stream does: that is a write error, not a serialisation one. */
+    if (ferror(out))
+        return rga_error_set(err, RGA_ERR_IO, "write failed: %s", strerror(errno));
     if (rc != 0)
         return rga_error_set(err, RGA_ERR_NOMEM, "cannot serialise a trace event");
-    if (ferror(out))
-        return rga_error_set(err, RGA_ERR_IO, "write error: %s", strerror(errno));
     return RGA_OK;
 }

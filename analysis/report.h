@@ -29,6 +29,7 @@
 #include "rga_error.h"
 
 #include "report_format.h"
+#include "rperf_limits.h"
 
 /* The format's numbering (report_format.h, shared with the extension). */
 enum rga_state {
@@ -80,6 +81,7 @@ typedef struct rga_thread {
     bool exited;
     int64_t state_ns[RGA_STATE_COUNT]; /* running, gvl_wait, blocked, gc_mark, gc_sweep */
     int64_t acquisitions, waits;
+    int64_t label_set; /* the thread's label set at the end of the interval; -1 = not given */
 } rga_thread_t;
 
 typedef struct rga_label_set {
@@ -151,6 +153,17 @@ typedef struct rga_report {
  * *out receives a new report and RGA_OK is returned; on failure *out is NULL. */
 rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *name,
                                     rga_report_t **out, rga_error_t *err);
+
+/* Default cap on the inflated size of a gzip report: 1 GiB. A larger report
+ * needs a larger cap (rga_report_set_max_inflated; the CLI's --max-inflated
+ * and RPERF_GVL_MAX_INFLATED). */
+#define RGA_MAX_INFLATED_DEFAULT ((size_t)RPERF_REPORT_INFLATED_BYTES_DEFAULT) /* rperf_limits.h */
+
+/* Sets the cap on the inflated size of gzip input for every later load in
+ * the process (0 restores the default). Set it before loading, from one
+ * thread; loads read it once each. */
+void rga_report_set_max_inflated(size_t bytes);
+size_t rga_report_max_inflated(void);
 
 /* Reads path (gzip when it starts with the gzip magic) and loads it. */
 rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err);

@@ -33,7 +33,17 @@
 #include <zlib.h>
 
 /* Refuse to inflate beyond this: a gzip bomb must not take the machine down. */
-#define RGA_MAX_INFLATED ((size_t)16 << 30)
+static size_t max_inflated = RGA_MAX_INFLATED_DEFAULT;
+
+void rga_report_set_max_inflated(size_t bytes)
+{
+    __atomic_store_n(&max_inflated, bytes ? bytes : RGA_MAX_INFLATED_DEFAULT, __ATOMIC_RELAXED);
+}
+
+size_t rga_report_max_inflated(void)
+{
+    return __atomic_load_n(&max_inflated, __ATOMIC_RELAXED);
+}
 
 typedef struct loader {
     const char *text;
@@ -251,9 +261,11 @@ static rga_status_t obj_int(loader_t *ld, const elem_t *e, const json_t *obj, co
 }
 
 static rga_status_t obj_bool(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
-                             bool *out)
+                             bool required, bool *out)
 {
     const json_t *v = json_object_get(obj, key);
+    if (!v && required)
+        return fail_elem(ld, e, key, RGA_ERR_SCHEMA, "missing required key");
     if (!v) {
         *out = false;
         return RGA_OK;
@@ -268,10 +280,12 @@ static rga_status_t obj_bool(loader_t *ld, const elem_t *e, const json_t *obj, c
 }
 
 static rga_status_t obj_str(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
-                            char **out)
+                            bool required, char **out)
 {
     const json_t *v = json_object_get(obj, key);
     const char *s = "";
+    if (!v && required)
+        return fail_elem(ld, e, key, RGA_ERR_SCHEMA, "missing required key");
     if (v) {
         if (!json_is_string(v)) {
             char what[96];
@@ -295,7 +309,7 @@ static rga_status_t need_object(loader_t *ld, const elem_t *e, const json_t *v)
     return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
 }
 
-/* A tuple element: an array of at least n integers. */
+/* A tuple element: an array of exactly n integers. */
 static rga_status_t need_tuple(loader_t *ld, const elem_t *e, const tuple_t *t, size_t n)
 {
     char what[96];
@@ -303,7 +317,7 @@ static rga_status_t need_tuple(loader_t *ld, const elem_t *e, const tuple_t *t, 
         snprintf(what, sizeof(what), "expected an array of %zu integers, got %s", n, json_kind(t->json));
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
     }
-    if (t->n < n) {
+    if (t->n != n) {
         snprintf(what, sizeof(what), "expected %zu items, got %zu", n, t->n);
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, what);
     }
@@ -345,7 +359,7 @@ static rga_status_t load_ractor(loader_t *ld, const elem_t *e, const json_t *v)
     TRY(PUSH(ld, ractors, n_ractors, cap_ractors));
     rga_ractor_t *rc = &ld->r->ractors[ld->r->n_ractors];
     TRY(obj_int(ld, e, v, "id", true, 1, &rc->id));
-    TRY(obj_bool(ld, e, v, "main", &rc->main));
+    TRY(obj_bool(ld, e, v, "main", false, &rc->main));
     ld->r->n_ractors++;
     return RGA_OK;
 }
@@ -357,7 +371,7 @@ static rga_status_t load_thread(loader_t *ld, const elem_t *e, const json_t *v)
     rga_thread_t *t = &ld->r->threads[ld->r->n_threads];
     memset(t, 0, sizeof(*t));
     TRY(as_int(ld, e, "seq", json_object_get(v, "seq"), 1, UINT32_MAX, &t->seq));
-    TRY(obj_str(ld, e, v, "name", &t->name));
+    TRY(obj_str(ld, e, v, "name", true, &t->name));
     ld->r->n_threads++; /* counted now so that name is freed on a later failure */
     TRY(obj_int(ld, e, v, "native_id", false, 0, &t->native_id));
     TRY(obj_int(ld, e, v, "ractor", true, 1, &t->ractor));
@@ -365,11 +379,14 @@ static rga_status_t load_thread(loader_t *ld, const elem_t *e, const json_t *v)
     TRY(obj_int(ld, e, v, "last_seen_ns", true, 0, &t->last_seen_ns));
     if (t->last_seen_ns < t->first_seen_ns)
         return fail_elem(ld, e, "last_seen_ns", RGA_ERR_SCHEMA, "last_seen_ns < first_seen_ns");
-    TRY(obj_bool(ld, e, v, "exited", &t->exited));
+    TRY(obj_bool(ld, e, v, "exited", true, &t->exited));
     for (int s = 0; s < RGA_STATE_COUNT; s++)
         TRY(obj_int(ld, e, v, state_keys[s], true, 0, &t->state_ns[s]));
-    TRY(obj_int(ld, e, v, "acquisitions", false, 0, &t->acquisitions));
-    TRY(obj_int(ld, e, v, "waits", false, 0, &t->waits));
+    TRY(obj_int(ld, e, v, "acquisitions", true, 0, &t->acquisitions));
+    TRY(obj_int(ld, e, v, "waits", true, 0, &t->waits));
+    t->label_set = -1;
+    if (json_object_get(v, "label_set"))
+        TRY(as_int(ld, e, "label_set", json_object_get(v, "label_set"), 0, UINT32_MAX, &t->label_set));
     return RGA_OK;
 }
 
@@ -438,7 +455,7 @@ static rga_status_t load_label_total(loader_t *ld, const elem_t *e, const json_t
 
 static rga_status_t load_frame(loader_t *ld, const elem_t *e, const json_t *v)
 {
-    if (!json_is_array(v) || json_array_size(v) < 2 || !json_is_string(json_array_get(v, 0)) ||
+    if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_string(json_array_get(v, 0)) ||
         !json_is_string(json_array_get(v, 1)))
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "expected [\"path\", \"label\"]");
     TRY(PUSH(ld, frames, n_frames, cap_frames));
@@ -491,7 +508,7 @@ static rga_status_t load_interval(loader_t *ld, const elem_t *e, const tuple_t *
     const int64_t *x = v->vals;
     /* The common case in one test; anything off goes through the checks
      * below, which name the offending item. */
-    if (x && v->n >= 6 && x[0] >= 1 && x[0] <= UINT32_MAX && x[1] >= 0 && x[1] < RGA_STATE_COUNT && x[2] >= 0 &&
+    if (x && v->n == 6 && x[0] >= 1 && x[0] <= UINT32_MAX && x[1] >= 0 && x[1] < RGA_STATE_COUNT && x[2] >= 0 &&
         x[3] >= x[2] && x[4] >= 0 && x[4] <= UINT32_MAX && x[5] >= -1 && x[5] <= INT32_MAX) {
         seq = x[0], state = x[1], start = x[2], end = x[3], label_set = x[4], stack = x[5];
         goto store;
@@ -544,10 +561,10 @@ static rga_status_t load_edge(loader_t *ld, const elem_t *e, const json_t *v)
     TRY(obj_int(ld, e, v, "holder", true, 0, &ed->holder));
     if (ed->holder_kind == RGA_HOLDER_THREAD && ed->holder == 0)
         return fail_elem(ld, e, "holder", RGA_ERR_SCHEMA, "a thread holder needs a seq >= 1");
-    TRY(obj_int(ld, e, v, "waiter_label_set", false, 0, &ed->waiter_label_set));
-    TRY(obj_int(ld, e, v, "holder_label_set", false, 0, &ed->holder_label_set));
+    TRY(obj_int(ld, e, v, "waiter_label_set", true, 0, &ed->waiter_label_set));
+    TRY(obj_int(ld, e, v, "holder_label_set", true, 0, &ed->holder_label_set));
     TRY(obj_int(ld, e, v, "wait_ns", true, 0, &ed->wait_ns));
-    TRY(obj_int(ld, e, v, "count", false, 0, &ed->count));
+    TRY(obj_int(ld, e, v, "count", true, 0, &ed->count));
     ld->r->n_edges++;
     return RGA_OK;
 }
@@ -593,7 +610,7 @@ static rga_status_t load_meta(loader_t *ld, const elem_t *e, const json_t *v)
             return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
     }
     static const struct { const char *key; size_t off; bool required; int64_t min; } ints[] = {
-        {"pid", offsetof(rga_meta_t, pid), false, 0},
+        {"pid", offsetof(rga_meta_t, pid), true, 0},
         {"frequency", offsetof(rga_meta_t, frequency), false, 0},
         {"start_time_ns", offsetof(rga_meta_t, start_time_ns), false, 0},
         {"start_monotonic_ns", offsetof(rga_meta_t, start_monotonic_ns), true, 0},
@@ -918,7 +935,8 @@ static rga_status_t load_top(loader_t *ld)
     if (ld->pos != ld->len)
         return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "unexpected data after the report object");
     static const struct { unsigned bit; const char *key; } required[] = {
-        {K_FORMAT, "format"}, {K_VERSION, "version"}, {K_META, "meta"}, {K_THREADS, "threads"}};
+        {K_FORMAT, "format"}, {K_VERSION, "version"}, {K_META, "meta"}, {K_RACTORS, "ractors"},
+        {K_THREADS, "threads"}};
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
         if (!(ld->seen & required[i].bit)) {
             rga_error_set(ld->err, RGA_ERR_SCHEMA, "missing required key");
@@ -937,15 +955,40 @@ static bool is_gzip(const char *data, size_t len)
     return len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
 }
 
+/* JSON text holds no control byte but whitespace, and a report starts with
+ * '{': inflated bytes are checked as they come, so a bomb of zeros or of
+ * anything but a report stops at its first chunk, not at the size cap. */
+static rga_status_t check_inflated(const char *buf, size_t from, size_t to, bool *started, rga_error_t *err)
+{
+    for (size_t i = from; i < to; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+            return rga_error_set(err, RGA_ERR_SYNTAX,
+                                 "gzip content is not JSON text: control byte 0x%02x at inflated offset %zu", c, i);
+        if (!*started && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            if (c != '{')
+                return rga_error_set(err, RGA_ERR_SYNTAX, "gzip content is not a JSON object: it starts with '%c'",
+                                     c);
+            *started = true;
+        }
+    }
+    return RGA_OK;
+}
+
 static rga_status_t inflate_all(const char *data, size_t len, char **out, size_t *out_len,
                                 rga_error_t *err)
 {
+    const size_t limit = rga_report_max_inflated();
     z_stream zs;
     memset(&zs, 0, sizeof(zs));
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
         return rga_error_set(err, RGA_ERR_NOMEM, "cannot initialise zlib");
-    size_t cap = len * 4 + 4096, used = 0;
-    char *buf = malloc(cap);
+    size_t cap = len < limit / 4 ? len * 4 + 4096 : limit;
+    if (cap > limit)
+        cap = limit;
+    size_t used = 0;
+    bool started = false; /* the first non-blank byte was seen (and was '{') */
+    char *buf = malloc(cap + 1);
     rga_status_t st = RGA_OK;
     if (!buf) {
         st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory inflating the report");
@@ -955,17 +998,18 @@ static rga_status_t inflate_all(const char *data, size_t len, char **out, size_t
     size_t remaining = len;
     for (;;) {
         if (used == cap) {
-            if (cap >= RGA_MAX_INFLATED) {
-                st = rga_error_set(err, RGA_ERR_IO, "gzip data inflates beyond %zu GiB", RGA_MAX_INFLATED >> 30);
+            if (cap >= limit) {
+                st = rga_error_set(err, RGA_ERR_IO, "gzip data inflates beyond the limit of %zu bytes", limit);
                 goto fail;
             }
-            char *p = realloc(buf, cap * 2);
+            size_t ncap = cap > limit / 2 ? limit : cap * 2;
+            char *p = realloc(buf, ncap + 1);
             if (!p) {
                 st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory inflating the report");
                 goto fail;
             }
             buf = p;
-            cap *= 2;
+            cap = ncap;
         }
         uInt in_chunk = remaining > (1u << 30) ? (1u << 30) : (uInt)remaining;
         uInt out_chunk = (cap - used) > (1u << 30) ? (1u << 30) : (uInt)(cap - used);
@@ -974,14 +1018,21 @@ static rga_status_t inflate_all(const char *data, size_t len, char **out, size_t
         zs.avail_out = out_chunk;
         int zr = inflate(&zs, Z_NO_FLUSH);
         remaining -= in_chunk - zs.avail_in;
+        size_t before = used;
         used += out_chunk - zs.avail_out;
+        st = check_inflated(buf, before, used, &started, err);
+        if (st != RGA_OK)
+            goto fail;
         if (zr == Z_STREAM_END) {
-            /* Concatenated gzip members are one file (gzip -c a b > c). */
-            if (remaining > 0 && is_gzip((const char *)zs.next_in, remaining)) {
-                inflateReset(&zs);
-                continue;
+            if (remaining == 0)
+                break;
+            /* Concatenated gzip members are one file (gzip -c a b > c); anything else is not gzip. */
+            if (!is_gzip((const char *)zs.next_in, remaining)) {
+                st = rga_error_set(err, RGA_ERR_IO, "%zu bytes of unexpected data after the gzip stream", remaining);
+                goto fail;
             }
-            break;
+            inflateReset(&zs);
+            continue;
         }
         if (zr != Z_OK && zr != Z_BUF_ERROR) {
             st = rga_error_set(err, RGA_ERR_IO, "bad gzip data: %s", zs.msg ? zs.msg : "corrupt stream");

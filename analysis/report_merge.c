@@ -5,7 +5,10 @@
  * sets, frames and stacks are renumbered by content (each report has its own
  * tables); keyed rows (threads, label totals, edges, blame) are summed.
  * Dictionaries are jansson objects keyed by a text rendering of the key.
- * Refuses reports of different processes (pid) or format versions.
+ * Refuses reports of different processes (pid), reports whose time ranges
+ * overlap (the same report twice, or cuts that are not a series: their
+ * totals would be counted twice), and inputs whose totals together would
+ * overflow what the analysis adds up.
  */
 #include "report_internal.h"
 
@@ -127,6 +130,8 @@ static void coalesce_threads(rga_report_t *out)
             n->first_seen_ns = t->first_seen_ns;
         n->last_seen_ns = t->last_seen_ns; /* sorted: t is the later one */
         n->exited = t->exited;
+        if (t->label_set >= 0)
+            n->label_set = t->label_set;
         for (int s = 0; s < RGA_STATE_COUNT; s++)
             n->state_ns[s] += t->state_ns[s];
         n->acquisitions += t->acquisitions;
@@ -211,6 +216,11 @@ static rga_status_t merge_one(merger_t *m, const rga_report_t *in, int64_t shift
                     goto fail;
             }
         }
+    }
+    for (size_t i = 0; i < in->n_threads; i++) {
+        rga_thread_t *t = &out->threads[out->n_threads - in->n_threads + i];
+        if (t->label_set >= 0)
+            t->label_set = map_label(in, label_map, t->label_set);
     }
     for (size_t i = 0; i < in->n_frames; i++) {
         k.len = 0;
@@ -337,6 +347,50 @@ fail:
     return st == RGA_OK ? RGA_OK : nomem(m);
 }
 
+/* A snapshot series covers disjoint ranges [start, start + duration) of one
+ * monotonic clock, and everything it adds up fits together. Reports are
+ * named by their position among the inputs (1-based). */
+static rga_status_t check_series(rga_report_t *const *reports, size_t n, rga_error_t *err)
+{
+    rga_report_sums_t sums = {0};
+    for (size_t i = 0; i < n; i++) {
+        rga_status_t st = rga_report_add_sums(reports[i], &sums, err);
+        if (st != RGA_OK) {
+            if (err) {
+                char reason[sizeof(err->reason)];
+                snprintf(reason, sizeof(reason), "%s", err->reason);
+                rga_error_set(err, st, "report %zu: %s (summed over the merged reports)", i + 1, reason);
+            }
+            return st;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const rga_meta_t *a = &reports[i]->meta;
+        for (size_t j = i + 1; j < n; j++) {
+            const rga_meta_t *b = &reports[j]->meta;
+            /* Both ends fit: the loader checked start + latest time. */
+            bool overlap = a->start_monotonic_ns < b->start_monotonic_ns + b->duration_ns &&
+                           b->start_monotonic_ns < a->start_monotonic_ns + a->duration_ns;
+            if (!overlap)
+                continue;
+            if (err)
+                err->path[0] = '\0';
+            if (a->start_monotonic_ns == b->start_monotonic_ns && a->duration_ns == b->duration_ns)
+                return rga_error_set(err, RGA_ERR_ARGUMENT,
+                                     "reports %zu and %zu cover the same time of process %" PRId64
+                                     " (the same report twice?); merging would count it twice", i + 1, j + 1,
+                                     a->pid);
+            return rga_error_set(err, RGA_ERR_ARGUMENT,
+                                 "reports %zu and %zu overlap in time (process %" PRId64 ", monotonic %" PRId64
+                                 "+%" PRId64 " ns and %" PRId64 "+%" PRId64
+                                 " ns); only a snapshot series (snapshot(clear: true)) can be merged",
+                                 i + 1, j + 1, a->pid, a->start_monotonic_ns, a->duration_ns, b->start_monotonic_ns,
+                                 b->duration_ns);
+        }
+    }
+    return RGA_OK;
+}
+
 rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, rga_error_t *err)
 {
     *result = NULL;
@@ -358,6 +412,9 @@ rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report
             first = i;
         total_intervals += reports[i]->n_intervals;
     }
+    st = check_series(reports, n, err);
+    if (st != RGA_OK)
+        goto done;
     const rga_report_t *base = reports[first];
     m.out = calloc(1, sizeof(rga_report_t));
     m.dict_labels = json_object();

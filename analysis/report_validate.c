@@ -2,10 +2,13 @@
  *
  * report_load.c checks each element alone; this file checks that the ids in
  * one array point into another (threads' Ractors, intervals' threads, label
- * sets and stacks, edges' waiters and holders, stacks' frames) and that the
- * keyed arrays have no duplicate keys. It sorts threads and label sets so the
- * lookups in report_model.c can bisect. It does not check the conservation
- * laws: those are properties of the profiler, which its own tests check.
+ * sets and stacks, edges' waiters and holders, stacks' frames), that the
+ * keyed arrays have no duplicate keys, that intervals are sorted and those of
+ * one thread never overlap, and that every total the analysis computes fits
+ * in int64_t (so no view can print a wrapped, negative time). It sorts
+ * threads and label sets so the lookups in report_model.c can bisect. It does
+ * not check the conservation laws: those are properties of the profiler,
+ * which its own tests check.
  */
 #include "report_internal.h"
 
@@ -36,6 +39,15 @@ static rga_status_t bad_ref(rga_error_t *err, const char *array, size_t index, c
     return rga_error_set(err, RGA_ERR_REFERENCE, "%s %" PRId64 " is not in the report", what, value);
 }
 
+static rga_status_t bad_order(rga_error_t *err, size_t index, const char *fmt, size_t other)
+{
+    if (err) {
+        err->line = err->column = 0;
+        snprintf(err->path, sizeof(err->path), "intervals[%zu]", index);
+    }
+    return rga_error_set(err, RGA_ERR_SCHEMA, fmt, other);
+}
+
 static rga_status_t bad_dup(rga_error_t *err, const char *array, size_t index, const char *field,
                             int64_t value)
 {
@@ -44,6 +56,85 @@ static rga_status_t bad_dup(rga_error_t *err, const char *array, size_t index, c
         snprintf(err->path, sizeof(err->path), "%s[%zu].%s", array, index, field);
     }
     return rga_error_set(err, RGA_ERR_SCHEMA, "duplicate %s %" PRId64, field, value);
+}
+
+static rga_status_t too_big(rga_error_t *err, const char *array, size_t index, const char *field,
+                            const char *what)
+{
+    if (err) {
+        err->line = err->column = 0;
+        snprintf(err->path, sizeof(err->path), "%s[%zu]%s%s", array, index, field[0] == '[' ? "" : ".", field);
+    }
+    return rga_error_set(err, RGA_ERR_SCHEMA, "value too large: the report's %s would exceed %" PRId64
+                         " (2^63-1), which the analysis cannot add up", what, INT64_MAX);
+}
+
+#define ADD(total, value, array, index, field, what)                                      \
+    do {                                                                                  \
+        if (__builtin_add_overflow((total), (value), &(total)))                          \
+            return too_big(err, (array), (index), (field), (what));                       \
+    } while (0)
+
+static const char *const state_fields[RGA_STATE_COUNT] = {"running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns",
+                                                          "gc_sweep_ns"};
+
+rga_status_t rga_report_add_sums(const rga_report_t *r, rga_report_sums_t *sums, rga_error_t *err)
+{
+    for (size_t i = 0; i < r->n_threads; i++) {
+        const rga_thread_t *t = &r->threads[i];
+        for (int k = 0; k < RGA_STATE_COUNT; k++)
+            ADD(sums->thread_ns, t->state_ns[k], "threads", i, state_fields[k], "total thread time");
+        ADD(sums->lifetime_ns, t->last_seen_ns - t->first_seen_ns, "threads", i, "last_seen_ns",
+            "total thread lifetime");
+        ADD(sums->counts, t->acquisitions, "threads", i, "acquisitions", "total of acquisitions and waits");
+        ADD(sums->counts, t->waits, "threads", i, "waits", "total of acquisitions and waits");
+    }
+    for (size_t i = 0; i < r->n_label_totals; i++)
+        for (int k = 0; k < RGA_STATE_COUNT; k++)
+            ADD(sums->label_ns, r->label_totals[i].state_ns[k], "label_totals", i, state_fields[k],
+                "total label time");
+    for (size_t i = 0; i < r->n_edges; i++) {
+        ADD(sums->edge_wait_ns, r->edges[i].wait_ns, "edges", i, "wait_ns", "total edge wait");
+        ADD(sums->edge_count, r->edges[i].count, "edges", i, "count", "total edge count");
+    }
+    for (size_t i = 0; i < r->n_samples; i++)
+        ADD(sums->sample_ns, r->samples[i].weight_ns, "samples", i, "[1]", "total sample weight");
+    for (size_t i = 0; i < r->n_blame; i++)
+        ADD(sums->blame_ns, r->blame[i].blame_ns, "blame", i, "[3]", "total blame");
+    const int64_t *stats = (const int64_t *)&r->stats;
+    for (size_t i = 0; i < sizeof(r->stats) / sizeof(int64_t); i++) {
+        if (__builtin_add_overflow(sums->stats, stats[i], &sums->stats)) {
+            if (err) {
+                err->line = err->column = 0;
+                snprintf(err->path, sizeof(err->path), "stats");
+            }
+            return rga_error_set(err, RGA_ERR_SCHEMA, "counters too large: their total would exceed %" PRId64
+                                 " (2^63-1)", INT64_MAX);
+        }
+    }
+    return RGA_OK;
+}
+
+/* Timestamps are placed on one axis by adding meta.start_monotonic_ns
+ * (merging); the latest one must stay representable. */
+static rga_status_t check_axis(const rga_report_t *r, rga_error_t *err)
+{
+    int64_t latest = r->meta.duration_ns, sum;
+    for (size_t i = 0; i < r->n_threads; i++)
+        if (r->threads[i].last_seen_ns > latest)
+            latest = r->threads[i].last_seen_ns;
+    for (size_t i = 0; i < r->n_intervals; i++)
+        if (r->intervals[i].end_ns > latest)
+            latest = r->intervals[i].end_ns;
+    if (__builtin_add_overflow(r->meta.start_monotonic_ns, latest, &sum)) {
+        if (err) {
+            err->line = err->column = 0;
+            snprintf(err->path, sizeof(err->path), "meta.start_monotonic_ns");
+        }
+        return rga_error_set(err, RGA_ERR_SCHEMA, "value too large: plus the report's latest time (%" PRId64
+                             " ns) it exceeds %" PRId64 " (2^63-1)", latest, INT64_MAX);
+    }
+    return RGA_OK;
 }
 
 static bool ractor_known(const rga_report_t *r, int64_t id)
@@ -80,6 +171,9 @@ rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
     for (size_t i = 1; i < r->n_label_sets; i++)
         if (r->label_sets[i].id == r->label_sets[i - 1].id)
             return bad_dup(err, "label_sets", i, "id", r->label_sets[i].id);
+    for (size_t i = 0; i < r->n_threads; i++)
+        if (r->threads[i].label_set >= 0 && !label_known(r, r->threads[i].label_set))
+            return bad_ref(err, "threads", i, "label_set", "label set id", r->threads[i].label_set);
 
     for (size_t i = 0; i < r->n_label_totals; i++) {
         const rga_label_total_t *lt = &r->label_totals[i];
@@ -121,6 +215,12 @@ rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
                 seq_index[r->threads[t].seq] = (int32_t)t;
         }
     }
+    /* Per thread: the index of its latest interval so far (+1; 0 = none). */
+    size_t *last_of_thread = r->n_intervals ? calloc(r->n_threads ? r->n_threads : 1, sizeof(size_t)) : NULL;
+    if (r->n_intervals && !last_of_thread) {
+        free(seq_index);
+        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory checking the intervals");
+    }
     for (size_t i = 0; i < r->n_intervals; i++) {
         rga_interval_t *iv = &r->intervals[i];
         int64_t seq = iv->thread_index;
@@ -129,21 +229,35 @@ rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
             ti = seq <= max_seq ? seq_index[seq] : -1;
         else
             ti = rga_report_thread_index(r, seq);
-        if (ti < 0) {
+        rga_status_t bad = RGA_OK;
+        if (ti < 0)
+            bad = bad_ref(err, "intervals", i, "[0]", "thread seq", seq);
+        else if (last_of_thread[ti] && iv->start_ns < r->intervals[last_of_thread[ti] - 1].start_ns)
+            bad = bad_order(err, i, "starts before intervals[%zu] of the same thread (a thread's intervals come "
+                            "in time order)", last_of_thread[ti] - 1);
+        else if (last_of_thread[ti] && iv->start_ns < r->intervals[last_of_thread[ti] - 1].end_ns)
+            bad = bad_order(err, i, "overlaps intervals[%zu] of the same thread (a thread's intervals never overlap)",
+                            last_of_thread[ti] - 1);
+        if (bad != RGA_OK) {
             free(seq_index);
-            return bad_ref(err, "intervals", i, "[0]", "thread seq", seq);
+            free(last_of_thread);
+            return bad;
         }
+        last_of_thread[ti] = i + 1;
         iv->thread_index = (uint32_t)ti;
         if (!label_known(r, iv->label_set)) {
             free(seq_index);
+            free(last_of_thread);
             return bad_ref(err, "intervals", i, "[4]", "label set id", iv->label_set);
         }
         if (iv->stack >= 0 && (uint64_t)iv->stack >= r->n_stacks) {
             free(seq_index);
+            free(last_of_thread);
             return bad_ref(err, "intervals", i, "[5]", "stack id", iv->stack);
         }
     }
     free(seq_index);
+    free(last_of_thread);
     for (size_t i = 0; i < r->n_edges; i++) {
         const rga_edge_t *e = &r->edges[i];
         if (!ractor_known(r, e->ractor))
@@ -166,5 +280,7 @@ rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
         if (!label_known(r, b->label_set))
             return bad_ref(err, "blame", i, "[2]", "label set id", b->label_set);
     }
-    return RGA_OK;
+    rga_report_sums_t sums = {0};
+    rga_status_t st = rga_report_add_sums(r, &sums, err);
+    return st == RGA_OK ? check_axis(r, err) : st;
 }

@@ -3,7 +3,8 @@
  *
  * Walks the stack once, leaf first, turning each run of equal frames into
  * one item and appending items while they fit the width. Does not merge
- * lines (summary_text.c does) and does not allocate.
+ * lines (summary_text.c does) and does not allocate. Frame text is escaped
+ * for the terminal (term_text.h).
  */
 #include "stack_text.h"
 #include "table.h"
@@ -47,7 +48,8 @@ char *rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *b
         return buf;
     }
     const rga_stack_t *s = &r->stacks[stack];
-    const int64_t *frames = &r->stack_frames[s->first];
+    /* No frame slots at all (only empty stacks): stack_frames is NULL, and NULL + 0 is undefined. */
+    const int64_t *frames = s->depth ? &r->stack_frames[s->first] : NULL;
     static const char more[] = " < …";
     const size_t more_cols = 4;
     size_t used = 0, cols = 0, items = 0;
@@ -66,9 +68,11 @@ char *rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *b
         char count[32] = "";
         if (run > 1)
             snprintf(count, sizeof(count), " ×%u", run);
-        char item[768];
-        snprintf(item, sizeof(item), "%s%s%s%s%s%s", items ? " < " : "", f->label, count, show_path ? " (" : "",
-                 show_path ? f->path : "", show_path ? ")" : "");
+        char item[768], label[256], path[256];
+        rga_term_escape(f->label, label, sizeof(label));
+        rga_term_escape(show_path ? f->path : "", path, sizeof(path));
+        snprintf(item, sizeof(item), "%s%s%s%s%s%s", items ? " < " : "", label, count, show_path ? " (" : "", path,
+                 show_path ? ")" : "");
         size_t item_cols = rga_text_width(item);
         /* Synthetic frames are only leaves: anything after this run is real. */
         bool more_after = i + run < s->depth;
@@ -94,7 +98,7 @@ char *rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *b
         else if (frames[0] == RGA_FRAME_GVL_WAIT && is_synthetic(r, frames[0]))
             snprintf(buf, size, "%s", RGA_STACK_GVL_WAIT_ONLY);
         else
-            snprintf(buf, size, "%s", r->frames[frames[0]].label);
+            rga_term_escape(r->frames[frames[0]].label, buf, size);
     }
     return buf;
 }

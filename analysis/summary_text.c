@@ -32,7 +32,8 @@ static void heading(FILE *out, const char *title, bool color)
 static char *thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t size)
 {
     long i = rga_report_thread_index(r, seq);
-    const char *name = i >= 0 ? r->threads[i].name : "";
+    char name[128];
+    rga_term_escape(i >= 0 ? r->threads[i].name : "", name, sizeof(name));
     if (name[0])
         snprintf(buf, size, "%s (#%lld)", name, (long long)seq);
     else
@@ -132,11 +133,11 @@ static int write_labels(const rga_summary_t *s, FILE *out, bool color)
     int rc = 0;
     for (size_t i = 0; i < s->n_labels && rc == 0; i++) {
         const rga_summary_label_t *l = &s->labels[i];
-        char text[256], n[24];
+        char raw[256], text[256], n[24];
         int64_t time = 0;
         for (int k = 0; k < RGA_STATE_COUNT; k++)
             time += l->state_ns[k];
-        rga_label_set_text(s->report, l->label_set, text, sizeof(text));
+        rga_term_escape(rga_label_set_text(s->report, l->label_set, raw, sizeof(raw)), text, sizeof(text));
         snprintf(n, sizeof(n), "%zu", l->n_threads);
         rc = add_state_row(&t, text, n, time, l->state_ns, color);
     }
@@ -314,11 +315,13 @@ static int write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t to
 static void write_header(const rga_summary_t *s, FILE *out, bool color)
 {
     const rga_report_t *r = s->report;
-    char dur[32];
+    char dur[32], program[512], ruby[64], mode[32];
+    rga_term_escape(r->meta.program, program, sizeof(program));
+    rga_term_escape(r->meta.ruby_version, ruby, sizeof(ruby));
+    rga_term_escape(r->meta.mode, mode, sizeof(mode));
     fprintf(out, "%srperf-gvl summary%s: %s (pid %lld, ruby %s, %s mode, %lld Hz), %s, %zu threads, %zu Ractors\n",
-            color ? "\033[1m" : "", color ? "\033[0m" : "", r->meta.program[0] ? r->meta.program : "(unknown program)",
-            (long long)r->meta.pid, r->meta.ruby_version[0] ? r->meta.ruby_version : "?",
-            r->meta.mode[0] ? r->meta.mode : "?", (long long)r->meta.frequency,
+            color ? "\033[1m" : "", color ? "\033[0m" : "", program[0] ? program : "(unknown program)",
+            (long long)r->meta.pid, ruby[0] ? ruby : "?", mode[0] ? mode : "?", (long long)r->meta.frequency,
             rga_format_duration(r->meta.duration_ns, dur, sizeof(dur)), r->n_threads, r->n_ractors);
     const rga_stats_t *st = &r->stats;
     const struct { const char *name; int64_t v; } drops[] = {

@@ -4,15 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t rga_text_width(const char *s)
-{
-    size_t w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            w++;
-    return w;
-}
-
 static int add_row(rga_table_t *t, const char *const *cells, const char *color)
 {
     if (t->n_rows == t->cap_rows) {

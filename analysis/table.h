@@ -1,8 +1,9 @@
 /* table.h — aligned text tables for the terminal views.
  *
  * A table collects rows of cells (copied), then prints them with every column
- * padded to its widest cell (widths count UTF-8 code points, so "µs" is two
- * columns). The first column is left-aligned, the others right-aligned unless
+ * padded to its widest cell (widths are display columns, term_text.h: "µs"
+ * is two, a CJK character two). Cells are printed as given: callers escape
+ * text that came from a report (rga_term_escape). The first column is left-aligned, the others right-aligned unless
  * rga_table_left() says otherwise. The header row is bold when colour is on.
  * Not thread-safe; free with rga_table_free().
  */
@@ -11,6 +12,8 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+
+#include "term_text.h"
 
 #define RGA_TABLE_MAX_COLS 16
 
@@ -30,8 +33,5 @@ int rga_table_add(rga_table_t *t, const char *const *cells, const char *color);
 /* Prints with indent spaces before each row. Colour codes only when color is true. */
 void rga_table_print(const rga_table_t *t, FILE *out, int indent, bool color);
 void rga_table_free(rga_table_t *t);
-
-/* Number of terminal columns of a UTF-8 string (code points). */
-size_t rga_text_width(const char *s);
 
 #endif

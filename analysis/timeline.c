@@ -5,6 +5,7 @@
  * intervals shows gaps rather than invented time.
  */
 #include "timeline.h"
+#include "term_text.h"
 #include "units.h"
 
 #include <errno.h>
@@ -139,27 +140,30 @@ rga_status_t rga_timeline_write_text(const rga_timeline_t *t, FILE *out, const r
     rga_format_duration((t->to_ns - t->from_ns) / (int64_t)t->n_buckets, bucket, sizeof(bucket));
     fprintf(out, "GVL timeline %s .. %s, %zu columns of %s (dominant state per column)\n", from, to,
             t->n_buckets, bucket);
-    /* Label column: names cut to 24 columns so rows stay aligned. */
+    /* Label column: names escaped and cut to 24 display columns so rows stay aligned. */
     int label_w = 6;
-    char (*labels)[64] = calloc(t->n_rows ? t->n_rows : 1, sizeof(*labels));
+    char (*labels)[160] = calloc(t->n_rows ? t->n_rows : 1, sizeof(*labels));
     if (!labels)
         return rga_error_set(err, RGA_ERR_NOMEM, "out of memory drawing the timeline");
     for (size_t row = 0; row < t->n_rows; row++) {
         const rga_thread_t *th = &r->threads[t->row_thread[row]];
-        if (th->name[0])
-            snprintf(labels[row], sizeof(labels[row]), "%.24s #%lld", th->name, (long long)th->seq);
+        char name[128];
+        rga_term_escape(th->name, name, sizeof(name));
+        if (name[0])
+            snprintf(labels[row], sizeof(labels[row]), "%.*s #%lld", (int)rga_text_prefix(name, 24), name,
+                     (long long)th->seq);
         else
             snprintf(labels[row], sizeof(labels[row]), "#%lld", (long long)th->seq);
         if (r->n_ractors > 1) {
             size_t n = strlen(labels[row]);
             snprintf(labels[row] + n, sizeof(labels[row]) - n, " r%lld", (long long)th->ractor);
         }
-        int w = (int)strlen(labels[row]);
+        int w = (int)rga_text_width(labels[row]);
         if (w > label_w)
             label_w = w;
     }
     for (size_t row = 0; row < t->n_rows; row++) {
-        fprintf(out, "%-*s |", label_w, labels[row]);
+        fprintf(out, "%s%*s |", labels[row], label_w - (int)rga_text_width(labels[row]), "");
         for (size_t b = 0; b < t->n_buckets; b++)
             put_glyph(out, rga_timeline_dominant(t, row, b), &o);
         fputs("|\n", out);

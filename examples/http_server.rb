@@ -63,7 +63,7 @@ module HTTPExample
         Thread.new do
           Thread.current.name = "http-worker-#{i}"
           while (sock = @queue.pop)
-            handle(sock)
+            serve(sock)
           end
         end
       end
@@ -88,6 +88,14 @@ module HTTPExample
       nil # closed by #stop
     end
 
+    # A worker outlives whatever one connection raises: a pool that lost its
+    # workers would accept connections and never answer them.
+    def serve(sock)
+      handle(sock)
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      warn "http_server: #{e.class} while answering: #{e.message}"
+    end
+
     def handle(sock)
       sock.timeout = 10
       env = read_request(sock)
@@ -99,9 +107,11 @@ module HTTPExample
       sock.close unless sock.closed?
     end
 
+    # Anything the app raises is a 500, not only StandardError: a handler's
+    # NotImplementedError or NoMemoryError must not take its worker down.
     def call_app(env)
       @app.call(env)
-    rescue StandardError => e
+    rescue Exception => e # rubocop:disable Lint/RescueException
       warn "http_server: #{e.class}: #{e.message}"
       [500, { "content-type" => "text/plain" }, ["error\n"]]
     end

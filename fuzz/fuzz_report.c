@@ -1,11 +1,18 @@
-/* fuzz_report.c — libFuzzer harness for the report reader.
+/* fuzz_report.c — libFuzzer harness for the report reader, the merge and
+ * the views.
  *
  * Feeds arbitrary bytes to rga_report_load_buffer() (plain and gzip paths),
  * checks that the integer-tuple fast path agrees with jansson-only parsing
- * and that the recorded span of "intervals" is that array, and, when a report loads, renders the views that walk every table
- * (summary, timeline, JSON, Perfetto, DOT, HTML) into memory. Run under
- * ASan/UBSan: any crash, leak, overflow or hang is a bug. Graph layout
- * (SVG) is left out: it exercises Graphviz, not our reader, and is slow.
+ * and that the recorded span of "intervals" is that array, and, when a
+ * report loads, renders the views that walk every table (summary, timeline,
+ * JSON, Perfetto, DOT, the profiles, HTML) into memory; the text views must not let a control
+ * byte through (names and labels come from the profiled program). Then it
+ * merges the report with a copy of itself placed right after it on the time
+ * axis (a two-report series: the merge path, its overflow checks, and the
+ * views of the result) and checks that merging it with itself is refused.
+ * Run under ASan/UBSan: any crash, leak, overflow (signed arithmetic
+ * included) or hang is a bug. Graph layout (SVG) is left out: it exercises
+ * Graphviz, not our reader, and is slow.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,6 +71,51 @@ static void check_intervals_span(const uint8_t *data, size_t size, const rga_rep
         abort();
 }
 
+/* Renders view into memory; the text views must carry no control byte but
+ * the newline (colour is off). */
+static void render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
+{
+    rga_error_t err;
+    rga_output_t out;
+    if (rga_output_open(&out, RGA_OUTPUT_MEMORY, &err) != RGA_OK)
+        return;
+    rga_status_t st = rga_render_report(r, view, opts, out.fp, &err);
+    char *buf = NULL;
+    size_t len = 0;
+    rga_output_close(&out, &buf, &len, &err);
+    bool text = strcmp(view, "summary") == 0 || strcmp(view, "timeline") == 0;
+    for (size_t i = 0; st == RGA_OK && text && buf && i < len; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if ((c < 0x20 && c != '\n') || c == 0x7f || (c == 0xc2 && i + 1 < len && (unsigned char)buf[i + 1] >= 0x80 &&
+                                                       (unsigned char)buf[i + 1] <= 0x9f))
+            abort();
+    }
+    free(buf);
+}
+
+/* r followed by a copy of itself starting where r ends: a snapshot series. */
+static void merge_series(const uint8_t *data, size_t size, rga_report_t *r, const rga_view_opts_t *opts)
+{
+    rga_report_t *copy = NULL, *merged = NULL;
+    rga_error_t err;
+    if (rga_report_load_buffer((const char *)data, size, "fuzz", &copy, &err) != RGA_OK)
+        abort(); /* the same bytes loaded once already */
+    int64_t start;
+    if (!__builtin_add_overflow(r->meta.start_monotonic_ns, r->meta.duration_ns, &start)) {
+        copy->meta.start_monotonic_ns = start;
+        rga_report_t *pair[2] = {r, copy};
+        if (rga_report_merge(pair, 2, &merged, &err) == RGA_OK) {
+            render(merged, "summary", opts);
+            render(merged, "timeline", opts);
+            rga_report_free(merged);
+        }
+    }
+    rga_report_t *twice[2] = {r, r};
+    if (rga_report_merge(twice, 2, &merged, &err) == RGA_OK)
+        abort(); /* the same report twice counts its time twice: always refused */
+    rga_report_free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rga_report_t *r = NULL;
@@ -83,20 +135,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opts.width = 37;
     opts.by = size % 3 == 0 ? "label" : size % 3 == 1 ? "ractor" : "thread";
     opts.min_share = (double)(size % 10) / 20.0;
-    for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
-        rga_output_t out;
-        if (rga_output_open(&out, RGA_OUTPUT_MEMORY, &err) != RGA_OK)
-            break;
-        rga_render_report(r, views[i], &opts, out.fp, &err);
-        char *buf = NULL;
-        size_t len = 0;
-        rga_output_close(&out, &buf, &len, &err);
-        free(buf);
-    }
-    rga_report_t *merged = NULL;
-    rga_report_t *pair[2] = {r, r};
-    if (rga_report_merge(pair, 2, &merged, &err) == RGA_OK)
-        rga_report_free(merged);
+    opts.top = 3 + size % 5;
+    opts.columns = 40 + (int)(size % 80);
+    for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+        render(r, views[i], &opts);
+    merge_series(data, size, r, &opts);
     rga_report_free(r);
     return 0;
 }

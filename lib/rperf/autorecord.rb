@@ -4,7 +4,8 @@
 # through RUBYOPT (`-r rperf/autorecord`, as `rperf-gvl record` does): when
 # RPERF_GVL_OUTPUT names a file, it starts Rperf.contention at load time
 # and writes the report there when the process exits (gzip when the name
-# ends in .gz).
+# ends in .gz). It does not choose where the report finally goes: `record`
+# gives it a temporary file and moves it into place.
 #
 # Environment:
 #   RPERF_GVL_OUTPUT     report path; nothing happens without it. Removed
@@ -13,10 +14,35 @@
 #   RPERF_GVL_FREQUENCY  sampler frequency in Hz (Rperf::LIMITS[:frequency])
 #   RPERF_GVL_MODE       sampler mode, wall (default) or cpu
 #
+# A program that starts a profile of its own (Rperf.start, Rperf.contention)
+# wins: the whole-program profile stops at that moment, and what it recorded
+# up to then is the report written at exit, with a note on stderr.
+#
 # Forked children do not write (the profiler is stopped in them). A bad
 # setting stops the program with one `rperf-gvl:` line and exit status 2.
 module Rperf
   module Autorecord
+    # Signals that must not cut the report's write short: a signal the
+    # program already ended on may arrive twice (sent to `record` and to its
+    # process group); the program is done by then.
+    QUIET_SIGNALS = %w[INT TERM HUP QUIT].freeze
+
+    # Stops the whole-program profile when the program starts its own.
+    module YieldToProgram
+      def start(*args, **opts, &block)
+        Autorecord.yield_to_program("Rperf.start")
+        super
+      end
+
+      def contention(*args, **opts, &block)
+        Autorecord.yield_to_program("Rperf.contention")
+        super
+      end
+    end
+
+    @session = nil
+    @report = nil
+
     module_function
 
     def setting(name, default)
@@ -41,21 +67,38 @@ module Rperf
       abort "rperf-gvl: RPERF_GVL_MODE=#{raw.inspect} is invalid; expected wall or cpu"
     end
 
+    # Called before the program's own start: ends the whole-program profile
+    # (keeping its report) so the program's profile can run.
+    def yield_to_program(call)
+      session = @session
+      return unless session && @report.nil? && Process.pid == @pid && session.running?
+
+      @report = session.stop
+      @session = nil
+      warn "rperf-gvl: the program called #{call}; the whole-program profile stopped here " \
+           "and the report covers the run up to this call"
+    end
+
     def start(output)
       require "rperf"
-      session = Rperf.contention(frequency: frequency, mode: mode)
-      pid = Process.pid
-      at_exit do
-        next unless Process.pid == pid && session.running?
-
-        begin
-          session.stop.save(output, format: :json) # gzip when the name ends in .gz
-        rescue StandardError => e
-          warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
-        end
-      end
+      @session = Rperf.contention(frequency: frequency, mode: mode)
+      @pid = Process.pid
+      Rperf.singleton_class.prepend(YieldToProgram)
+      at_exit { finish(output) }
     rescue Rperf::Error, ArgumentError => e
       abort "rperf-gvl: cannot start the profiler: #{e.message}"
+    end
+
+    def finish(output)
+      return unless Process.pid == @pid
+
+      report = @report || (@session&.running? ? @session.stop : nil)
+      return unless report
+
+      QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
+      report.save(output, format: :json) # gzip when the name ends in .gz
+    rescue StandardError => e
+      warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
     end
   end
 end

@@ -28,28 +28,31 @@ static void test_series_on_one_axis(void **state)
     (void)state;
     rga_report_t *in[2];
     in[0] = gen_load("--threads 6 --labels 4 --slices 300 --seed 1 --start-ns 1000000000 --seq 1");
-    /* The second snapshot starts 50 ms after the first one. */
-    in[1] = gen_load("--threads 6 --labels 4 --slices 200 --seed 2 --start-ns 1050000000 --seq 2");
+    /* The second snapshot starts where the first one ends. */
+    const int64_t shift = in[0]->meta.duration_ns;
+    char args[160];
+    snprintf(args, sizeof(args), "--threads 6 --labels 4 --slices 200 --seed 2 --start-ns %lld --seq 2",
+             (long long)(1000000000 + shift));
+    in[1] = gen_load(args);
     rga_report_t *m = NULL;
     rga_error_t err;
     assert_int_equal(rga_report_merge(in, 2, &m, &err), RGA_OK);
     assert_int_equal(m->meta.start_monotonic_ns, 1000000000);
-    int64_t end = 50000000 + in[1]->meta.duration_ns;
-    assert_int_equal(m->meta.duration_ns, end > in[0]->meta.duration_ns ? end : in[0]->meta.duration_ns);
+    assert_int_equal(m->meta.duration_ns, shift + in[1]->meta.duration_ns);
     assert_int_equal(m->n_threads, 6);
     assert_int_equal(m->n_intervals, in[0]->n_intervals + in[1]->n_intervals);
     for (size_t i = 0; i < m->n_threads; i++) {
         for (int s = 0; s < RGA_STATE_COUNT; s++)
             assert_int_equal(m->threads[i].state_ns[s], in[0]->threads[i].state_ns[s] + in[1]->threads[i].state_ns[s]);
         assert_int_equal(m->threads[i].first_seen_ns, in[0]->threads[i].first_seen_ns);
-        assert_int_equal(m->threads[i].last_seen_ns, 50000000 + in[1]->threads[i].last_seen_ns);
+        assert_int_equal(m->threads[i].last_seen_ns, shift + in[1]->threads[i].last_seen_ns);
     }
-    /* Sorted by start, and the second report's intervals are shifted by 50 ms. */
+    /* Sorted by start, and the second report's intervals are shifted by the first's duration. */
     int64_t later = 0;
     for (size_t i = 1; i < m->n_intervals; i++)
         assert_true(m->intervals[i - 1].start_ns <= m->intervals[i].start_ns);
     for (size_t i = 0; i < m->n_intervals; i++)
-        later += m->intervals[i].start_ns >= 50000000;
+        later += m->intervals[i].start_ns >= shift;
     assert_true((size_t)later >= in[1]->n_intervals);
     /* Equal content is interned once: frames and label sets do not double. */
     assert_int_equal(m->n_frames, in[0]->n_frames);
@@ -67,6 +70,36 @@ static void test_series_on_one_axis(void **state)
     assert_int_equal(rga_report_merge(rev, 2, &m, &err), RGA_OK);
     assert_int_equal(m->meta.start_monotonic_ns, 1000000000);
     rga_report_free(m);
+    rga_report_free(in[0]);
+    rga_report_free(in[1]);
+}
+
+/* The same report twice, or two cuts whose time ranges overlap, would count
+ * the overlap twice: refused, naming the inputs by position. */
+static void test_refuses_overlap(void **state)
+{
+    (void)state;
+    rga_report_t *in[2];
+    in[0] = gen_load("--threads 3 --slices 40 --seed 1 --start-ns 1000000000");
+    in[1] = in[0];
+    rga_report_t *m = NULL;
+    rga_error_t err;
+    assert_int_equal(rga_report_merge(in, 2, &m, &err), RGA_ERR_ARGUMENT);
+    assert_null(m);
+    assert_non_null(strstr(err.reason, "reports 1 and 2 cover the same time"));
+    in[1] = gen_load("--threads 3 --slices 40 --seed 2 --start-ns 1000000500");
+    assert_int_equal(rga_report_merge(in, 2, &m, &err), RGA_ERR_ARGUMENT);
+    assert_non_null(strstr(err.reason, "overlap in time"));
+    rga_report_free(in[1]);
+    /* Totals that fit in each report but not together are refused too. */
+    char args[160];
+    snprintf(args, sizeof(args), "--threads 3 --slices 40 --seed 2 --start-ns %lld",
+             (long long)(1000000000 + in[0]->meta.duration_ns));
+    in[1] = gen_load(args);
+    in[0]->threads[0].state_ns[RGA_STATE_GVL_WAIT] = INT64_MAX / 2;
+    in[1]->threads[0].state_ns[RGA_STATE_GVL_WAIT] = INT64_MAX / 2;
+    assert_int_equal(rga_report_merge(in, 2, &m, &err), RGA_ERR_SCHEMA);
+    assert_non_null(strstr(err.reason, "report 2: value too large"));
     rga_report_free(in[0]);
     rga_report_free(in[1]);
 }
@@ -107,6 +140,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_on_one_axis),
         cmocka_unit_test(test_refuses_other_process),
+        cmocka_unit_test(test_refuses_overlap),
         cmocka_unit_test(test_merge_of_one_is_a_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

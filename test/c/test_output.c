@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "output.h"
@@ -144,12 +145,85 @@ static void test_memory_equals_file(void **state)
     rga_report_free(r);
 }
 
+/* A write goes to a temporary beside the file: the file holds its old bytes
+ * until the close succeeds, keeps its permissions, and a discarded write
+ * leaves it (and its directory) exactly as it was. */
+static void test_file_replaced_only_on_success(void **state)
+{
+    (void)state;
+    char *path = rga_test_tempfile("rga_keep");
+    assert_non_null(path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("old", f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0640), 0);
+    rga_error_t err;
+    rga_output_t o;
+    assert_int_equal(rga_output_open(&o, path, &err), RGA_OK);
+    fputs("new", o.fp);
+    fflush(o.fp);
+    size_t len;
+    char *text = rga_test_slurp(path, &len);
+    assert_int_equal(len, 3);
+    assert_memory_equal(text, "old", 3); /* not truncated while writing */
+    free(text);
+    char *tmp = strdup(o.tmp_path);
+    rga_output_discard(&o);
+    assert_int_equal(access(tmp, F_OK), -1);
+    text = rga_test_slurp(path, &len);
+    assert_memory_equal(text, "old", 3);
+    free(text);
+    free(tmp);
+
+    assert_int_equal(rga_output_open(&o, path, &err), RGA_OK);
+    fputs("new!", o.fp);
+    assert_int_equal(rga_output_close(&o, NULL, NULL, &err), RGA_OK);
+    text = rga_test_slurp(path, &len);
+    assert_int_equal(len, 4);
+    assert_memory_equal(text, "new!", 4);
+    free(text);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0640);
+    unlink(path);
+    free(path);
+}
+
+/* A device is written in place and survives a failed write. */
+static void test_device_written_in_place(void **state)
+{
+    (void)state;
+    rga_error_t err;
+    rga_output_t o;
+    assert_int_equal(rga_output_open(&o, "/dev/null", &err), RGA_OK);
+    assert_int_equal(o.kind, 3);
+    assert_null(o.tmp_path);
+    fputs("x", o.fp);
+    assert_int_equal(rga_output_close(&o, NULL, NULL, &err), RGA_OK);
+    struct stat sb;
+    assert_int_equal(stat("/dev/null", &sb), 0);
+    assert_true(S_ISCHR(sb.st_mode));
+    if (access("/dev/full", W_OK) == 0) {
+        assert_int_equal(rga_output_open(&o, "/dev/full", &err), RGA_OK);
+        for (int i = 0; i < 10000; i++)
+            fputs("0123456789", o.fp);
+        assert_int_equal(rga_output_close(&o, NULL, NULL, &err), RGA_ERR_IO);
+        assert_string_equal(err.file, "/dev/full");
+        assert_int_equal(stat("/dev/full", &sb), 0);
+        assert_true(S_ISCHR(sb.st_mode));
+    }
+    assert_int_equal(rga_output_open(&o, "/", &err), RGA_ERR_IO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_view),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_memory_equals_file),
+        cmocka_unit_test(test_file_replaced_only_on_success),
+        cmocka_unit_test(test_device_written_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

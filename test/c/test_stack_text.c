@@ -199,11 +199,30 @@ static void test_summary_rows_distinct(void **state)
     rga_report_free(r);
 }
 
+/* A report whose only stack is empty has no frame slots at all (a NULL
+ * array): rendering it must not do pointer arithmetic on NULL (UBSan). */
+static void test_only_empty_stacks(void **state)
+{
+    (void)state;
+    static const char empty[] =
+        "{\"format\":\"rperf-gvl-report\",\"version\":1,\"meta\":{\"pid\":1,\"start_monotonic_ns\":0,"
+        "\"duration_ns\":10},\"ractors\":[{\"id\":1,\"main\":true}],\"threads\":[{\"seq\":1,\"name\":\"\","
+        "\"ractor\":1,\"first_seen_ns\":0,\"last_seen_ns\":10,\"exited\":false,\"running_ns\":10,"
+        "\"gvl_wait_ns\":0,\"blocked_ns\":0,\"gc_mark_ns\":0,\"gc_sweep_ns\":0,\"acquisitions\":1,\"waits\":0}],"
+        "\"frames\":[],\"stacks\":[[]],\"samples\":[[0,10,1,0]],\"blame\":[[0,1,0,5]]}";
+    rga_report_t *r = rga_test_load(empty);
+    assert_null(r->stack_frames);
+    char line[128];
+    assert_string_equal(rga_stack_line(r, 0, 80, line, sizeof(line)), "(empty stack)");
+    rga_report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line),
         cmocka_unit_test(test_summary_rows_distinct),
+        cmocka_unit_test(test_only_empty_stacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,83 @@ expect_fail 2 'is a directory' "$WORK"
 head -c 100 "$WORK/report.json.gz" >"$WORK/cut.json.gz"
 expect_fail 2 'cut.json.gz: .*gzip' "$WORK/cut.json.gz"
 
+# --- numbers the analysis cannot add up, and shapes the format rules out ------------
+sed '0,/"gvl_wait_ns":[0-9]*/s//"gvl_wait_ns":9223372036854775807/' "$R" >"$WORK/sum.json"
+expect_fail 2 'sum.json: threads\[[0-9]+\]\.[a-z_]+: value too large' "$WORK/sum.json"
+sed '0,/"gvl_wait_ns":[0-9]*/s//"gvl_wait_ns":1000000000000000000/' "$R" >"$WORK/big.json"
+run "$WORK/big.json"
+check "a large value that fits: summary exits 0 (got $rc)" test "$rc" -eq 0
+check "a large value that fits: no negative time or share" bash -c "! grep -Eq -- '(^| )-[0-9]' '$WORK/out'"
+sed '0,/"wait_ns":[0-9]*/s//"wait_ns":9223372036854775807/' "$R" >"$WORK/esum.json"
+expect_fail 2 'edges\[[0-9]+\]\.wait_ns: value too large' "$WORK/esum.json"
+sed 's/"start_monotonic_ns":[0-9]*/"start_monotonic_ns":9223372036854775000/' "$R" >"$WORK/axis.json"
+expect_fail 2 'meta\.start_monotonic_ns: value too large' "$WORK/axis.json"
+sed '0,/"seq":1,/s//"seq":1,"label_set":999,/' "$R" >"$WORK/tls.json"
+expect_fail 2 'threads\[0\]\.label_set: label set id 999 is not in the report' "$WORK/tls.json"
+awk '!done && /^\[[0-9]+,[0-4],/ { sub(/\]/, ",0,0,0]"); done = 1 } { print }' "$R" >"$WORK/nine.json"
+expect_fail 2 'nine.json:[0-9]+:[0-9]+: intervals\[0\]: expected 6 items, got 9' "$WORK/nine.json"
+awk '!done && /^\[[0-9]+,[0-4],/ { print; done = 1 } { print }' "$R" >"$WORK/overlap.json"
+expect_fail 2 'overlap.json: intervals\[1\]: overlaps intervals\[0\] of the same thread' "$WORK/overlap.json"
+sed '0,/"acquisitions":[0-9]*,/s///' "$R" >"$WORK/nokey.json"
+expect_fail 2 'nokey.json:[0-9]+:[0-9]+: threads\[0\]\.acquisitions: missing required key' "$WORK/nokey.json"
+sed 's/"ractors":\[[^]]*\],//' "$R" >"$WORK/noractors.json"
+expect_fail 2 'noractors.json: ractors: missing required key' "$WORK/noractors.json"
+# A series merges; the same report twice, or overlapping cuts, count time twice.
+expect_fail 2 'reports 1 and 2 cover the same time of process [0-9]+ \(the same report twice\?\)' "$R" "$R"
+"$GEN" --threads 4 --slices 100 --seed 2 --start-ns 1000001000 -o "$WORK/s1b.json"
+expect_fail 2 'reports 1 and 2 overlap in time' "$WORK/s1.json" "$WORK/s1b.json"
+# gzip: a bomb of what is not JSON stops at once; the inflated size is capped; trailing data is refused.
+head -c 50000000 /dev/zero | gzip -1 >"$WORK/zeros.json.gz"
+expect_fail 2 'zeros.json.gz: gzip content is not JSON text: control byte 0x00 at inflated offset 0' "$WORK/zeros.json.gz"
+expect_fail 2 'report.json.gz: gzip data inflates beyond the limit of 1024 bytes' --max-inflated 1K "$WORK/report.json.gz"
+RPERF_GVL_MAX_INFLATED=2K run "$WORK/report.json.gz"
+check "RPERF_GVL_MAX_INFLATED caps the inflated size (got $rc)" grep -q 'beyond the limit of 2048 bytes' "$WORK/err"
+expect_fail 64 '--max-inflated lots' --max-inflated lots "$R"
+{ cat "$WORK/report.json.gz"; printf 'garbage'; } >"$WORK/trailing.json.gz"
+expect_fail 2 'trailing.json.gz: 7 bytes of unexpected data after the gzip stream' "$WORK/trailing.json.gz"
+{ cat "$WORK/report.json.gz" "$WORK/report.json.gz"; } >"$WORK/twice.json.gz"
+expect_fail 2 'twice.json.gz:[0-9]+:[0-9]+: .*unexpected data after the report object' "$WORK/twice.json.gz"
+
+# --- terminal safety: control bytes escaped, columns by display width ------------------
+sed -e 's/"name":"worker-1"/"name":"Zo\\u00eb"/' \
+    -e 's/"name":"worker-2"/"name":"\\u65e5\\u672c\\u8a9e"/' \
+    -e 's/"name":"worker-3"/"name":"\\u001b]0;pwned\\u0007\\u001b[31mred\\r\\nforged \\u007f\\u009b"/' \
+    -e 's/"Handler#m0"/"Handler\\u001b[2J#m0"/' \
+    -e 's|"endpoint":"POST /orders"|"endpoint":"POST /\\u001b[1morders\\r"|' "$R" >"$WORK/hostile.json"
+# bytes a terminal acts on: C0 but tab and newline, DEL, the C1 range as UTF-8 (U+0080..U+009F)
+controls() { LC_ALL=C grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' "$1"; }
+for view in --summary --timeline; do
+  run $view --color=never --top 100 "$WORK/hostile.json"
+  check "$view exits 0 on hostile names (got $rc)" test "$rc" -eq 0
+  check "$view: no control byte reaches the terminal ($(controls "$WORK/out") lines)" test "$(controls "$WORK/out")" -eq 0
+  check "$view: control bytes are shown escaped" grep -qF '\x1b]0;pwned\x07\x1b[31m' "$WORK/out"
+done
+run --summary --color=never --top 100 "$WORK/hostile.json"
+check "summary: the whole name is escaped" grep -qF '\x1b]0;pwned\x07\x1b[31mred\x0d\x0aforged \x7f\xc2\x9b' "$WORK/out"
+check "summary: label values escaped" grep -qF 'endpoint=POST /\x1b[1morders\x0d' "$WORK/out"
+check "summary: frame labels escaped" grep -qF 'Handler\x1b[2J#m0' "$WORK/out"
+# Accented names are one column a character, CJK two: the wait % column ends at one display column.
+cols=$(sed -n '/^Threads/,/^$/p' "$WORK/out" | grep '%' | perl -CSD -ne '
+  s/%.*//s; my $w = length($_) + (() = /[\p{Ea=W}\p{Ea=F}]/g); print "$w\n"' | sort -u | wc -l)
+check "summary: columns aligned by display width ($cols distinct)" test "$cols" -eq 1
+run --timeline --width 40 --ascii "$WORK/hostile.json"
+cols=$(grep ' |' "$WORK/out" | perl -CSD -ne 's/ \|.*//s; my $w = length($_) + (() = /[\p{Ea=W}\p{Ea=F}]/g); print "$w\n"' | sort -u | wc -l)
+check "timeline: rows aligned by display width ($cols distinct)" test "$cols" -eq 1
+expect_fail 64 'thread \\x1b\[2J' --thread $'\e[2J' "$R"
+check "error messages escape what they echo" test "$(controls "$WORK/err")" -eq 0
+expect_fail 2 'no-\\x1b\[31m\.json: cannot open' "$WORK/no-"$'\e[31m'".json"
+check "error messages escape file names" test "$(controls "$WORK/err")" -eq 0
+
+# --- command line: messages name rperf-gvl, one view per standard output -----------
+expect_fail 64 "^rperf-gvl: unrecognized option '--frobnicate'" --frobnicate "$R"
+expect_fail 64 "^rperf-gvl: unrecognized option '-x'" -x "$R"
+expect_fail 64 "^rperf-gvl: option '--width' needs a value" "$R" --width
+expect_fail 64 "^rperf-gvl: unrecognized option '--bogus'" record --bogus -- true
+expect_fail 64 'more than one view for standard output' --json --json "$R"
+expect_fail 64 'more than one view for standard output' --timeline --json "$R"
+expect_fail 64 'more than one view for standard output' --summary --dot "$R"
+expect_fail 64 'more than one view for standard output' --summary --timeline -o "$WORK/x.txt" "$R"
+
 # --- output errors ----------------------------------------------------------------
 expect_fail 74 'cannot open for writing' --svg "$WORK/no/such/dir/g.svg" "$R"
 expect_fail 74 'cannot open for writing' --perfetto "$WORK/no/such/dir/t.json" "$R"
@@ -161,6 +238,38 @@ expect_fail 74 'cannot open for writing' --html "$WORK/no/such/dir/p.html" "$R"
 if [ -w /dev/full ]; then
   "$CLI" "$R" >/dev/full 2>"$WORK/err"; rc=$?
   check "write error on stdout exits 74 (got $rc)" test "$rc" -eq 74
+fi
+
+# --- outputs never destroy what they did not create ---------------------------------
+OUTS=$WORK/outs
+mkdir -p "$OUTS"
+printf 'precious\n' >"$OUTS/keep.txt"
+# A view that fails after its output was opened must leave an existing file alone.
+run --timeline --from 100000s -o "$OUTS/keep.txt" "$R"
+check "failed view: exit 64 (got $rc)" test "$rc" -eq 64
+check "failed view leaves the existing file as it was" grep -qx precious "$OUTS/keep.txt"
+check "failed view leaves no temporary file" test "$(ls -A "$OUTS")" = keep.txt
+run --json -o "$OUTS/keep.txt" "$R"
+check "a successful write replaces the file" grep -q rperf-gvl-summary "$OUTS/keep.txt"
+check "a successful write leaves no temporary file" test "$(ls -A "$OUTS")" = keep.txt
+cp "$R" "$OUTS/in.json"
+ln -s in.json "$OUTS/alias.json"
+sum=$(cksum <"$OUTS/in.json")
+expect_fail 2 'alias.json: the output is the input report' --json -o "$OUTS/alias.json" "$OUTS/in.json"
+expect_fail 2 'in.json: the output is the input report' --perfetto "$OUTS/in.json" "$OUTS/in.json"
+check "an input is never overwritten" test "$(cksum <"$OUTS/in.json")" = "$sum"
+# A private full device (root only): a failed write exits 74 naming it and never unlinks it.
+if mknod "$OUTS/full" c 1 7 2>/dev/null; then
+  expect_fail 74 "^rperf-gvl: $OUTS/full: write failed: No space left" -o "$OUTS/full" "$R"
+  check "a device output is never removed" test -c "$OUTS/full"
+  expect_fail 74 "^rperf-gvl: $OUTS/full: write failed" --perfetto "$OUTS/full" "$R"
+  check "a device output is never removed (perfetto)" test -c "$OUTS/full"
+  expect_fail 74 "^rperf-gvl: $OUTS/full: write failed" --svg "$OUTS/full" "$R"
+  check "a device output is never replaced by a file (svg)" test -c "$OUTS/full"
+  printf 'unrelated\n' >"$OUTS/-"
+  (cd "$OUTS" && "$CLI" --perfetto - "$R" >"$OUTS/full" 2>"$WORK/err"); rc=$?
+  check "--perfetto - on a full stdout exits 74 (got $rc)" test "$rc" -eq 74
+  check "--perfetto - never touches a file named -" grep -qx unrelated "$OUTS/-"
 fi
 
 # --- record -----------------------------------------------------------------------
@@ -171,6 +280,7 @@ mkdir -p "$LIB/rperf"
 cat >"$WORK/fake-ruby" <<FAKE
 #!/usr/bin/env bash
 printf '%s\n' "\$RUBYOPT" >"$WORK/rubyopt"
+printf '%s\n' "\${RUBYLIB:-}" >"$WORK/rubylib"
 printf '%s\n' "\${RPERF_GVL_FREQUENCY:-}" >"$WORK/frequency"
 cp "$R" "\$RPERF_GVL_OUTPUT"
 exit 3
@@ -180,15 +290,70 @@ chmod +x "$WORK/fake-ruby"
 check "record passes the exit status through (got $rc)" test "$rc" -eq 3
 check "record prints the summary" grep -q '^Threads' "$WORK/out"
 check "record writes the report" test -s "$WORK/rec.json"
-check "record sets RUBYOPT" grep -q -- "-r$LIB/rperf/autorecord" "$WORK/rubyopt"
+check "record loads autorecord through RUBYOPT" grep -q -- "^-rrperf/autorecord" "$WORK/rubyopt"
+check "record puts the library directory on RUBYLIB" grep -q -- "^$LIB" "$WORK/rubylib"
 check "record sets the frequency" grep -qx 250 "$WORK/frequency"
+check "record leaves no temporary file" test -z "$(ls -A "$WORK" | grep '^\.rperf-gvl-')"
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- true >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record without a report says so" grep -q 'wrote no report' "$WORK/err"
-check "record without a report fails" test "$rc" -ne 0
+check "record of a program that wrote no report exits with its status (got $rc)" test "$rc" -eq 0
+check "record without a report writes no file" test ! -e "$WORK/none.json"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- sh -c 'exit 5' >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record of a non-Ruby program exits with its status (got $rc)" test "$rc" -eq 5
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- sh -c 'kill -KILL $$' >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record of a killed program exits 128+9 (got $rc)" test "$rc" -eq 137
+# An existing output stays as it was until a new report replaces it.
+printf 'old report\n' >"$WORK/kept.json"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o kept.json -- true >"$WORK/out" 2>"$WORK/err")
+check "record keeps an existing output when no report came" grep -qx 'old report' "$WORK/kept.json"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o kept.json -- "$WORK/fake-ruby" >"$WORK/out" 2>"$WORK/err")
+check "record replaces an existing output with the new report" grep -q rperf-gvl-report "$WORK/kept.json"
+# An unwritable output is refused before the program starts.
+cat >"$WORK/marker-prog" <<MARK
+#!/usr/bin/env bash
+: >"$WORK/ran"
+MARK
+chmod +x "$WORK/marker-prog"
+rm -f "$WORK/ran"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$WORK/no/such/dir/r.json" -- "$WORK/marker-prog" >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record to a missing directory exits 74 (got $rc)" test "$rc" -eq 74
+check "record names the unwritable output" grep -q "no/such/dir/r.json: cannot write the report" "$WORK/err"
+check "record does not start the program when the output is unwritable" test ! -e "$WORK/ran"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$WORK" -- "$WORK/marker-prog" >"$WORK/out" 2>"$WORK/err"); rc=$?
+check "record to a directory exits 74 (got $rc)" test "$rc" -eq 74 -a ! -e "$WORK/ran"
+# A device output (a private null device; root only) is written into, never replaced.
+if mknod "$WORK/null" c 1 3 2>/dev/null; then
+  (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$WORK/null" -- "$WORK/fake-ruby" >"$WORK/out" 2>"$WORK/err"); rc=$?
+  check "record -o a device: the program's status (got $rc)" test "$rc" -eq 3
+  check "record -o a device keeps the device" test -c "$WORK/null"
+  check "record -o a device still prints the summary" grep -q '^Threads' "$WORK/out"
+fi
+# Signals sent to record reach the program; record waits for its report and
+# exits with its status.
+cat >"$WORK/slow-prog" <<SLOW
+#!/usr/bin/env bash
+trap 'kill \$! 2>/dev/null; cp "$R" "\$RPERF_GVL_OUTPUT"; exit 7' TERM HUP
+: >"$WORK/started"
+sleep 30 &
+wait
+exit 0
+SLOW
+chmod +x "$WORK/slow-prog"
+for sig in TERM HUP; do
+  rm -f "$WORK/started"
+  (cd "$WORK" && exec env RPERF_GVL_LIBDIR=$LIB "$CLI" record -o sig.json -- "$WORK/slow-prog" >"$WORK/out" 2>"$WORK/err") &
+  recpid=$!
+  for _ in $(seq 100); do [ -e "$WORK/started" ] && break; sleep 0.05; done
+  kill -s "$sig" "$recpid"
+  wait "$recpid"; rc=$?
+  check "SIG$sig to record reaches the program, record exits with its status (got $rc)" test "$rc" -eq 7
+  check "SIG$sig: record still writes the report and the summary" grep -q '^Threads' "$WORK/out"
+done
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -- "$WORK/does-not-exist" >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record of a missing program exits 127 (got $rc)" test "$rc" -eq 127
 expect_fail 64 'no command' record
 expect_fail 64 'frequency' record --frequency 0 -- true
+expect_fail 64 'frequency 50000: expected an integer from 1 to 10000' record --frequency 50000 -- true
 
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]
