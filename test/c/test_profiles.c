@@ -477,20 +477,31 @@ static void test_empty(void **state)
     free(path);
 }
 
-/* Weights near INT64_MAX: every view sums without overflowing (UBSan would
- * stop the sanitizer build), and the total saturates. */
+/* Replaces the known report's samples with two of weight w (caller frees). */
+static char *with_two_weights(const char *w)
+{
+    char *text = strdup(known_report);
+    char *samples = strstr(text, "\"samples\":[");
+    char huge[160];
+    snprintf(huge, sizeof(huge), "\"samples\":[[0,%s,1,0],[5,%s,2,0]],", w, w);
+    char *rest = strstr(samples, "]],") + 3;
+    size_t n = strlen(text) + strlen(huge) + 1;
+    char *patched = malloc(n);
+    snprintf(patched, n, "%.*s%s%s", (int)(samples - text), text, huge, rest);
+    free(text);
+    return patched;
+}
+
+/* Weights whose total is just below INT64_MAX: every view sums them
+ * without overflowing (UBSan would stop the sanitizer build); a total past
+ * INT64_MAX is refused when the report is loaded, naming the sample. */
 static void test_huge_weights(void **state)
 {
     (void)state;
-    char *text = strdup(known_report);
-    char *samples = strstr(text, "\"samples\":[");
-    const char *huge = "\"samples\":[[0,9000000000000000000,1,0],[5,9000000000000000000,2,0]],";
-    char *rest = strstr(samples, "]],") + 3;
-    char *patched = malloc(strlen(text) + strlen(huge) + 1);
-    snprintf(patched, strlen(text) + strlen(huge) + 1, "%.*s%s%s", (int)(samples - text), text, huge, rest);
+    char *patched = with_two_weights("4600000000000000000");
     rga_report_t *r = rga_test_load(patched);
     rga_profile_t p = model(r, NULL, NULL);
-    assert_int_equal(p.total_ns, INT64_MAX);
+    assert_int_equal(p.total_ns, 9200000000000000000LL);
     rga_profile_free(&p);
     const char *views[] = {"pprof", "collapsed", "speedscope", "top"};
     for (size_t i = 0; i < 4; i++) {
@@ -499,7 +510,15 @@ static void test_huge_weights(void **state)
     }
     rga_report_free(r);
     free(patched);
-    free(text);
+
+    patched = with_two_weights("9000000000000000000");
+    rga_report_t *refused = NULL;
+    rga_error_t err;
+    memset(&err, 0, sizeof(err));
+    assert_int_not_equal(rga_report_load_buffer(patched, strlen(patched), "t", &refused, &err), RGA_OK);
+    assert_null(refused);
+    assert_non_null(strstr(err.path, "samples[1]"));
+    free(patched);
 }
 
 int main(void)
