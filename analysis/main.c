@@ -14,6 +14,7 @@
 #include "units.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -66,7 +67,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: %s [OPTION]... REPORT...\n"
-            "       %s record [-o FILE] [--frequency N] -- COMMAND [ARG]...\n"
+            "       %s record [-o FILE] [--html FILE] [--frequency N] -- COMMAND [ARG]...\n"
             "Show where a Ruby program loses time to the GVL, blocking and GC.\n"
             "Several REPORTs (a snapshot series of one process) are merged on one time axis.\n"
             "\n"
@@ -397,8 +398,10 @@ static int cmd_record(int argc, char **argv)
     const char *output = "report.json";
     const char *frequency = NULL;
     const char *color = "auto";
+    const char *html = NULL;
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
+        {"html", required_argument, NULL, 'H'},
         {"frequency", required_argument, NULL, 'F'},
         {"color", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
@@ -411,6 +414,7 @@ static int cmd_record(int argc, char **argv)
         long v;
         switch (c) {
         case 'o': output = optarg; break;
+        case 'H': html = optarg; break;
         case 'F':
             if (!parse_long(optarg, RPERF_FREQUENCY_MIN, RPERF_FREQUENCY_MAX, &v))
                 return fail_usage("--frequency %s: expected an integer from " RPERF_STR(RPERF_FREQUENCY_MIN)
@@ -439,6 +443,23 @@ static int cmd_record(int argc, char **argv)
     int rc = record_target_open(&target, output);
     if (rc != EXIT_OK)
         return rc;
+    /* The page's file is checked (and its temporary made) before the program
+     * runs, like the report's: a run is never lost to an unwritable path. */
+    rga_output_t page;
+    bool have_page = false;
+    if (html) {
+        rga_error_t perr;
+        memset(&perr, 0, sizeof(perr));
+        rga_status_t pst = rga_output_open(&page, html, &perr);
+        if (pst != RGA_OK) {
+            report_error(&perr);
+            record_target_close(&target);
+            return exit_for(pst, false);
+        }
+        if (page.fp && page.kind != 1)
+            fcntl(fileno(page.fp), F_SETFD, FD_CLOEXEC); /* not the program's to inherit */
+        have_page = true;
+    }
     /* RUBYLIB, not -I in RUBYOPT: RUBYOPT splits on spaces. A binary run from
      * its build tree loads the extension it was built with. */
     char dirs[2 * PATH_MAX + 2];
@@ -452,6 +473,8 @@ static int cmd_record(int argc, char **argv)
     if (!rubyopt || !prepend_path("RUBYLIB", dirs)) {
         free(rubyopt);
         record_target_close(&target);
+        if (have_page)
+            rga_output_discard(&page);
         return EXIT_SOFTWARE;
     }
     snprintf(rubyopt, len, "-rrperf/autorecord%s%s", old && *old ? " " : "", old ? old : "");
@@ -482,6 +505,8 @@ static int cmd_record(int argc, char **argv)
     if (pid < 0) {
         say("fork: %s", strerror(errno));
         record_target_close(&target);
+        if (have_page)
+            rga_output_discard(&page);
         return EXIT_SOFTWARE;
     }
     if (pid == 0) {
@@ -502,6 +527,8 @@ static int cmd_record(int argc, char **argv)
     struct stat sb;
     if (stat(target.tmp, &sb) != 0 || sb.st_size == 0) {
         record_target_close(&target);
+        if (have_page)
+            rga_output_discard(&page);
         if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC)
             return EXIT_NOEXEC;
         say("the program wrote no report (not a Ruby program, or it ended without running at_exit); %s was "
@@ -520,12 +547,33 @@ static int cmd_record(int argc, char **argv)
         opts.columns = terminal_width();
         fflush(stdout);
         st = rga_render_report(r, "summary", &opts, stdout, &err);
-        rga_report_free(r);
         if (rc == EXIT_OK)
             say("report written to %s", output);
+        if (have_page) {
+            rga_error_t perr;
+            memset(&perr, 0, sizeof(perr));
+            rga_view_opts_t page_opts = {0};
+            rga_status_t pst = rga_render_report(r, "html", &page_opts, page.fp, &perr);
+            if (pst == RGA_OK) {
+                pst = rga_output_close(&page, NULL, NULL, &perr);
+            } else {
+                rga_output_discard(&page);
+            }
+            have_page = false;
+            if (pst == RGA_OK) {
+                say("page written to %s", html);
+            } else {
+                report_error(&perr);
+                if (rc == EXIT_OK)
+                    rc = exit_for(pst, false);
+            }
+        }
+        rga_report_free(r);
     } else {
         snprintf(err.file, sizeof(err.file), "%s", output);
     }
+    if (have_page)
+        rga_output_discard(&page); /* the report did not load: no page */
     if (st != RGA_OK) {
         report_error(&err);
         return child_exit ? child_exit : exit_for(st, true);

@@ -49,6 +49,26 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # --html: the page of the run's report, checked before the program runs.
+  def test_record_writes_the_html_page
+    Dir.mktmpdir do |dir|
+      page = File.join(dir, "r.html")
+      out, err, status = record(dir, "#{WORK}\nwork", "--html", page)
+      assert_true(status.success?, err)
+      assert_match(/^Threads/, out)
+      assert_match(/page written to/, err)
+      html = File.read(page)
+      assert_match(/<html/i, html)
+      assert_include(html, "w1", "the page carries the report's threads")
+      assert_empty(Dir.children(dir).sort - ["r.html", "r.json"], "no temporary file is left")
+
+      marker = File.join(dir, "ran")
+      _out, err, status = record(dir, "File.write(#{marker.inspect}, 1)", "--html", File.join(dir, "no", "r.html"))
+      assert_equal 74, status.exitstatus, err
+      assert_false File.exist?(marker), "the program did not run"
+    end
+  end
+
   # The program's own profile wins; the whole-program report keeps the run
   # up to the program's call, and says so.
   def test_record_of_a_program_that_profiles_itself
