@@ -82,3 +82,11 @@ $INCFLAGS << " -I#{ext_dir}"
 # rperf_limits.h) are needed by every build, with or without its sources.
 $INCFLAGS << " -I#{analysis_dir}" unless $INCFLAGS.include?("-I#{analysis_dir}")
 create_makefile("rperf_ext", ext_dir)
+
+# mkmf tracks no header dependencies: an object compiled against an older
+# struct layout would be linked with newer ones (a rebuild after a header
+# change read freed memory that way). Every object depends on every header.
+headers = Dir[File.join(ext_dir, "*.h"), File.join(analysis_dir, "*.h"), File.join(Dir.pwd, "*.h")].sort
+File.open("Makefile", "a") do |makefile|
+  makefile.puts "", "$(OBJS): #{headers.join(' ')}"
+end
