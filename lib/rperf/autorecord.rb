@@ -84,18 +84,33 @@ module Rperf
       @session = Rperf.contention(frequency: frequency, mode: mode)
       @pid = Process.pid
       Rperf.singleton_class.prepend(YieldToProgram)
+      guard_signals
       at_exit { finish(output) }
     rescue Rperf::Error, ArgumentError => e
       abort "rperf-gvl: cannot start the profiler: #{e.message}"
     end
 
+    # The first of QUIET_SIGNALS ends the program as Ruby's own handler
+    # would (Interrupt for INT, SignalException for the others); its copies
+    # that follow are ignored from that moment, before the program has even
+    # unwound, so none can cut the report short. A handler the program sets
+    # later replaces this one, as it would replace Ruby's.
+    def guard_signals
+      QUIET_SIGNALS.each do |sig|
+        trap(sig) do
+          QUIET_SIGNALS.each { |quiet| trap(quiet, "IGNORE") }
+          sig == "INT" ? raise(Interrupt) : raise(SignalException, sig)
+        end
+      end
+    end
+
     def finish(output)
       return unless Process.pid == @pid
 
+      QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
       report = @report || (@session&.running? ? @session.stop : nil)
       return unless report
 
-      QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
       report.save(output, format: :json) # gzip when the name ends in .gz
     rescue StandardError => e
       warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
