@@ -63,8 +63,11 @@ Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
     }
     char total[32], buf[512];
     rga_format_duration(wg->total_wait_ns, total, sizeof(total));
-    snprintf(buf, sizeof(buf), "GVL wait graph (waiter -> holder), total wait %s%s", total,
-             wg->n_pruned ? ", small edges pruned" : "");
+    char pruned[96] = "";
+    if (wg->n_pruned)
+        snprintf(pruned, sizeof(pruned), "; %zu smaller edge%s left out (their time is in the node totals)",
+                 wg->n_pruned, wg->n_pruned == 1 ? "" : "s");
+    snprintf(buf, sizeof(buf), "GVL wait graph (waiter -> holder), total wait %s%s", total, pruned);
     set(g, "label", buf);
     set(g, "labelloc", "t");
     set(g, "rankdir", "LR");
@@ -73,6 +76,7 @@ Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
     agattr(g, AGNODE, "style", "rounded,filled");
     agattr(g, AGNODE, "fillcolor", "#ffffff");
     agattr(g, AGNODE, "fontname", "Helvetica");
+    agattr(g, AGNODE, "penwidth", "1");
     agattr(g, AGEDGE, "fontname", "Helvetica");
     agattr(g, AGEDGE, "penwidth", "1");
     agattr(g, AGEDGE, "label", "");
@@ -119,6 +123,12 @@ Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
                      blocked, gc, waited, caused);
             double share = wg->total_wait_ns > 0 ? (double)n->wait_ns / (double)wg->total_wait_ns : 0.0;
             set(node, "fillcolor", fill_for(share));
+        }
+        /* A holder's border grows with the wait it caused: the culprits stand out. */
+        if (wg->total_wait_ns > 0 && n->caused_ns > 0) {
+            char pen[32];
+            snprintf(pen, sizeof(pen), "%.2f", 1.0 + 5.0 * (double)n->caused_ns / (double)wg->total_wait_ns);
+            set(node, "penwidth", pen);
         }
         set(node, "label", buf);
     }

@@ -93,7 +93,8 @@ static void usage(FILE *out)
             "      --state STATE        profile views: only samples in running, gvl_wait, blocked or gc\n"
             "      --root-frames thread,label  folded stacks: the thread and/or label set as root frames\n"
             "      --by thread|label|ractor   wait-graph nodes (default thread)\n"
-            "      --min-share F        drop wait-graph edges below F of all wait (0..1)\n"
+            "      --min-share F        keep wait-graph edges of at least F of all wait (0..1; 0 keeps\n"
+            "                           every edge); default: the largest, up to 80%% of it, at most 12\n"
             "      --from T, --to T     timeline/perfetto window, e.g. 10ms, 1.5s, 200us\n"
             "      --width N            timeline columns (default: terminal width)\n"
             "      --top N              rows of the top tables (summary: default 10; --top view: 20)\n"
@@ -750,6 +751,7 @@ static int parse_args(cli_t *cli, int argc, char **argv)
             if (end == optarg || *end || !(d >= 0.0 && d <= 1.0))
                 return fail_usage("--min-share %s: expected a fraction between 0 and 1", optarg);
             cli->opts.min_share = d;
+            cli->opts.min_share_set = 1;
             break;
         }
         case OPT_FROM:

@@ -116,7 +116,7 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
             st = rga_error_set(err, RGA_ERR_ARGUMENT, "--by %s: expected thread, label or ractor", opts->by);
         } else {
             rga_waitgraph_t g;
-            st = rga_waitgraph_build(r, &filter, by, opts->min_share, &g, err);
+            st = rga_waitgraph_build(r, &filter, by, opts->min_share_set ? opts->min_share : -1.0, &g, err);
             if (st == RGA_OK) {
                 st = strcmp(view, "dot") == 0 ? rga_dot_write(&g, out, err) : rga_graph_render(&g, view, out, err);
                 rga_waitgraph_free(&g);

@@ -44,7 +44,9 @@ typedef struct rga_view_opts {
     int color;                   /* nonzero: ANSI colour in text views */
     int ascii;                   /* timeline: ASCII glyphs instead of blocks */
     const char *by;              /* dot/svg: "thread" (default) | "label" | "ractor" */
-    double min_share;            /* dot/svg: drop edges below this fraction of all wait (0..1) */
+    double min_share;            /* dot/svg: drop edges below this fraction of all wait (0..1)... */
+    int min_share_set;           /* ...when nonzero; else the graph keeps the edges that tell the story
+                                    (waitgraph.h, RGA_WG_STORY_*) */
     int64_t from_ns, to_ns;      /* timeline/perfetto window on the report axis; to_ns <= 0 = end */
     const char *thread;          /* filter: thread seq or exact name; NULL = all */
     int64_t ractor;              /* filter: Ractor id; 0 = all */

@@ -218,7 +218,8 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
 {
     memset(g, 0, sizeof(*g));
     g->by = by;
-    if (!(min_share >= 0.0 && min_share <= 1.0))
+    bool story = min_share < 0.0;
+    if (!story && !(min_share <= 1.0))
         return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
     rga_status_t st = RGA_OK;
     builder_t b;
@@ -279,13 +280,23 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
     }
     add_node_totals(&b, r);
     /* Prune small edges, then nodes left without any edge. */
+    if (g->n_edges > 1) /* edges is NULL when there are none */
+        qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
     size_t kept = 0;
+    int64_t covered = 0;
     for (size_t i = 0; i < g->n_edges; i++) {
         rga_wg_edge_t *e = &g->edges[i];
-        if (g->total_wait_ns > 0 && (double)e->wait_ns < min_share * (double)g->total_wait_ns) {
+        bool drop;
+        if (story) /* largest first: stop once the kept ones tell most of it */
+            drop = kept > 0 && (kept >= RGA_WG_STORY_MAX_EDGES ||
+                                (double)covered >= RGA_WG_STORY_COVER * (double)g->total_wait_ns);
+        else
+            drop = g->total_wait_ns > 0 && (double)e->wait_ns < min_share * (double)g->total_wait_ns;
+        if (drop) {
             g->n_pruned++;
             continue;
         }
+        covered += e->wait_ns;
         g->edges[kept++] = *e;
     }
     g->n_edges = kept;
@@ -314,8 +325,6 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
         free(remap);
         free(used);
     }
-    if (g->n_edges > 1) /* edges is NULL when there are none */
-        qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
     goto done;
 nomem:
     st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");

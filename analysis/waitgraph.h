@@ -4,7 +4,11 @@
  * nodes and aggregated edges. Nodes are threads by default; `by` collapses
  * them into label sets or Ractors. GC, hand-off latency and unknown holders
  * are their own nodes. Edges below min_share of the total wait are pruned
- * (their time is still in the totals). An edge passes the filter when its
+ * (their time is still in the totals). A negative min_share asks for the
+ * default graph instead: the largest edges until they carry
+ * RGA_WG_STORY_COVER of all wait, at most RGA_WG_STORY_MAX_EDGES — a
+ * person reads a dozen edges, not thirty crossing ones of 2% each; the
+ * rest stays in the nodes' waited/caused totals. An edge passes the filter when its
  * waiter or its holder passes it, so filtering on a thread shows both who
  * made it wait and whom it made wait.
  *
@@ -52,6 +56,9 @@ typedef struct rga_waitgraph {
     int64_t total_wait_ns;                  /* over all filtered edges */
     size_t n_pruned;
 } rga_waitgraph_t;
+
+#define RGA_WG_STORY_COVER 0.8
+#define RGA_WG_STORY_MAX_EDGES 12
 
 /* Parses "thread" | "label" | "ractor". */
 bool rga_group_by_parse(const char *text, rga_group_by_t *out);

@@ -135,6 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opts.width = 37;
     opts.by = size % 3 == 0 ? "label" : size % 3 == 1 ? "ractor" : "thread";
     opts.min_share = (double)(size % 10) / 20.0;
+    opts.min_share_set = size % 3 != 0; /* and the default graph otherwise */
     opts.top = 3 + size % 5;
     opts.columns = 40 + (int)(size % 80);
     for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)

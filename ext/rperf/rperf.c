@@ -485,6 +485,7 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     o.by = NIL_P(by) ? NULL : StringValueCStr(by);
     VALUE share = hash_fetch(opts, "min_share");
     o.min_share = NIL_P(share) ? 0.0 : NUM2DBL(share);
+    o.min_share_set = !NIL_P(share);
     o.from_ns = hash_long(opts, "from_ns", 0);
     o.to_ns = hash_long(opts, "to_ns", 0);
     VALUE thread = opt_str(opts, "thread");

@@ -199,6 +199,40 @@ static void test_synthetic_weights(void **state)
     free(path);
 }
 
+/* The default graph (a negative min_share) keeps the largest edges until
+ * they carry RGA_WG_STORY_COVER of the wait, at most RGA_WG_STORY_MAX_EDGES:
+ * the first edge it leaves out would not have been needed, and node totals
+ * keep all the wait. */
+static void test_story_default(void **state)
+{
+    (void)state;
+    rga_report_t *r = rga_test_load_generated("--threads 24 --ractors 2 --labels 4 --slices 600 --seed 5");
+    rga_waitgraph_t all = build(r, RGA_BY_THREAD, 0.0);
+    rga_waitgraph_t g = build(r, RGA_BY_THREAD, -1.0);
+    assert_true(all.n_edges > RGA_WG_STORY_MAX_EDGES); /* the report has more edges than the default shows */
+    assert_true(g.n_edges >= 1 && g.n_edges <= RGA_WG_STORY_MAX_EDGES);
+    assert_int_equal(g.n_pruned, all.n_edges - g.n_edges);
+    assert_int_equal(g.total_wait_ns, all.total_wait_ns);
+    int64_t kept = 0;
+    for (size_t i = 0; i < g.n_edges; i++) {
+        assert_int_equal(g.edges[i].wait_ns, all.edges[i].wait_ns); /* the largest ones, in order */
+        kept += g.edges[i].wait_ns;
+    }
+    int64_t before_last = kept - g.edges[g.n_edges - 1].wait_ns;
+    /* Stopped at the cover or at the cap, and not one edge earlier. */
+    assert_true(g.n_edges == RGA_WG_STORY_MAX_EDGES ||
+                (double)kept >= RGA_WG_STORY_COVER * (double)g.total_wait_ns);
+    assert_true((double)before_last < RGA_WG_STORY_COVER * (double)g.total_wait_ns);
+    /* Every waiter's node still holds its whole wait. */
+    int64_t waited = 0;
+    for (size_t i = 0; i < g.n_nodes; i++)
+        waited += g.nodes[i].wait_ns;
+    assert_true(waited <= g.total_wait_ns);
+    rga_waitgraph_free(&g);
+    rga_waitgraph_free(&all);
+    rga_report_free(r);
+}
+
 static void test_svg_render(void **state)
 {
     (void)state;
@@ -229,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_by_label_and_ractor),
         cmocka_unit_test(test_dot_parses_back),
         cmocka_unit_test(test_synthetic_weights),
+        cmocka_unit_test(test_story_default),
         cmocka_unit_test(test_svg_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
