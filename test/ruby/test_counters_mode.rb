@@ -55,7 +55,7 @@ class TestCountersMode < Test::Unit::TestCase
       assert_in_delta holder.running_ns, waiter.gvl_wait_ns, slack,
                       "#{waiter.name} waited while #{holder.name} ran: #{waiter.to_h} / #{holder.to_h}"
       assert_operator waiter.waits, :>=, 1
-      assert_operator waiter.acquisitions, :>=, 2
+      assert_operator waiter.acquisitions, :>=, waiter.waits
     end
     # Together they held the GVL for nearly the whole span.
     assert_operator a.running_ns + b.running_ns, :>=, 0.35e9
