@@ -2,18 +2,22 @@
 
 # Per-request cost of Rperf::Rack::Middleware: a trivial Rack app called
 # directly, then through the middleware (logfmt and JSON lines to
-# /dev/null), with the profiler running (defer: true, the usual server
-# setup). Each configuration runs RUNS times, interleaved; the median µs
+# /dev/null), with the profiler running as docs/logging.md sets it up
+# (mode: :counters, defer: true; the third argument "wall" starts it as
+# before counters mode existed: mode: :wall, frequency: 100). Each configuration runs RUNS times, interleaved; the median µs
 # per request is printed side by side, and the cost is the difference to
 # the bare app. "profiler calls only" is the floor the log cannot go under:
 # Rperf.profile with the label and two Rperf.thread_contention reads.
 #
-#   ruby -Ilib -Ibuild/ext bench/bench_middleware.rb [requests_per_run] [runs]
+#   ruby -Ilib -Ibuild/ext bench/bench_middleware.rb [requests_per_run] [runs] [counters|wall]
 require "rperf"
 require "rperf/rack"
 
 REQUESTS = Integer(ARGV[0] || 20_000)
 RUNS = Integer(ARGV[1] || 7)
+START = { "counters" => { mode: :counters }, "wall" => { mode: :wall, frequency: 100 } }.fetch(ARGV[2] || "counters") do
+  abort "bench_middleware: the profiler setup must be counters or wall"
+end
 
 APP = ->(_env) { [200, { "content-type" => "text/plain" }, ["ok"]] }
 NULL = File.open(File::NULL, "w")
@@ -52,7 +56,7 @@ configs = {
     Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, label: false))
 }
 
-Rperf.start(mode: :wall, frequency: 100, defer: true)
+Rperf.start(**START, defer: true)
 begin
   configs.each_value { |app| run_once(app) } # warm up
   results = configs.transform_values { [] }
@@ -63,7 +67,7 @@ begin
     m = median(xs)
     puts format("%-32s %12.2f %12.2f", name, m, m - base)
   end
-  puts "(#{RUNS} runs of #{REQUESTS} requests, median; Ruby #{RUBY_VERSION}, #{RUBY_PLATFORM})"
+  puts "(#{RUNS} runs of #{REQUESTS} requests, median; profiler #{START}; Ruby #{RUBY_VERSION}, #{RUBY_PLATFORM})"
   # A yardstick for comparing machines: the same Ruby operation timed here.
   t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
   200_000.times { { a: 1 }.merge(b: 2) }

@@ -16,7 +16,8 @@
 #
 # "paired overhead" is the median over rounds of (that round's run / that
 # round's plain run), steadier than the ratio of medians when the machine's
-# speed drifts. --pin CPU runs every child under `taskset -c CPU`: on one
+# speed drifts; "vs yardstick" the median over rounds of (run - that
+# round's yardstick run) / that round's plain run, in points. --pin CPU runs every child under `taskset -c CPU`: on one
 # CPU nothing waits for an idle CPU to wake up, so the figures are the
 # profiler's CPU cost rather than the wake-up latencies of the machine.
 #
@@ -26,9 +27,18 @@
 # at this moment, to read the profiler's figures against. It also adds
 # "yardstick_tick": that hook plus a native thread that wakes 1,000 times a
 # second and does nothing, the floor of any design whose timer wakes a
-# worker thread at 1 kHz (the wall and cpu variants' design).
+# worker thread at 1 kHz (the wall and cpu variants' design). It runs
+# "counters" (Rperf.start(mode: :counters): the profiler's hooks keeping
+# per-thread totals only, no sampler) right after the yardstick, so each
+# round pairs the two.
 #
-#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU] [--yardstick]
+# --variants v1,v2 picks the variants (plain is always run, first): any of
+# yardstick, yardstick_tick, counters, wall, cpu, hooks1hz, wall100 (wall
+# mode at 100 Hz, timeline on: the log middlewares' setup before counters
+# mode).
+#
+#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU]
+#        [--yardstick | --variants v1,v2,...]
 require "etc"
 require "json"
 require "tmpdir"
@@ -42,8 +52,14 @@ module BenchSampler
   # hooks1hz: wall mode at 1 Hz, i.e. the GVL/GC hooks with (almost) no
   # sampling: wall minus hooks1hz is the sampler's own share.
   VARIANTS = %w[plain wall cpu hooks1hz].freeze
-  FREQUENCY = { "wall" => 1000, "cpu" => 1000, "hooks1hz" => 1 }.freeze
-  MODE = { "wall" => :wall, "cpu" => :cpu, "hooks1hz" => :wall }.freeze
+  YARDSTICK_VARIANTS = %w[plain yardstick counters yardstick_tick wall cpu hooks1hz].freeze
+  # Rperf.start keywords of each profiler variant.
+  START = {
+    "wall" => { frequency: 1000, mode: :wall }, "cpu" => { frequency: 1000, mode: :cpu },
+    "hooks1hz" => { frequency: 1, mode: :wall }, "wall100" => { frequency: 100, mode: :wall },
+    "counters" => { mode: :counters }
+  }.freeze
+  KNOWN = (%w[plain yardstick yardstick_tick] + START.keys).freeze
 
   module_function
 
@@ -67,7 +83,7 @@ module BenchSampler
       YardstickHook.start_ticker(1000) if variant == "yardstick_tick"
     elsif variant != "plain"
       require "rperf"
-      Rperf.start(frequency: FREQUENCY.fetch(variant), mode: MODE.fetch(variant))
+      Rperf.start(**START.fetch(variant))
     end
     t0 = monotonic
     c0 = process_cpu
@@ -123,13 +139,17 @@ module BenchSampler
         selected = chosen == "all" ? WORKLOADS.keys : [chosen]
         abort "bench_sampler: --workload must be a, b or all" unless (selected - WORKLOADS.keys).empty?
       when "--pin" then pin = argv.shift.to_s
-      when "--yardstick" then variants = ["plain", "yardstick", "yardstick_tick", *VARIANTS.drop(1)]
+      when "--yardstick" then variants = YARDSTICK_VARIANTS
+      when "--variants"
+        variants = ["plain", *argv.shift.to_s.split(",").reject { _1 == "plain" }]
+        unknown = variants - KNOWN
+        abort "bench_sampler: unknown variant #{unknown.join(', ')}; known: #{KNOWN.join(', ')}" unless unknown.empty?
       when "--child" then return child(argv.shift, argv.shift)
       else abort "bench_sampler: unknown argument #{arg}"
       end
     end
     load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
-    load_path += [build_yardstick] if variants.include?("yardstick")
+    load_path += [build_yardstick] if variants.any? { _1.start_with?("yardstick") }
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
          "#{pin ? ", every run pinned to CPU #{pin}" : ''}"
     selected.each do |workload|
@@ -163,6 +183,13 @@ module BenchSampler
         paired = results[variant].zip(results["plain"]).map { |run, base| run["elapsed"] / base["elapsed"] }
         paired_cpu = results[variant].zip(results["plain"]).map { |run, base| run["cpu"] / base["cpu"] }
         line += format("  paired overhead %+.1f%% (CPU %+.1f%%)", (median(paired) - 1) * 100, (median(paired_cpu) - 1) * 100)
+        if results.key?("yardstick") && variant != "yardstick"
+          # Points over the yardstick, per round: (run - yardstick run) / plain run.
+          over = results[variant].zip(results["yardstick"], results["plain"]).map do |run, yard, base|
+            (run["elapsed"] - yard["elapsed"]) / base["elapsed"] * 100
+          end
+          line += format("  vs yardstick %+.1f points (paired)", median(over))
+        end
         if stats.all?(&:empty?) # the yardstick reports nothing of its own
           line += format("  overhead %+.1f%% (%+.1f..%+.1f)", (ratio - 1) * 100, (ratios.min - 1) * 100,
                          (ratios.max - 1) * 100)

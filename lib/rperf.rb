@@ -43,32 +43,35 @@ module Rperf
   @output = nil
 
   class << self
-    # Starts profiling. Sampler keywords: frequency:, mode: (:cpu, :wall),
-    # aggregate:, signal:, defer:, output: (a path written with
-    # Report#save at stop, or an IO given the report.json text), format:
-    # (the output's format when its name does not tell, as in Report#save;
-    # an output name save cannot write is an ArgumentError here).
-    # Contention keywords: timeline:, max_threads:, max_intervals:,
-    # min_interval_ns:, max_edges:. Returns true (with a block: see
-    # Rperf::StartWithBlock). Raises StateError when already running or
-    # when called from a non-main Ractor.
-    def start(timeline: CONTENTION_DEFAULTS[:timeline],
-              max_threads: CONTENTION_DEFAULTS[:max_threads],
-              max_intervals: CONTENTION_DEFAULTS[:max_intervals],
-              min_interval_ns: CONTENTION_DEFAULTS[:min_interval_ns],
-              max_edges: CONTENTION_DEFAULTS[:max_edges],
-              format: nil,
-              **sampler)
+    # Starts profiling. Sampler keywords: frequency:, mode: (:cpu, :wall,
+    # or :counters: exact per-thread and per-label totals only, no sampler,
+    # timeline or wait graph), aggregate:, signal:, defer:, output: (a path
+    # written with Report#save at stop, or an IO given the report.json
+    # text), format: (the output's format when its name does not tell, as
+    # in Report#save; an output name save cannot write is an ArgumentError
+    # here). Contention keywords: timeline:, max_threads:, max_intervals:,
+    # min_interval_ns:, max_edges: (nil: the default; with mode: :counters
+    # only max_threads: applies, the others are refused). Returns true
+    # (with a block: see Rperf::StartWithBlock). Raises StateError when
+    # already running or when called from a non-main Ractor.
+    def start(timeline: nil, max_threads: CONTENTION_DEFAULTS[:max_threads], max_intervals: nil,
+              min_interval_ns: nil, max_edges: nil, format: nil, **sampler)
       check_main_ractor!(:start)
       opts = SamplerOptions.normalize(**sampler)
+      if opts[:mode_name] == :counters
+        SamplerOptions.check_unused_by_counters(timeline: timeline || nil, max_intervals: max_intervals,
+                                                min_interval_ns: min_interval_ns, max_edges: max_edges)
+        timeline = false
+      end
+      with_default = ->(name, value) { value.nil? ? CONTENTION_DEFAULTS[name] : value }
       config = {
         frequency: opts[:frequency], mode: opts[:mode], aggregate: opts[:aggregate],
         signal: opts[:signal], defer: opts[:defer],
-        timeline: check_boolean(:timeline, timeline),
+        timeline: check_boolean(:timeline, with_default.(:timeline, timeline)),
         max_threads: check_count(:max_threads, max_threads),
-        max_intervals: check_count(:max_intervals, max_intervals),
-        min_interval_ns: check_count(:min_interval_ns, min_interval_ns),
-        max_edges: check_count(:max_edges, max_edges)
+        max_intervals: check_count(:max_intervals, with_default.(:max_intervals, max_intervals)),
+        min_interval_ns: check_count(:min_interval_ns, with_default.(:min_interval_ns, min_interval_ns)),
+        max_edges: check_count(:max_edges, with_default.(:max_edges, max_edges))
       }
       # A name save cannot write is refused now, not after the run.
       Report.format_for(opts[:output], format) if opts[:output].is_a?(String) || format

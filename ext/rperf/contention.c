@@ -11,6 +11,10 @@
  * fires SUSPENDED without RESUMED) then cost accuracy only up to the next
  * event. The clock is read once per event by the caller.
  *
+ * Counters mode (rperf_count_*) runs the same state machine on the slot
+ * alone: no timeline, holder ring, wait edge or waiters count, so an event
+ * writes only its own thread's slot line.
+ *
  * This file does NOT install hooks, does NOT build Ruby objects, does NOT
  * call the sampler (events return what the hooks hand to it) and does NOT
  * allocate in any rperf_on_* path.
@@ -25,7 +29,7 @@
 
 static struct {
     int active;                  /* a profile exists */
-    int recording;               /* atomic: hooks record */
+    int recording;               /* atomic: enum rperf_recording */
     int forked_child;
     uint32_t epoch;              /* atomic: bumped at every resume */
     int64_t clip_ns;             /* atomic: accounting starts no earlier */
@@ -101,6 +105,20 @@ rperf_contention_now_clipped(void)
 
 static void edge_lost(int waiter, int64_t ns);
 
+static int
+recording_mode(void)
+{
+    return run.cfg.counters_only ? RPERF_RECORDING_COUNTERS : RPERF_RECORDING_FULL;
+}
+
+/* The holder history of a Ractor; counters mode keeps none. */
+static void
+push_holder(rperf_ractor_slot_t *r, int64_t now, int kind, int seq, int label_set_id)
+{
+    if (!r || run.cfg.counters_only) return;
+    rperf_holder_ring_push(r->ring, now, kind, seq, label_set_id, rperf_contention_epoch());
+}
+
 int
 rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const char **err)
 {
@@ -109,8 +127,10 @@ rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const c
         return -1;
     }
     run.cfg = *cfg;
+    if (cfg->counters_only) run.cfg.timeline = 0;
     if (rperf_slot_pool_create(cfg->max_threads, err) < 0) return -1;
-    if (rperf_edges_create(cfg->max_edges, edge_lost) < 0) {
+    /* Counters mode records no edges: the smallest table serves its cuts. */
+    if (rperf_edges_create(cfg->counters_only ? 1 : cfg->max_edges, edge_lost) < 0) {
         rperf_slot_pool_destroy();
         *err = "cannot allocate the wait-edge table";
         return -1;
@@ -142,10 +162,10 @@ rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor)
     if (slot) {
         slot->state = RPERF_STATE_RUNNING;
         slot->ractor = main_ractor;
-        rperf_holder_ring_push(main_ractor->ring, now, RPERF_HOLDER_THREAD, slot->seq,
-                               slot->label_set_id, run.epoch);
+        push_holder(main_ractor, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     }
-    __atomic_store_n(&run.recording, run.paused_at_ns ? 0 : 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&run.recording, run.paused_at_ns ? RPERF_RECORDING_OFF : recording_mode(),
+                     __ATOMIC_RELEASE);
 }
 
 void
@@ -235,14 +255,13 @@ rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
         RPERF_STORE(slot->timeline_from_ns, now_ns);
         RPERF_STORE(slot->ready_ns, 0);
         rperf_slot_write_end(slot);
-        if (r) rperf_holder_ring_push(r->ring, now_ns, RPERF_HOLDER_THREAD, slot->seq,
-                                      slot->label_set_id, rperf_contention_epoch());
+        push_holder(r, now_ns, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     }
     if (r) {
         struct resume_reset rr = {slot, r, now_ns};
         rperf_slots_foreach(reset_one_after_pause, &rr);
     }
-    __atomic_store_n(&run.recording, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&run.recording, recording_mode(), __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -265,6 +284,50 @@ charge(rperf_thread_slot_t *slot, int state, int64_t now, int next)
     RPERF_STORE(slot->state, next);
     RPERF_STORE(slot->state_since_ns, now);
     RPERF_STORE(slot->last_seen_ns, now);
+}
+
+/* The state a holder was in until now: GC work or running. */
+static inline int
+held_state(int prior)
+{
+    return (prior == RPERF_STATE_GC_MARK || prior == RPERF_STATE_GC_SWEEP) ? prior : RPERF_STATE_RUNNING;
+}
+
+/* Within the seqlock: READY proves the thread did not hold the GVL since
+ * its last event; a repeated READY continues the wait that began earlier. */
+static inline void
+close_for_ready(rperf_thread_slot_t *slot, int64_t now)
+{
+    if (slot->state == RPERF_STATE_GVL_WAIT) {
+        RPERF_STORE(slot->last_seen_ns, now);
+        return;
+    }
+    int64_t blocked = now - clipped_since(slot);
+    slot->ready_blocked_ns = blocked > 0 ? blocked : 0;
+    charge(slot, RPERF_STATE_BLOCKED, now, RPERF_STATE_GVL_WAIT);
+    RPERF_STORE(slot->ready_ns, now);
+}
+
+/* Within the seqlock: RESUMED proves a wait (whatever `prior` was, unless
+ * the thread was already running: a duplicate RESUMED). Without READY
+ * (hooks enabled mid-wait, a thread present at start) the whole span since
+ * the last event is taken as waiting. Returns 1 when it ended a wait. */
+static inline int
+close_for_resumed(rperf_thread_slot_t *slot, int prior, int64_t now)
+{
+    int waited = 0;
+    if (prior == RPERF_STATE_GVL_WAIT || prior == RPERF_STATE_BLOCKED) {
+        charge(slot, RPERF_STATE_GVL_WAIT, now, RPERF_STATE_RUNNING);
+        waited = 1;
+        RPERF_STORE(slot->acquisitions, slot->acquisitions + 1);
+        if (prior == RPERF_STATE_GVL_WAIT && slot->ready_ns)
+            RPERF_STORE(slot->waits, slot->waits + 1);
+    }
+    else {
+        charge(slot, prior, now, RPERF_STATE_RUNNING);
+    }
+    RPERF_STORE(slot->ready_ns, 0);
+    return waited;
 }
 
 /* Holder context only: append [from, to) in `state` to the Ractor's
@@ -313,19 +376,7 @@ void
 rperf_on_ready(rperf_thread_slot_t *slot, int64_t now)
 {
     if (slot->exited) return;
-    rperf_slot_write_begin(slot);
-    if (slot->state == RPERF_STATE_GVL_WAIT) {
-        /* Repeated READY: the wait that began earlier goes on. */
-        RPERF_STORE(slot->last_seen_ns, now);
-    }
-    else {
-        /* READY proves the thread did not hold the GVL since its last event. */
-        int64_t blocked = now - clipped_since(slot);
-        slot->ready_blocked_ns = blocked > 0 ? blocked : 0;
-        charge(slot, RPERF_STATE_BLOCKED, now, RPERF_STATE_GVL_WAIT);
-        RPERF_STORE(slot->ready_ns, now);
-    }
-    rperf_slot_write_end(slot);
+    rperf_count_ready(slot, now);
 
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     if (r && !slot->waiting_counted) {
@@ -369,25 +420,10 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
     int prior = slot->state;
     int64_t ready = slot->ready_ns;
     int64_t wait_from = clipped_since(slot);
-    int waited = 0;
     int64_t blocked_from = slot->timeline_from_ns;
 
     rperf_slot_write_begin(slot);
-    if (prior == RPERF_STATE_GVL_WAIT || prior == RPERF_STATE_BLOCKED) {
-        /* RESUMED proves a wait; without READY (hooks enabled mid-wait, a
-         * thread present at start) the whole span since the last event is
-         * taken as waiting. */
-        charge(slot, RPERF_STATE_GVL_WAIT, now, RPERF_STATE_RUNNING);
-        waited = 1;
-        RPERF_STORE(slot->acquisitions, slot->acquisitions + 1);
-        if (prior == RPERF_STATE_GVL_WAIT && ready)
-            RPERF_STORE(slot->waits, slot->waits + 1);
-    }
-    else {
-        /* Already running (duplicate RESUMED): nothing was waited. */
-        charge(slot, prior, now, RPERF_STATE_RUNNING);
-    }
-    RPERF_STORE(slot->ready_ns, 0);
+    int waited = close_for_resumed(slot, prior, now);
     if (waited) {
         /* Inside the write section: a report builder whose view of this
          * slot shows the wait ended must also find it in the ring (or the
@@ -432,8 +468,7 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
 {
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     int prior = slot->state;
-    int held = (prior == RPERF_STATE_GC_MARK || prior == RPERF_STATE_GC_SWEEP)
-             ? prior : RPERF_STATE_RUNNING;
+    int held = held_state(prior);
 
     if (r && prior == RPERF_STATE_BLOCKED) {
         /* Duplicate SUSPENDED: the previous one did not give the GVL away
@@ -465,6 +500,33 @@ rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
     settle_waiter(slot);
 }
 
+/* Counters mode: what rperf_on_ready/resumed/suspended do to the slot,
+ * and nothing else. */
+void
+rperf_count_ready(rperf_thread_slot_t *slot, int64_t now)
+{
+    if (slot->exited) return;
+    rperf_slot_write_begin(slot);
+    close_for_ready(slot, now);
+    rperf_slot_write_end(slot);
+}
+
+void
+rperf_count_resumed(rperf_thread_slot_t *slot, int64_t now)
+{
+    rperf_slot_write_begin(slot);
+    close_for_resumed(slot, slot->state, now);
+    rperf_slot_write_end(slot);
+}
+
+void
+rperf_count_suspended(rperf_thread_slot_t *slot, int64_t now)
+{
+    rperf_slot_write_begin(slot);
+    charge(slot, held_state(slot->state), now, RPERF_STATE_BLOCKED);
+    rperf_slot_write_end(slot);
+}
+
 static int
 gc_state_for(int phase)
 {
@@ -476,16 +538,13 @@ rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now)
 {
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     int gc_state = gc_state_for(phase);
-    int prior = slot->state;
-    int held = (prior == RPERF_STATE_GC_MARK || prior == RPERF_STATE_GC_SWEEP)
-             ? prior : RPERF_STATE_RUNNING;
+    int held = held_state(slot->state);
     rperf_slot_write_begin(slot);
     charge(slot, held, now, gc_state);
     rperf_slot_write_end(slot);
     slot->gc_depth = 1;
     emit_interval(slot, r, held, now);
-    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_GC, slot->seq,
-                                  slot->label_set_id, rperf_contention_epoch());
+    push_holder(r, now, RPERF_HOLDER_GC, slot->seq, slot->label_set_id);
 }
 
 /* Both modes: GC work is on-CPU time of this thread, so the closed span
@@ -523,8 +582,7 @@ rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now)
     charge(slot, prior, now, RPERF_STATE_RUNNING);
     rperf_slot_write_end(slot);
     emit_interval(slot, r, prior, now);
-    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq,
-                                  slot->label_set_id, rperf_contention_epoch());
+    push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     span.state = prior;
     span.ns = now - since;
     return span;
@@ -644,9 +702,7 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
     }
     RPERF_STORE(slot->label_set_id, label_set_id);
     pthread_mutex_unlock(&run.label_mutex);
-    if (r && rperf_contention_recording())
-        rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id,
-                               rperf_contention_epoch());
+    if (rperf_contention_recording()) push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id);
 }
 
 static void
@@ -721,6 +777,8 @@ void
 rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views,
                                 int nviews, rperf_edge_list_t *extra)
 {
+    /* Counters mode keeps no holder history to split a wait over. */
+    if (run.cfg.counters_only) return;
     cut_ctx_t ctx = { cut, views, nviews, 0, extra };
     rperf_slots_foreach(cut_one, &ctx);
 }

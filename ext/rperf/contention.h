@@ -6,7 +6,8 @@
  * thread was in (the event itself proves which state that was: SUSPENDED
  * proves the thread held the GVL, READY that it did not, RESUMED that it was
  * waiting) and opens the next. Closing charges the elapsed time to the
- * slot's totals, emits a timeline interval and, for waits, the wait edges.
+ * slot's totals, emits a timeline interval and, for waits, the wait edges;
+ * in counters mode (cfg.counters_only) it charges the totals alone.
  * This file does NOT install hooks (gvl_hooks.c, gc_hooks.c), does NOT
  * find out which Ractor is calling (ractor_registry.h: callers pass the
  * Ractor in), does NOT sample stacks (the events return the time the hooks
@@ -46,7 +47,17 @@ typedef struct rperf_contention_config {
     int64_t min_interval_ns;   /* shorter intervals fold into the thread's next one */
     int timeline;              /* 0: record no intervals */
     int wall_mode;             /* sampler mode: wall records [GVL blocked]/[GVL wait] */
+    int counters_only;         /* counters mode: slot totals only (no timeline, holder
+                                * rings, edges or waiters counts); timeline must be 0 */
 } rperf_contention_config_t;
+
+/* What the hooks record (rperf_contention_recording): nothing, everything,
+ * or in counters mode only the slots' state totals (rperf_count_*). */
+enum rperf_recording {
+    RPERF_RECORDING_OFF = 0,
+    RPERF_RECORDING_FULL = 1,
+    RPERF_RECORDING_COUNTERS = 2,
+};
 
 /* Counters of the current report interval (see report stats). */
 typedef struct rperf_contention_stats {
@@ -72,7 +83,9 @@ void rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ra
 /* After the hooks are removed: no hook can run any more. */
 void rperf_contention_destroy(void);
 int  rperf_contention_active(void);        /* a profile exists (running or paused) */
-int  rperf_contention_recording(void);     /* hooks record (active and not paused) */
+/* enum rperf_recording: OFF while paused, stopping or inactive; one load,
+ * so the hooks learn the mode from the same read that tells them to record. */
+int  rperf_contention_recording(void);
 void rperf_contention_pause(int64_t now_ns);
 /* Before the hooks are removed at stop: nothing records from now on. */
 void rperf_contention_stop_recording(void);
@@ -105,12 +118,20 @@ typedef struct rperf_gc_span {
     int64_t ns;
 } rperf_gc_span_t;
 
+/* Full recording (RPERF_RECORDING_FULL): totals, timeline, holder ring,
+ * wait edges and the Ractor's waiters count. */
 void rperf_on_ready(rperf_thread_slot_t *slot, int64_t now);
 /* The slot's native_id is set here; its ractor must be set before the call
  * when it can be known (the hook looks it up). */
 rperf_off_gvl_t rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now);
 void rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now);
+/* Both modes: EXITED touches only the slot. */
 void rperf_on_exited(rperf_thread_slot_t *slot, int64_t now);
+/* Counters mode (RPERF_RECORDING_COUNTERS): the same state machine, only
+ * the slot's seqlock'd totals and counts (no Ractor line is written). */
+void rperf_count_ready(rperf_thread_slot_t *slot, int64_t now);
+void rperf_count_resumed(rperf_thread_slot_t *slot, int64_t now);
+void rperf_count_suspended(rperf_thread_slot_t *slot, int64_t now);
 /* Paused: keep only the Ractor waiters counts right. */
 void rperf_on_resumed_paused(rperf_thread_slot_t *slot);
 void rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now);
@@ -146,7 +167,7 @@ void rperf_contention_flush_labels(int64_t now);
 rperf_label_total_t *rperf_contention_label_totals(size_t *count, int clear);
 /* Attributes the open part of every wait in progress in `views` (the slot
  * views read at the cut, by seq - 1) up to cut->end_ns into `extra` edges
- * (not the shared table); see contention.c. */
+ * (not the shared table); see contention.c. Nothing in counters mode. */
 void rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views,
                                      int nviews, rperf_edge_list_t *extra);
 /* The report's copy of the edge table (rperf_edges_cut over every

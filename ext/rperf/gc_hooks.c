@@ -6,7 +6,8 @@
  * GC_END_SWEEP; each enter/exit bracket is charged to the phase current at
  * the time, and a phase change inside a bracket splits it. With lazy
  * sweeping a sweep is many short brackets. The thread that runs the GC
- * is charged; its Ractor is the slot's. This file does NOT decide when a
+ * is charged; its Ractor is the slot's. In counters mode the sampler is
+ * not called (it is not running). This file does NOT decide when a
  * Ractor gets its hook (ractor_registry.c, when it registers the Ractor).
  */
 #include "gc_hooks.h"
@@ -36,9 +37,9 @@ static int in_flight;
 static void handle_gc_event(rb_event_flag_t event);
 
 static void
-record_gc_span(rperf_thread_slot_t *slot, VALUE thread, rperf_gc_span_t span)
+record_gc_span(rperf_thread_slot_t *slot, VALUE thread, rperf_gc_span_t span, int recording)
 {
-    if (span.ns <= 0) return;
+    if (span.ns <= 0 || recording != RPERF_RECORDING_FULL) return;
     rperf_sampler_record_synthetic(slot, thread,
                                    span.state == RPERF_STATE_GC_SWEEP ? RPERF_FRAME_GC_SWEEP
                                                                       : RPERF_FRAME_GC_MARK,
@@ -60,7 +61,8 @@ handle_gc_event(rb_event_flag_t event)
     if (event & RUBY_INTERNAL_EVENT_GC_START) gc_phase = RPERF_GC_PHASE_MARK;
     else if (event & RUBY_INTERNAL_EVENT_GC_END_MARK) gc_phase = RPERF_GC_PHASE_SWEEP;
     else if (event & RUBY_INTERNAL_EVENT_GC_END_SWEEP) gc_phase = RPERF_GC_PHASE_NONE;
-    if (!rperf_contention_recording()) return;
+    int recording = rperf_contention_recording();
+    if (!recording) return;
 
     /* rb_thread_current() is a field read; it does not allocate. */
     VALUE thread = rb_thread_current();
@@ -74,13 +76,13 @@ handle_gc_event(rb_event_flag_t event)
          * GC_ENTER before GC_START). */
         rperf_on_gc_enter(slot, gc_phase == RPERF_GC_PHASE_SWEEP ? RPERF_GC_PHASE_SWEEP
                                                                  : RPERF_GC_PHASE_MARK, now);
-        rperf_sampler_gc_span_begin(slot);
+        if (recording == RPERF_RECORDING_FULL) rperf_sampler_gc_span_begin(slot);
     }
     else if (event & RUBY_INTERNAL_EVENT_GC_EXIT) {
-        record_gc_span(slot, thread, rperf_on_gc_exit(slot, now));
+        record_gc_span(slot, thread, rperf_on_gc_exit(slot, now), recording);
     }
     else if (event & (RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK)) {
-        record_gc_span(slot, thread, rperf_on_gc_phase(slot, gc_phase, now));
+        record_gc_span(slot, thread, rperf_on_gc_phase(slot, gc_phase, now), recording);
     }
     if (timed) rperf_hook_timed_end(now);
 }

@@ -1,7 +1,9 @@
 /*
  * gvl_hooks.c — the thread-event callback: finds (or claims) the thread's
  * slot and its Ractor, reads the clock once, hands the event to
- * contention.c and the off-GVL time it returns to the sampler.
+ * contention.c and the off-GVL time it returns to the sampler. In counters
+ * mode the event goes to contention.c's rperf_count_* alone: one clock
+ * read, the slot's totals, no sampler.
  *
  * It does NOT interpret events (contention.c does) and does NOT walk
  * stacks (the sampler does, when wall mode gives it [GVL blocked] and
@@ -42,10 +44,61 @@ thread_event(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
     __atomic_fetch_sub(&in_flight, 1, __ATOMIC_SEQ_CST);
 }
 
+/* RESUMED: this thread now holds its Ractor's GVL, on its own native
+ * thread (the EC is set), so the Ractor-local lookup is valid. An unknown
+ * Ractor registers from its next safepoint (registering allocates). */
+static inline void
+identify_ractor(rperf_thread_slot_t *slot)
+{
+    if (slot->ractor) return;
+    rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
+    if (r) RPERF_STORE(slot->ractor, r);
+    else rperf_ractor_request_registration();
+}
+
+/* Counters mode takes the rperf_count_* form of each event: the slot's
+ * totals only, nothing for the sampler. */
+static void
+dispatch(rb_event_flag_t event, VALUE thread, rperf_thread_slot_t *slot, int64_t now, int counters)
+{
+    switch (event) {
+      case RUBY_INTERNAL_THREAD_EVENT_READY:
+        /* No GVL; runs under the Ractor's scheduler lock, possibly on the
+         * native thread that wakes this one. Slot and atomics only. */
+        if (counters) rperf_count_ready(slot, now);
+        else rperf_on_ready(slot, now);
+        break;
+      case RUBY_INTERNAL_THREAD_EVENT_RESUMED: {
+        identify_ractor(slot);
+        if (counters) {
+            rperf_count_resumed(slot, now);
+            break;
+        }
+        rperf_off_gvl_t off = rperf_on_resumed(slot, now);
+        if (off.blocked_ns > 0 || off.wait_ns > 0)
+            rperf_sampler_record_off_gvl(slot, thread, off.blocked_ns, off.wait_ns);
+        break;
+      }
+      case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
+        /* Fired just before the GVL is handed on: this thread is still the
+         * holder, so the Ractor's ring and timeline are ours to write. */
+        if (counters) rperf_count_suspended(slot, now);
+        else rperf_on_suspended(slot, now);
+        break;
+      case RUBY_INTERNAL_THREAD_EVENT_EXITED:
+        /* After the final SUSPENDED, without the GVL. Slot and atomics only. */
+        rperf_on_exited(slot, now);
+        break;
+      default:
+        break;
+    }
+}
+
 static void
 handle_event(rb_event_flag_t event, VALUE thread)
 {
-    if (!rperf_contention_recording()) {
+    int recording = rperf_contention_recording();
+    if (!recording) {
         /* Paused or stopping: keep only the Ractor waiters counts right
          * (a READY counted before the pause must be undone). */
         if (event & (RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_EXITED)) {
@@ -61,39 +114,7 @@ handle_event(rb_event_flag_t event, VALUE thread)
                               : rperf_slot_claim(thread, now);
     int timed = rperf_hook_count_event(slot);
     if (!slot) return;
-
-    switch (event) {
-      case RUBY_INTERNAL_THREAD_EVENT_READY:
-        /* No GVL; runs under the Ractor's scheduler lock, possibly on the
-         * native thread that wakes this one. Slot and atomics only. */
-        rperf_on_ready(slot, now);
-        break;
-      case RUBY_INTERNAL_THREAD_EVENT_RESUMED: {
-        /* This thread now holds its Ractor's GVL, on its own native thread
-         * (the EC is set), so the Ractor-local lookup is valid. An unknown
-         * Ractor registers from its next safepoint (registering allocates). */
-        if (!slot->ractor) {
-            rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
-            if (r) RPERF_STORE(slot->ractor, r);
-            else rperf_ractor_request_registration();
-        }
-        rperf_off_gvl_t off = rperf_on_resumed(slot, now);
-        if (off.blocked_ns > 0 || off.wait_ns > 0)
-            rperf_sampler_record_off_gvl(slot, thread, off.blocked_ns, off.wait_ns);
-        break;
-      }
-      case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
-        /* Fired just before the GVL is handed on: this thread is still the
-         * holder, so the Ractor's ring and timeline are ours to write. */
-        rperf_on_suspended(slot, now);
-        break;
-      case RUBY_INTERNAL_THREAD_EVENT_EXITED:
-        /* After the final SUSPENDED, without the GVL. Slot and atomics only. */
-        rperf_on_exited(slot, now);
-        break;
-      default:
-        break;
-    }
+    dispatch(event, thread, slot, now, recording == RPERF_RECORDING_COUNTERS);
     if (timed) rperf_hook_timed_end(now);
 }
 

@@ -3,7 +3,8 @@
  * keys throughout) from the profiler's C state at a cut: per-thread and
  * per-Ractor totals, label totals, the timeline (as a packed
  * Rperf::Contention::Intervals), the wait edges, the sampler's arrays and
- * the counters.
+ * the counters. A counters-mode report has the same shape with empty
+ * timeline, edges and sampler arrays, and says so in meta.recording.
  *
  * Everything is read from C state before the first Ruby allocation (see
  * collect()), then turned into Ruby objects. Text a program chose (thread
@@ -283,14 +284,16 @@ build_label_totals(build_ctx_t *ctx)
 }
 
 static VALUE
-build_stats(void)
+build_stats(const rperf_report_params_t *params)
 {
     rperf_contention_stats_t cs;
     rperf_contention_get_stats(&cs);
     VALUE h = rb_hash_new();
     rperf_sampler_stats_t ss;
     memset(&ss, 0, sizeof(ss));
-    rperf_sampler_get_stats(&ss);
+    /* A sampler that did not run this profile may still hold the counters
+     * of an earlier one. */
+    if (!params->counters_only) rperf_sampler_get_stats(&ss);
     aset(h, "trigger_count", ULL2NUM(ss.trigger_count));
     aset(h, "sampling_count", ULL2NUM(ss.sampling_count));
     aset(h, "sampling_time_ns", ULL2NUM(ss.sampling_time_ns));
@@ -306,6 +309,22 @@ build_stats(void)
     aset(h, "edge_lock_contended", ULL2NUM(cs.edge_lock_contended));
     aset(h, "paused_ns", i64(cs.paused_ns));
     return h;
+}
+
+/* Counters mode: the sampler's part of the shape, empty; the frame table
+ * still starts with the synthetic frames every report has. */
+static void
+fill_without_samples(VALUE report)
+{
+    static const char *const paths[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_PATHS;
+    static const char *const labels[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_LABELS;
+    VALUE frames = rb_ary_new_capa(RPERF_SYNTHETIC_FRAMES);
+    for (int i = 0; i < RPERF_SYNTHETIC_FRAMES; i++)
+        rb_ary_push(frames, rb_ary_new_from_args(2, rb_str_new_cstr(paths[i]), rb_str_new_cstr(labels[i])));
+    aset(report, "frames", frames);
+    aset(report, "stacks", rb_ary_new());
+    aset(report, "samples", rb_ary_new());
+    aset(report, "blame", rb_ary_new());
 }
 
 /* 0 for a whole run; n for the n-th interval of a snapshot(clear) series
@@ -329,8 +348,10 @@ build_meta(const rperf_report_params_t *params, const rperf_cut_t *cut, int clea
     aset(h, "pid", INT2NUM((int)getpid()));
     VALUE program = rb_gv_get("$0");
     aset(h, "program", NIL_P(program) ? rb_utf8_str_new_cstr("") : rperf_utf8_text(rb_obj_as_string(program)));
-    aset(h, "mode", rb_str_new_cstr(params->mode == 1 ? "wall" : "cpu"));
+    /* Counters mode measures wall-clock time and samples nothing. */
+    aset(h, "mode", rb_str_new_cstr(params->mode == 0 ? "cpu" : "wall"));
     aset(h, "frequency", INT2NUM(params->frequency));
+    aset(h, "recording", rb_str_new_cstr(params->counters_only ? "counters" : "full"));
     aset(h, "start_time_ns", i64(cut->start_realtime_ns));
     aset(h, "start_monotonic_ns", i64(cut->start_ns));
     int64_t duration = cut->end_ns - cut->start_ns;
@@ -407,7 +428,7 @@ build_report_body(VALUE arg)
     ctx->threads = rb_ary_new();
     rperf_slots_foreach(build_thread, ctx);
 
-    aset(report, "stats", build_stats());
+    aset(report, "stats", build_stats(ctx->params));
     aset(report, "threads", ctx->threads);
     VALUE empty = rb_hash_new();
     VALUE set0 = rb_hash_new();
@@ -418,7 +439,8 @@ build_report_body(VALUE arg)
     aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied));
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
     aset(report, "ractors", build_ractors(ctx));
-    rperf_sampler_fill_report(report);
+    if (ctx->params->counters_only) fill_without_samples(report);
+    else rperf_sampler_fill_report(report);
     if (ctx->clear && !ctx->cut.final) {
         /* The next report starts at this cut, from these very views. */
         int64_t end = ctx->cut.end_ns;

@@ -2,7 +2,8 @@
  * rperf.c — the extension's entry point: Init, the private `_c_*` methods
  * of the Rperf module and the profiler lifecycle (start, stop, snapshot,
  * pause/resume by refcount, fork), which puts the parts together in order:
- * contention state, main Ractor, sampler, hooks.
+ * contention state, main Ractor, sampler, hooks. Counters mode (mode 2)
+ * leaves the sampler out: no worker, no timer, totals only.
  *
  * It does NOT validate keyword arguments (lib/rperf.rb does), does NOT keep
  * the label-set registry (Ruby does; it adds "label_sets"), does NOT build
@@ -41,7 +42,7 @@ static VALUE mRperf;
 static VALUE profiler_anchor;      /* marks slot threads and sampler frames */
 
 static struct {
-    int mode;                      /* 0 cpu, 1 wall */
+    int mode;                      /* 0 cpu, 1 wall, 2 counters (no sampler) */
     int frequency;
     int sampler_running;
     int refcount;                  /* profile refcount; 0 = paused */
@@ -132,9 +133,11 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     cfg.max_intervals = hash_long(config, "max_intervals", RPERF_MAX_INTERVALS_DEFAULT);
     cfg.max_edges = hash_long(config, "max_edges", RPERF_MAX_EDGES_DEFAULT);
     cfg.min_interval_ns = hash_long(config, "min_interval_ns", RPERF_MIN_INTERVAL_NS_DEFAULT);
-    cfg.timeline = RTEST(hash_fetch(config, "timeline"));
     prof.mode = (int)hash_long(config, "mode", 1);
-    prof.frequency = (int)hash_long(config, "frequency", RPERF_FREQUENCY_DEFAULT);
+    int counters = prof.mode == 2;
+    cfg.counters_only = counters;
+    cfg.timeline = !counters && RTEST(hash_fetch(config, "timeline"));
+    prof.frequency = counters ? 0 : (int)hash_long(config, "frequency", RPERF_FREQUENCY_DEFAULT);
     cfg.wall_mode = prof.mode == 1;
     int deferred = RTEST(hash_fetch(config, "defer"));
 
@@ -150,22 +153,26 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     rperf_contention_begin_recording(caller, main_ractor);
     claim_existing(threads, caller, main_ractor, rperf_contention_interval_start());
 
-    rperf_sampler_opts_t opts = {
-        .frequency = prof.frequency,
-        .mode = prof.mode == 1 ? RPERF_MODE_WALL : RPERF_MODE_CPU,
-        .aggregate = RTEST(hash_fetch(config, "aggregate")),
-        .signal = (int)hash_long(config, "signal", -1),
-        .deferred = deferred,
-        .max_threads = cfg.max_threads,
-    };
-    if (rperf_sampler_start(&opts, &err) < 0) {
-        abandon_start();
-        rb_raise(rperf_eResourceError, "rperf: cannot start the sampler: %s", err);
+    if (!counters) {
+        rperf_sampler_opts_t opts = {
+            .frequency = prof.frequency,
+            .mode = prof.mode == 1 ? RPERF_MODE_WALL : RPERF_MODE_CPU,
+            .aggregate = RTEST(hash_fetch(config, "aggregate")),
+            .signal = (int)hash_long(config, "signal", -1),
+            .deferred = deferred,
+            .max_threads = cfg.max_threads,
+        };
+        if (rperf_sampler_start(&opts, &err) < 0) {
+            abandon_start();
+            rb_raise(rperf_eResourceError, "rperf: cannot start the sampler: %s", err);
+        }
+        prof.sampler_running = 1;
     }
-    prof.sampler_running = 1;
     if (rperf_gvl_hooks_install() < 0) {
-        rperf_sampler_stop();
-        rperf_sampler_free();
+        if (prof.sampler_running) {
+            rperf_sampler_stop();
+            rperf_sampler_free();
+        }
         prof.sampler_running = 0;
         abandon_start();
         rb_raise(rperf_eResourceError, "rperf: cannot install the thread event hook");
@@ -192,7 +199,7 @@ build_report(int final, int clear, int64_t end_ns)
 {
     rperf_report_params_t params = {
         .module = mRperf, .mode = prof.mode, .frequency = prof.frequency,
-        .sampler_running = prof.sampler_running,
+        .sampler_running = prof.sampler_running, .counters_only = prof.mode == 2,
     };
     return rperf_report_build(&params, final, clear, end_ns);
 }

@@ -80,9 +80,10 @@ module Rperf
     # Rperf::Report. Without: starts and returns a Contention::Session
     # (stop it with session.stop or Rperf.contention_stop), for servers.
     # Keywords: frequency: (sampler Hz, 1000), mode: (:wall), timeline:
-    # (true), and every other keyword of Rperf.start.
+    # (true), and every other keyword of Rperf.start. mode: :counters takes
+    # none of these defaults: totals only (see Rperf.start).
     def contention(**opts)
-      opts = Contention::DEFAULTS.merge(opts)
+      opts = Contention::DEFAULTS.merge(opts) unless SamplerOptions.counters?(opts[:mode])
       start(**opts)
       @contention_session = Contention::Session.new
       return @contention_session unless block_given?

@@ -9,8 +9,10 @@
 # a cardinality cap, and logging never raises into the program.
 #
 # It does NOT start or stop the profiler: the program calls Rperf.start
-# (defer: true suits servers: each unit runs inside Rperf.profile, which
-# resumes the deferred profiler, and so the thread's counters, while it runs).
+# (Rperf.start(mode: :counters, defer: true) suits servers: counters mode
+# keeps only the totals the lines need, and each unit runs inside
+# Rperf.profile, which resumes the deferred profiler, and so the thread's
+# counters, while it runs).
 #
 #   require "rperf/contention_log"
 #   log = Rperf::ContentionLog.new(output: Logger.new($stdout))

@@ -6,7 +6,8 @@
 # queue. ActiveJob (or any job object with a class, #queue_name and
 # #job_id) uses Rperf::JobMiddleware.around_perform from an around_perform
 # callback. Job and queue names are made valid UTF-8 (U+FFFD for bad bytes). The job id goes into the line as a field, never into a label,
-# so it cannot grow the label tables. It does NOT start the profiler.
+# so it cannot grow the label tables. It does NOT start the profiler
+# (call Rperf.start(mode: :counters, defer: true) at boot).
 #
 #   Sidekiq.configure_server do |config|
 #     config.server_middleware { |chain| chain.add Rperf::JobMiddleware, output: Logger.new($stdout) }

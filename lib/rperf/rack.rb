@@ -11,7 +11,7 @@
 #
 # It measures the app's #call only: a streaming body that does its work in
 # #each after the middleware returned is not included. It does NOT start
-# the profiler (call Rperf.start(..., defer: true) at boot).
+# the profiler (call Rperf.start(mode: :counters, defer: true) at boot).
 #
 #   use Rperf::Rack::Middleware, output: Logger.new($stdout)
 #   use Rperf::Rack::Middleware, log: my_contention_log,

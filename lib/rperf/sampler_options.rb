@@ -2,12 +2,14 @@
 
 # Rperf::SamplerOptions — validates and normalises the sampler keywords of
 # Rperf.start (frequency, mode, aggregate, signal, defer, output) into the
-# integers the extension's start takes. It does NOT start anything; every
-# error is an ArgumentError naming the keyword, the value and what is allowed.
+# integers the extension's start takes. mode: :counters runs no sampler, so
+# the sampling keywords (frequency, aggregate, signal) are refused with it.
+# It does NOT start anything; every error is an ArgumentError naming the
+# keyword, the value and what is allowed.
 module Rperf
   module SamplerOptions
     FREQUENCY_RANGE = (LIMITS[:frequency][:min]..LIMITS[:frequency][:max]).freeze
-    MODES = { cpu: 0, wall: 1 }.freeze
+    MODES = { cpu: 0, wall: 1, counters: 2 }.freeze
     # signal: nil picks the extension's default real-time signal (-1);
     # false means no signals at all (a condvar-driven worker, 0).
     SIGNAL_DEFAULT = -1
@@ -16,16 +18,41 @@ module Rperf
     module_function
 
     # Returns { frequency:, mode:, mode_name:, aggregate:, signal:, defer:, output: }.
-    def normalize(frequency: LIMITS[:frequency][:default], mode: :cpu, aggregate: true, signal: nil, defer: false, output: nil)
+    # nil for frequency or signal means its default (frequency 0 and no
+    # signal in counters mode, which aggregates nothing: only its default
+    # aggregate: true passes there).
+    def normalize(frequency: nil, mode: :cpu, aggregate: true, signal: nil, defer: false, output: nil)
+      mode_number = check_mode(mode)
+      if counters?(mode)
+        check_unused_by_counters(frequency: frequency, aggregate: aggregate == true ? nil : aggregate, signal: signal)
+        return { frequency: 0, mode: mode_number, mode_name: :counters, aggregate: true, signal: SIGNAL_NONE,
+                 defer: check_boolean(:defer, defer), output: check_output(output) }
+      end
       {
-        frequency: check_frequency(frequency),
-        mode: check_mode(mode),
+        frequency: check_frequency(frequency.nil? ? LIMITS[:frequency][:default] : frequency),
+        mode: mode_number,
         mode_name: mode.to_sym,
         aggregate: check_boolean(:aggregate, aggregate),
         signal: check_signal(signal),
         defer: check_boolean(:defer, defer),
         output: check_output(output)
       }
+    end
+
+    # mode: :counters (or "counters")?
+    def counters?(mode)
+      mode.respond_to?(:to_sym) && mode.to_sym == :counters
+    end
+
+    # Keywords that only mean something to a sampler or a timeline, given
+    # (non-nil) together with mode: :counters.
+    def check_unused_by_counters(**given)
+      given.each do |name, value|
+        next if value.nil?
+
+        raise ArgumentError, "#{name}: #{value.inspect} is invalid with mode: :counters " \
+                             "(it records per-thread totals only: no sampler, timeline or wait graph); leave it out"
+      end
     end
 
     def check_frequency(frequency)
@@ -39,7 +66,7 @@ module Rperf
     def check_mode(mode)
       key = mode.respond_to?(:to_sym) ? mode.to_sym : nil
       MODES.fetch(key) do
-        raise ArgumentError, "mode: #{mode.inspect} is invalid; expected :cpu or :wall"
+        raise ArgumentError, "mode: #{mode.inspect} is invalid; expected :cpu, :wall or :counters"
       end
     end
 

@@ -85,13 +85,14 @@ class TestLogInterval < Test::Unit::TestCase
   end
 
   # Overlapping units on threads of one Ractor, with a profiler started as
-  # servers start it (defer: true): each unit counts only its own thread,
-  # so the units' running times add up to no more than the elapsed time
-  # (one GVL: one thread runs at a time), while their wall times overlap.
+  # docs/logging.md tells servers to (mode: :counters, defer: true): each
+  # unit counts only its own thread, so the units' running times add up to
+  # no more than the elapsed time (one GVL: one thread runs at a time),
+  # while their wall times overlap.
   def test_overlapping_units_are_not_double_counted
     lines = []
     log = Rperf::ContentionLog.new(format: :json, units: :ns) { |l| lines << JSON.parse(l) }
-    Rperf.start(mode: :wall, frequency: 100, defer: true)
+    Rperf.start(mode: :counters, defer: true)
     begin
       t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
       # short sleeps hand the GVL over, as a request's IO does, so the units interleave
