@@ -22,7 +22,8 @@ typedef struct text_buf {
 } text_buf_t;
 
 /* Appends name with the characters that would split it replaced. */
-static void put_frame(text_buf_t *b, const char *name)
+static void
+put_frame(text_buf_t *b, const char *name)
 {
     size_t n = strlen(name);
     if (b->len + n + 2 > b->cap) {
@@ -44,13 +45,14 @@ static void put_frame(text_buf_t *b, const char *name)
     b->s[b->len] = '\0';
 }
 
-static int cmp_line(const void *a, const void *b)
+static int
+cmp_line(const void *a, const void *b)
 {
     return strcmp(((const line_t *)a)->text, ((const line_t *)b)->text);
 }
 
-rga_status_t rga_collapsed_write(const rga_profile_t *p, const rga_collapsed_opts_t *opts, FILE *out,
-                                 rga_error_t *err)
+rga_status_t
+rga_collapsed_write(const rga_profile_t *p, const rga_collapsed_opts_t *opts, FILE *out, rga_error_t *err)
 {
     static const rga_collapsed_opts_t none = {false, false};
     if (!opts)

@@ -14,14 +14,16 @@
 
 static char graphviz_error[512];
 
-static int capture_error(char *msg)
+static int
+capture_error(char *msg)
 {
     size_t n = strlen(graphviz_error);
     snprintf(graphviz_error + n, sizeof(graphviz_error) - n, "%s", msg);
     return 0;
 }
 
-void rga_graphviz_quiet(void)
+void
+rga_graphviz_quiet(void)
 {
     graphviz_error[0] = '\0';
     agseterrf(capture_error);
@@ -29,7 +31,8 @@ void rga_graphviz_quiet(void)
     agreseterrors();
 }
 
-const char *rga_graphviz_last_error(void)
+const char *
+rga_graphviz_last_error(void)
 {
     size_t n = strlen(graphviz_error);
     while (n > 0 && (graphviz_error[n - 1] == '\n' || graphviz_error[n - 1] == ' '))
@@ -40,12 +43,14 @@ const char *rga_graphviz_last_error(void)
     return graphviz_error;
 }
 
-static void set(void *obj, const char *name, const char *value)
+static void
+set(void *obj, const char *name, const char *value)
 {
     agsafeset(obj, (char *)name, (char *)value, "");
 }
 
-static const char *fill_for(double share)
+static const char *
+fill_for(double share)
 {
     /* Five steps from white to red. */
     static const char *const fills[] = {"#ffffff", "#fde0dd", "#fcbba1", "#fb6a4a", "#de2d26"};
@@ -53,7 +58,8 @@ static const char *fill_for(double share)
     return fills[i];
 }
 
-Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
+Agraph_t *
+rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
 {
     rga_graphviz_quiet();
     Agraph_t *g = agopen("wait_graph", Agdirected, NULL);
@@ -87,8 +93,9 @@ Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
     for (size_t i = 0; i < wg->n_nodes; i++) {
         const rga_wg_node_t *n = &wg->nodes[i];
         Agraph_t *parent = g;
-        if (n->ractor > 0 && (n->kind == RGA_NODE_THREAD || n->kind == RGA_NODE_LABEL_SET ||
-                              n->kind == RGA_NODE_RACTOR) && wg->by != RGA_BY_RACTOR) {
+        if (n->ractor > 0 &&
+            (n->kind == RGA_NODE_THREAD || n->kind == RGA_NODE_LABEL_SET || n->kind == RGA_NODE_RACTOR) &&
+            wg->by != RGA_BY_RACTOR) {
             char cname[64], clabel[64];
             snprintf(cname, sizeof(cname), "cluster_ractor_%lld", (long long)n->ractor);
             parent = agsubg(g, cname, 1);
@@ -119,8 +126,8 @@ Agraph_t *rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
             set(node, "shape", "ellipse");
             set(node, "fillcolor", n->kind == RGA_NODE_GC ? "#fff2b3" : "#e8e8e8");
         } else {
-            snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s", n->label, running,
-                     blocked, gc, waited, caused);
+            snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s", n->label,
+                     running, blocked, gc, waited, caused);
             double share = wg->total_wait_ns > 0 ? (double)n->wait_ns / (double)wg->total_wait_ns : 0.0;
             set(node, "fillcolor", fill_for(share));
         }
@@ -159,7 +166,8 @@ nomem:
     return NULL;
 }
 
-rga_status_t rga_dot_write(const rga_waitgraph_t *wg, FILE *out, rga_error_t *err)
+rga_status_t
+rga_dot_write(const rga_waitgraph_t *wg, FILE *out, rga_error_t *err)
 {
     Agraph_t *g = rga_dot_build(wg, err);
     if (!g)

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-rga_status_t rga_filter_init(rga_filter_t *f, const rga_report_t *r, const rga_filter_spec_t *spec,
-                             rga_error_t *err)
+rga_status_t
+rga_filter_init(rga_filter_t *f, const rga_report_t *r, const rga_filter_spec_t *spec, rga_error_t *err)
 {
     memset(f, 0, sizeof(*f));
     f->thread_ok = calloc(r->n_threads ? r->n_threads : 1, sizeof(bool));
@@ -79,25 +79,29 @@ fail:
     return st;
 }
 
-void rga_filter_free(rga_filter_t *f)
+void
+rga_filter_free(rga_filter_t *f)
 {
     free(f->thread_ok);
     free(f->label_set_ok);
     memset(f, 0, sizeof(*f));
 }
 
-bool rga_filter_thread_index(const rga_filter_t *f, size_t index)
+bool
+rga_filter_thread_index(const rga_filter_t *f, size_t index)
 {
     return !f->thread_ok || f->thread_ok[index];
 }
 
-bool rga_filter_thread(const rga_filter_t *f, const rga_report_t *r, int64_t seq)
+bool
+rga_filter_thread(const rga_filter_t *f, const rga_report_t *r, int64_t seq)
 {
     long i = rga_report_thread_index(r, seq);
     return i >= 0 && rga_filter_thread_index(f, (size_t)i);
 }
 
-bool rga_filter_label_set(const rga_filter_t *f, const rga_report_t *r, int64_t label_set_id)
+bool
+rga_filter_label_set(const rga_filter_t *f, const rga_report_t *r, int64_t label_set_id)
 {
     if (!f->labels_active)
         return true;
@@ -105,7 +109,8 @@ bool rga_filter_label_set(const rga_filter_t *f, const rga_report_t *r, int64_t 
     return i >= 0 && f->label_set_ok[i];
 }
 
-rga_sample_state_t rga_stack_state(const rga_report_t *r, int64_t stack)
+rga_sample_state_t
+rga_stack_state(const rga_report_t *r, int64_t stack)
 {
     if (stack < 0 || (uint64_t)stack >= r->n_stacks || r->stacks[stack].depth == 0)
         return RGA_SAMPLE_RUNNING;
@@ -118,7 +123,8 @@ rga_sample_state_t rga_stack_state(const rga_report_t *r, int64_t stack)
     }
 }
 
-bool rga_filter_sample(const rga_filter_t *f, const rga_report_t *r, const rga_sample_t *s)
+bool
+rga_filter_sample(const rga_filter_t *f, const rga_report_t *r, const rga_sample_t *s)
 {
     if (!rga_filter_thread(f, r, s->thread) || !rga_filter_label_set(f, r, s->label_set))
         return false;

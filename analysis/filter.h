@@ -20,11 +20,11 @@
 #include "report.h"
 
 typedef struct rga_filter_spec {
-    const char *thread;             /* a seq ("3") or an exact Thread#name; NULL = any */
-    long long ractor;               /* Ractor id; 0 = any */
-    const char *const *labels;      /* "key=value" strings; all must match */
+    const char *thread;        /* a seq ("3") or an exact Thread#name; NULL = any */
+    long long ractor;          /* Ractor id; 0 = any */
+    const char *const *labels; /* "key=value" strings; all must match */
     size_t n_labels;
-    const char *state;              /* "running", "gvl_wait", "blocked", "gc"; NULL = any */
+    const char *state; /* "running", "gvl_wait", "blocked", "gc"; NULL = any */
 } rga_filter_spec_t;
 
 /* The state a sample stands for, from its leaf frame. */
@@ -37,9 +37,9 @@ typedef enum rga_sample_state {
 } rga_sample_state_t;
 
 typedef struct rga_filter {
-    bool active;           /* any criterion given */
-    bool *thread_ok;       /* by thread index */
-    bool *label_set_ok;    /* by label set index */
+    bool active;        /* any criterion given */
+    bool *thread_ok;    /* by thread index */
+    bool *label_set_ok; /* by label set index */
     bool labels_active;
     rga_sample_state_t state; /* RGA_SAMPLE_ANY: every state */
 } rga_filter_t;

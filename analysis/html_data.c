@@ -22,20 +22,23 @@ typedef struct builder {
 } builder_t;
 
 /* Appends value (stealing it) and records failure, so builders read as lists. */
-static void push(json_t *arr, json_t *value, bool *ok)
+static void
+push(json_t *arr, json_t *value, bool *ok)
 {
     if (!value || json_array_append_new(arr, value) != 0)
         *ok = false;
 }
 
-static void put(json_t *obj, const char *key, json_t *value, bool *ok)
+static void
+put(json_t *obj, const char *key, json_t *value, bool *ok)
 {
     if (!value || json_object_set_new(obj, key, value) != 0)
         *ok = false;
 }
 
 /* Embedded index of a report stack (-1 for none), adding it and its frames on first use. */
-static json_int_t use_stack(builder_t *b, int64_t stack)
+static json_int_t
+use_stack(builder_t *b, int64_t stack)
 {
     const rga_report_t *r = b->r;
     if (stack < 0 || (uint64_t)stack >= r->n_stacks)
@@ -57,7 +60,8 @@ static json_int_t use_stack(builder_t *b, int64_t stack)
     return b->stack_map[stack];
 }
 
-static json_t *samples_json(builder_t *b)
+static json_t *
+samples_json(builder_t *b)
 {
     const rga_report_t *r = b->r;
     json_t *rows = json_array();
@@ -65,14 +69,16 @@ static json_t *samples_json(builder_t *b)
         const rga_sample_t *s = &r->samples[i];
         if (!rga_filter_thread(b->filter, r, s->thread) || !rga_filter_label_set(b->filter, r, s->label_set))
             continue;
-        push(rows, json_pack("[I, I, I, I]", use_stack(b, s->stack), (json_int_t)s->weight_ns, (json_int_t)s->thread,
-                             (json_int_t)s->label_set),
+        push(rows,
+             json_pack("[I, I, I, I]", use_stack(b, s->stack), (json_int_t)s->weight_ns, (json_int_t)s->thread,
+                       (json_int_t)s->label_set),
              &b->ok);
     }
     return rows;
 }
 
-static json_t *blame_json(builder_t *b)
+static json_t *
+blame_json(builder_t *b)
 {
     const rga_report_t *r = b->r;
     json_t *rows = json_array();
@@ -80,8 +86,9 @@ static json_t *blame_json(builder_t *b)
         const rga_blame_t *bl = &r->blame[i];
         if (!rga_filter_thread(b->filter, r, bl->holder) || !rga_filter_label_set(b->filter, r, bl->label_set))
             continue;
-        push(rows, json_pack("[I, I, I, I]", use_stack(b, bl->stack), (json_int_t)bl->holder,
-                             (json_int_t)bl->label_set, (json_int_t)bl->blame_ns),
+        push(rows,
+             json_pack("[I, I, I, I]", use_stack(b, bl->stack), (json_int_t)bl->holder, (json_int_t)bl->label_set,
+                       (json_int_t)bl->blame_ns),
              &b->ok);
     }
     return rows;
@@ -90,16 +97,17 @@ static json_t *blame_json(builder_t *b)
 /* The wait graph's edges between threads (and GC, hand-off, unknown), the
  * largest max_edges of them; the rest of each waiter's wait becomes one edge
  * to "other", so every waiter's total stays whole. */
-static json_t *edges_json(builder_t *b, size_t max_edges)
+static json_t *
+edges_json(builder_t *b, size_t max_edges)
 {
     rga_waitgraph_t g;
     if (rga_waitgraph_build(b->r, b->filter, RGA_BY_THREAD, 0.0, &g, NULL) != RGA_OK) {
         b->ok = false;
         return NULL;
     }
-    static const char *const kind_name[] = {[RGA_NODE_THREAD] = "thread", [RGA_NODE_LABEL_SET] = "label",
-                                            [RGA_NODE_RACTOR] = "ractor", [RGA_NODE_GC] = "gc",
-                                            [RGA_NODE_HANDOFF] = "handoff", [RGA_NODE_UNKNOWN] = "unknown"};
+    static const char *const kind_name[] = {
+        [RGA_NODE_THREAD] = "thread", [RGA_NODE_LABEL_SET] = "label", [RGA_NODE_RACTOR] = "ractor",
+        [RGA_NODE_GC] = "gc",         [RGA_NODE_HANDOFF] = "handoff", [RGA_NODE_UNKNOWN] = "unknown"};
     json_t *rows = json_array();
     int64_t *other_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof(int64_t));
     int64_t *other_count = calloc(g.n_nodes ? g.n_nodes : 1, sizeof(int64_t));
@@ -113,14 +121,16 @@ static json_t *edges_json(builder_t *b, size_t max_edges)
             continue;
         }
         const rga_wg_node_t *to = &g.nodes[e->to];
-        push(rows, json_pack("[I, s, I, I, I]", (json_int_t)g.nodes[e->from].key, kind_name[to->kind],
-                             (json_int_t)to->key, (json_int_t)e->wait_ns, (json_int_t)e->count),
+        push(rows,
+             json_pack("[I, s, I, I, I]", (json_int_t)g.nodes[e->from].key, kind_name[to->kind], (json_int_t)to->key,
+                       (json_int_t)e->wait_ns, (json_int_t)e->count),
              &b->ok);
     }
     for (size_t n = 0; b->ok && n < g.n_nodes; n++)
         if (other_ns[n] > 0)
-            push(rows, json_pack("[I, s, I, I, I]", (json_int_t)g.nodes[n].key, "other", (json_int_t)0,
-                                 (json_int_t)other_ns[n], (json_int_t)other_count[n]),
+            push(rows,
+                 json_pack("[I, s, I, I, I]", (json_int_t)g.nodes[n].key, "other", (json_int_t)0,
+                           (json_int_t)other_ns[n], (json_int_t)other_count[n]),
                  &b->ok);
     free(other_ns);
     free(other_count);
@@ -128,7 +138,8 @@ static json_t *edges_json(builder_t *b, size_t max_edges)
     return rows;
 }
 
-static json_t *label_sets_json(const rga_report_t *r, bool *ok)
+static json_t *
+label_sets_json(const rga_report_t *r, bool *ok)
 {
     json_t *rows = json_array();
     for (size_t i = 0; rows && i < r->n_label_sets; i++) {
@@ -139,13 +150,15 @@ static json_t *label_sets_json(const rga_report_t *r, bool *ok)
     return rows;
 }
 
-static int cmp_desc(const void *a, const void *b)
+static int
+cmp_desc(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x < y) - (x > y);
 }
 
-static bool interval_passes(const builder_t *b, const rga_interval_t *iv)
+static bool
+interval_passes(const builder_t *b, const rga_interval_t *iv)
 {
     return rga_filter_thread_index(b->filter, iv->thread_index) &&
            rga_filter_label_set(b->filter, b->r, iv->label_set);
@@ -154,8 +167,9 @@ static bool interval_passes(const builder_t *b, const rga_interval_t *iv)
 /* Decides which intervals are kept one by one: mark[i] = 1. Returns the
  * number kept, or (size_t)-1 when out of memory. *min_kept_ns receives the
  * shortest duration kept when some were aggregated (0 otherwise). */
-static size_t choose_kept(const builder_t *b, size_t max_kept, int64_t bucket_ns, unsigned char *mark,
-                          size_t n_pass, int64_t *min_kept_ns)
+static size_t
+choose_kept(const builder_t *b, size_t max_kept, int64_t bucket_ns, unsigned char *mark, size_t n_pass,
+            int64_t *min_kept_ns)
 {
     const rga_report_t *r = b->r;
     *min_kept_ns = 0;
@@ -212,7 +226,8 @@ static size_t choose_kept(const builder_t *b, size_t max_kept, int64_t bucket_ns
 
 /* Bucket k of n over [0, axis): [axis*k/n, axis*(k+1)/n), in long double so
  * hour-long axes at ns resolution do not overflow. */
-static void bucket_bounds(int64_t axis, size_t n, size_t k, int64_t *lo, int64_t *hi)
+static void
+bucket_bounds(int64_t axis, size_t n, size_t k, int64_t *lo, int64_t *hi)
 {
     long double span = (long double)axis;
     *lo = (int64_t)(span * k / n);
@@ -220,7 +235,8 @@ static void bucket_bounds(int64_t axis, size_t n, size_t k, int64_t *lo, int64_t
 }
 
 /* Adds the overlap of [a, b) with each bucket to cells[bucket * STATES + state]. */
-static void add_to_buckets(int64_t *cells, size_t n, int64_t axis, int64_t a, int64_t b, int state)
+static void
+add_to_buckets(int64_t *cells, size_t n, int64_t axis, int64_t a, int64_t b, int state)
 {
     if (a < 0)
         a = 0;
@@ -245,7 +261,8 @@ static void add_to_buckets(int64_t *cells, size_t n, int64_t axis, int64_t a, in
  * 1 when the state had any time there (so short activity stays visible);
  * "" when the state had none. The page draws the levels; the ns totals are
  * exact. */
-static json_t *bucket_row(int64_t seq, const int64_t *cells, size_t n, int64_t axis, bool *ok)
+static json_t *
+bucket_row(int64_t seq, const int64_t *cells, size_t n, int64_t axis, bool *ok)
 {
     static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     json_t *totals = json_array(), *levels = json_array();
@@ -279,7 +296,8 @@ static json_t *bucket_row(int64_t seq, const int64_t *cells, size_t n, int64_t a
 }
 
 /* The timeline part: "intervals" (kept, columns) and "buckets" (the rest). */
-static json_t *timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t axis)
+static json_t *
+timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t axis)
 {
     const rga_report_t *r = b->r;
     size_t width = lim->width_px;
@@ -339,8 +357,9 @@ static json_t *timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t
         put(obj, "kept", json_integer((json_int_t)kept), &ok);
         put(obj, "aggregated", json_integer((json_int_t)(n_pass - kept)), &ok);
         put(obj, "min_kept_ns", json_integer(min_kept_ns), &ok);
-        put(obj, "buckets", json_pack("{s:I, s:I, s:o}", "count", (json_int_t)width, "axis_ns", (json_int_t)axis,
-                                      "rows", rows), &ok);
+        put(obj, "buckets",
+            json_pack("{s:I, s:I, s:o}", "count", (json_int_t)width, "axis_ns", (json_int_t)axis, "rows", rows),
+            &ok);
         rows = NULL;
     }
     json_decref(rows);
@@ -355,8 +374,9 @@ static json_t *timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t
     return obj;
 }
 
-rga_status_t rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga_html_limits_t *limits,
-                                 json_t **out, rga_error_t *err)
+rga_status_t
+rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga_html_limits_t *limits, json_t **out,
+                    rga_error_t *err)
 {
     *out = NULL;
     rga_html_limits_t lim = limits ? *limits : (rga_html_limits_t){0};

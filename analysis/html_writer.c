@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *find_marker(const char *from, const char *end, const char *marker)
+static const char *
+find_marker(const char *from, const char *end, const char *marker)
 {
     size_t n = strlen(marker);
     for (const char *p = from; p + n <= end; p++)
@@ -23,7 +24,8 @@ static const char *find_marker(const char *from, const char *end, const char *ma
     return NULL;
 }
 
-static void write_json_for_html(const char *json, FILE *out)
+static void
+write_json_for_html(const char *json, FILE *out)
 {
     for (const char *p = json; *p;) {
         const char *lt = strchr(p, '<');
@@ -36,7 +38,8 @@ static void write_json_for_html(const char *json, FILE *out)
     }
 }
 
-rga_status_t rga_html_write(const rga_report_t *r, const rga_filter_t *filter, FILE *out, rga_error_t *err)
+rga_status_t
+rga_html_write(const rga_report_t *r, const rga_filter_t *filter, FILE *out, rga_error_t *err)
 {
     json_t *data = NULL;
     rga_status_t st = rga_html_data_build(r, filter, NULL, &data, err);

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_bytes(const char *s, size_t len)
+static uint64_t
+hash_bytes(const char *s, size_t len)
 {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < len; i++) {
@@ -15,12 +16,14 @@ static uint64_t hash_bytes(const char *s, size_t len)
     return h;
 }
 
-void rga_intern_init(rga_intern_t *t)
+void
+rga_intern_init(rga_intern_t *t)
 {
     memset(t, 0, sizeof(*t));
 }
 
-void rga_intern_free(rga_intern_t *t)
+void
+rga_intern_free(rga_intern_t *t)
 {
     for (size_t i = 0; i < t->n; i++)
         free(t->strs[i]);
@@ -31,7 +34,8 @@ void rga_intern_free(rga_intern_t *t)
 }
 
 /* Doubles the slot array (kept at most half full) and re-inserts every id. */
-static int grow_slots(rga_intern_t *t)
+static int
+grow_slots(rga_intern_t *t)
 {
     size_t n_slots = t->n_slots ? t->n_slots * 2 : 64;
     size_t *slots = calloc(n_slots, sizeof(*slots));
@@ -49,7 +53,8 @@ static int grow_slots(rga_intern_t *t)
     return 0;
 }
 
-size_t rga_intern_bytes(rga_intern_t *t, const char *s, size_t len)
+size_t
+rga_intern_bytes(rga_intern_t *t, const char *s, size_t len)
 {
     if ((t->n + 1) * 2 > t->n_slots && grow_slots(t) != 0)
         return (size_t)-1;
@@ -83,12 +88,14 @@ size_t rga_intern_bytes(rga_intern_t *t, const char *s, size_t len)
     return t->n - 1;
 }
 
-size_t rga_intern(rga_intern_t *t, const char *s)
+size_t
+rga_intern(rga_intern_t *t, const char *s)
 {
     return s ? rga_intern_bytes(t, s, strlen(s)) : rga_intern_bytes(t, "", 0);
 }
 
-const char *rga_intern_str(const rga_intern_t *t, size_t id)
+const char *
+rga_intern_str(const rga_intern_t *t, size_t id)
 {
     return t->strs[id];
 }

@@ -15,11 +15,11 @@
 #include <stddef.h>
 
 typedef struct rga_intern {
-    char **strs;     /* by id, NUL-terminated copies */
-    size_t *lens;    /* by id */
-    size_t n, cap;   /* ids used / allocated */
-    size_t *slots;   /* hash slots: id + 1, 0 = empty */
-    size_t n_slots;  /* power of two */
+    char **strs;    /* by id, NUL-terminated copies */
+    size_t *lens;   /* by id */
+    size_t n, cap;  /* ids used / allocated */
+    size_t *slots;  /* hash slots: id + 1, 0 = empty */
+    size_t n_slots; /* power of two */
 } rga_intern_t;
 
 void rga_intern_init(rga_intern_t *t);

@@ -32,11 +32,11 @@
 /* Exit codes (documented in docs/cli.md and the man page). 64/70/74 follow sysexits.h. */
 enum {
     EXIT_OK = 0,
-    EXIT_BAD_INPUT = 2,   /* a report is missing, unreadable, not JSON or invalid */
-    EXIT_USAGE = 64,      /* bad command line */
-    EXIT_SOFTWARE = 70,   /* rendering failed, out of memory */
-    EXIT_IO = 74,         /* an output file could not be written */
-    EXIT_NOEXEC = 127     /* record: the program could not be started */
+    EXIT_BAD_INPUT = 2, /* a report is missing, unreadable, not JSON or invalid */
+    EXIT_USAGE = 64,    /* bad command line */
+    EXIT_SOFTWARE = 70, /* rendering failed, out of memory */
+    EXIT_IO = 74,       /* an output file could not be written */
+    EXIT_NOEXEC = 127   /* record: the program could not be started */
 };
 
 #ifndef RPERF_GVL_SOURCE_LIBDIR
@@ -63,7 +63,8 @@ typedef struct cli {
 
 static const char *progname = "rperf-gvl";
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
     fprintf(out,
             "Usage: %s [OPTION]... REPORT...\n"
@@ -116,7 +117,8 @@ static void usage(FILE *out)
  * the terminal. */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static void say(const char *fmt, ...)
+static void
+say(const char *fmt, ...)
 {
     char raw[2048], line[4 * sizeof(raw)];
     va_list ap;
@@ -126,7 +128,8 @@ static void say(const char *fmt, ...)
     fprintf(stderr, "%s: %s\n", progname, rga_term_escape(raw, line, sizeof(line)));
 }
 
-static int fail_usage(const char *fmt, const char *arg)
+static int
+fail_usage(const char *fmt, const char *arg)
 {
     char what[1024];
     snprintf(what, sizeof(what), fmt, arg);
@@ -137,7 +140,8 @@ static int fail_usage(const char *fmt, const char *arg)
 
 /* getopt's own messages name argv[0] (a full path); they are off
  * (opterr = 0, optstring starting with ':') and these say the same. */
-static int fail_option(int c, char **argv)
+static int
+fail_option(int c, char **argv)
 {
     char text[8];
     const char *opt = argv[optind - 1];
@@ -150,7 +154,8 @@ static int fail_option(int c, char **argv)
     return fail_usage("unrecognized option '%s'", opt);
 }
 
-static int report_error(const rga_error_t *err)
+static int
+report_error(const rga_error_t *err)
 {
     char line[1024];
     rga_error_format(err, line, sizeof(line));
@@ -158,7 +163,8 @@ static int report_error(const rga_error_t *err)
     return 0;
 }
 
-static int exit_for(rga_status_t st, bool input)
+static int
+exit_for(rga_status_t st, bool input)
 {
     switch (st) {
     case RGA_OK: return EXIT_OK;
@@ -172,7 +178,8 @@ static int exit_for(rga_status_t st, bool input)
     }
 }
 
-static bool use_color(const char *when, int fd)
+static bool
+use_color(const char *when, int fd)
 {
     if (strcmp(when, "always") == 0)
         return true;
@@ -182,7 +189,8 @@ static bool use_color(const char *when, int fd)
     return isatty(fd) && !getenv("NO_COLOR") && !(term && strcmp(term, "dumb") == 0);
 }
 
-static int terminal_width(void)
+static int
+terminal_width(void)
 {
     struct winsize ws;
     if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 40)
@@ -193,7 +201,8 @@ static int terminal_width(void)
     return 100;
 }
 
-static bool parse_long(const char *text, long min, long max, long *out)
+static bool
+parse_long(const char *text, long min, long max, long *out)
 {
     char *end;
     errno = 0;
@@ -204,7 +213,8 @@ static bool parse_long(const char *text, long min, long max, long *out)
     return true;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+static bool
+ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
@@ -216,7 +226,8 @@ static bool ends_with(const char *s, const char *suffix)
 #define RPERF_GVL_SOURCE_EXTDIR ""
 #endif
 
-static bool file_exists(const char *path)
+static bool
+file_exists(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0;
@@ -226,7 +237,8 @@ static bool file_exists(const char *path)
  * this executable, or the source tree's lib/ this binary was built from. In
  * the last case *from_build is set: the extension then comes from the build
  * tree too (an installed gem finds its own). */
-static bool find_libdir(char *buf, size_t size, bool *from_build)
+static bool
+find_libdir(char *buf, size_t size, bool *from_build)
 {
     char probe[PATH_MAX + 32];
     *from_build = false;
@@ -258,7 +270,8 @@ static bool find_libdir(char *buf, size_t size, bool *from_build)
 }
 
 /* Prepends dirs (':'-separated) to the search path variable name. */
-static bool prepend_path(const char *name, const char *dirs)
+static bool
+prepend_path(const char *name, const char *dirs)
 {
     const char *old = getenv(name);
     size_t len = strlen(dirs) + (old ? strlen(old) : 0) + 2;
@@ -281,7 +294,8 @@ typedef struct record_target {
     bool in_place;           /* output is a device/FIFO: copy into it */
 } record_target_t;
 
-static int record_target_fail(const char *output, const char *what, int errnum)
+static int
+record_target_fail(const char *output, const char *what, int errnum)
 {
     say("%s: cannot write the report: %s%s%s", output, what, errnum ? ": " : "", errnum ? strerror(errnum) : "");
     return EXIT_IO;
@@ -289,7 +303,8 @@ static int record_target_fail(const char *output, const char *what, int errnum)
 
 /* Checks that the output can be written before the program starts, and
  * creates the temporary (same ending as the output, so .gz stays gzip). */
-static int record_target_open(record_target_t *t, const char *output)
+static int
+record_target_open(record_target_t *t, const char *output)
 {
     memset(t, 0, sizeof(*t));
     int n;
@@ -332,7 +347,10 @@ static int record_target_open(record_target_t *t, const char *output)
     if (fd < 0) {
         int saved = errno;
         t->tmp[0] = '\0';
-        return record_target_fail(output, t->in_place ? "cannot create a temporary file" : "cannot create a file in its directory", saved);
+        return record_target_fail(output,
+                                  t->in_place ? "cannot create a temporary file"
+                                              : "cannot create a file in its directory",
+                                  saved);
     }
     /* mkstemps makes 0600; the report gets the mode a plain create (or the replaced file) would have. */
     mode_t mask = umask(0);
@@ -343,7 +361,8 @@ static int record_target_open(record_target_t *t, const char *output)
 }
 
 /* Puts the finished report at the output: rename, or copy into a device. */
-static int record_target_commit(record_target_t *t, const char *output)
+static int
+record_target_commit(record_target_t *t, const char *output)
 {
     if (!t->in_place) {
         if (rename(t->tmp, t->path) != 0)
@@ -371,7 +390,8 @@ static int record_target_commit(record_target_t *t, const char *output)
     return failed ? record_target_fail(output, "write failed", saved) : EXIT_OK;
 }
 
-static void record_target_close(record_target_t *t)
+static void
+record_target_close(record_target_t *t)
 {
     if (t->tmp[0])
         unlink(t->tmp);
@@ -385,7 +405,8 @@ static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_FORWARDED (sizeof(forwarded_signals) / sizeof(forwarded_signals[0]))
 static volatile sig_atomic_t record_child;
 
-static void forward_signal(int sig, siginfo_t *info, void *context)
+static void
+forward_signal(int sig, siginfo_t *info, void *context)
 {
     (void)context;
     int saved = errno;
@@ -394,7 +415,8 @@ static void forward_signal(int sig, siginfo_t *info, void *context)
     errno = saved;
 }
 
-static int cmd_record(int argc, char **argv)
+static int
+cmd_record(int argc, char **argv)
 {
     const char *output = "report.json";
     const char *frequency = NULL;
@@ -418,8 +440,8 @@ static int cmd_record(int argc, char **argv)
         case 'H': html = optarg; break;
         case 'F':
             if (!parse_long(optarg, RPERF_FREQUENCY_MIN, RPERF_FREQUENCY_MAX, &v))
-                return fail_usage("--frequency %s: expected an integer from " RPERF_STR(RPERF_FREQUENCY_MIN)
-                                  " to " RPERF_STR(RPERF_FREQUENCY_MAX) " (Hz)",
+                return fail_usage("--frequency %s: expected an integer from " RPERF_STR(
+                                      RPERF_FREQUENCY_MIN) " to " RPERF_STR(RPERF_FREQUENCY_MAX) " (Hz)",
                                   optarg);
             frequency = optarg;
             break;
@@ -533,7 +555,8 @@ static int cmd_record(int argc, char **argv)
         if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC)
             return EXIT_NOEXEC;
         say("the program wrote no report (not a Ruby program, or it ended without running at_exit); %s was "
-            "not written (exit status %d)", output, child_exit);
+            "not written (exit status %d)",
+            output, child_exit);
         return child_exit;
     }
     rga_error_t err;
@@ -585,13 +608,38 @@ static int cmd_record(int argc, char **argv)
 /* ---- analysis ------------------------------------------------------------------------ */
 
 enum {
-    OPT_SUMMARY = 256, OPT_TIMELINE, OPT_JSON, OPT_DOT, OPT_SVG, OPT_PNG, OPT_PERFETTO, OPT_THREAD, OPT_RACTOR,
-    OPT_LABEL, OPT_BY, OPT_MIN_SHARE, OPT_FROM, OPT_TO, OPT_WIDTH, OPT_TOP, OPT_ASCII, OPT_COLOR, OPT_HELP,
-    OPT_VERSION, OPT_JANSSON_ONLY, OPT_PPROF, OPT_COLLAPSED, OPT_SPEEDSCOPE, OPT_STATE, OPT_ROOT_FRAMES, OPT_HTML,
+    OPT_SUMMARY = 256,
+    OPT_TIMELINE,
+    OPT_JSON,
+    OPT_DOT,
+    OPT_SVG,
+    OPT_PNG,
+    OPT_PERFETTO,
+    OPT_THREAD,
+    OPT_RACTOR,
+    OPT_LABEL,
+    OPT_BY,
+    OPT_MIN_SHARE,
+    OPT_FROM,
+    OPT_TO,
+    OPT_WIDTH,
+    OPT_TOP,
+    OPT_ASCII,
+    OPT_COLOR,
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_JANSSON_ONLY,
+    OPT_PPROF,
+    OPT_COLLAPSED,
+    OPT_SPEEDSCOPE,
+    OPT_STATE,
+    OPT_ROOT_FRAMES,
+    OPT_HTML,
     OPT_MAX_INFLATED
 };
 
-static bool all_digits(const char *s)
+static bool
+all_digits(const char *s)
 {
     if (!*s)
         return false;
@@ -602,7 +650,8 @@ static bool all_digits(const char *s)
 }
 
 /* "thread", "label" or "thread,label" (either order) → RGA_ROOT_* bits; 0 on junk. */
-static unsigned parse_root_frames(const char *text)
+static unsigned
+parse_root_frames(const char *text)
 {
     unsigned roots = 0;
     char buf[64];
@@ -619,9 +668,9 @@ static unsigned parse_root_frames(const char *text)
 }
 
 
-
 /* A byte count: digits with an optional K, M or G (powers of 1024). */
-static bool parse_size(const char *text, size_t *out)
+static bool
+parse_size(const char *text, size_t *out)
 {
     char *end;
     errno = 0;
@@ -641,7 +690,8 @@ static bool parse_size(const char *text, size_t *out)
     return true;
 }
 
-static int add_job(cli_t *cli, const char *view, const char *path)
+static int
+add_job(cli_t *cli, const char *view, const char *path)
 {
     if (cli->n_jobs == MAX_OUTPUTS)
         return fail_usage("%s", "too many outputs");
@@ -649,7 +699,8 @@ static int add_job(cli_t *cli, const char *view, const char *path)
     return EXIT_OK;
 }
 
-static int parse_args(cli_t *cli, int argc, char **argv)
+static int
+parse_args(cli_t *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"summary", no_argument, NULL, OPT_SUMMARY},
@@ -812,7 +863,8 @@ static int parse_args(cli_t *cli, int argc, char **argv)
 
 /* An output that is one of the inputs would be replaced by a view of itself:
  * refused before anything is read (exit 2, the input is bad for this run). */
-static int refuse_output_over_input(const cli_t *cli, const char *const *inputs, size_t n_inputs)
+static int
+refuse_output_over_input(const cli_t *cli, const char *const *inputs, size_t n_inputs)
 {
     for (size_t i = 0; i <= cli->n_jobs; i++) {
         const char *out = i < cli->n_jobs ? cli->jobs[i].path : cli->output;
@@ -830,7 +882,8 @@ static int refuse_output_over_input(const cli_t *cli, const char *const *inputs,
     return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     const char *max_inflated = getenv("RPERF_GVL_MAX_INFLATED");
     if (max_inflated && *max_inflated) {
@@ -870,8 +923,9 @@ int main(int argc, char **argv)
     if (cli.opts.roots && !collapsed_job)
         return fail_usage("%s", "--root-frames applies to --collapsed");
     if (cli.output && stdout_jobs == 0)
-        return fail_usage("%s", "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot, "
-                                "--top, --collapsed)");
+        return fail_usage("%s",
+                          "-o/--output applies to a standard-output view (--summary, --timeline, --json, --dot, "
+                          "--top, --collapsed)");
     if (stdout_jobs > 1)
         return fail_usage("%s", "more than one view for standard output (--summary, --timeline, --json, --dot, "
                                 "--top, --collapsed without FILE): give one, and write the others to files");

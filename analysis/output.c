@@ -17,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static rga_status_t open_failed(rga_output_t *o, rga_error_t *err, int errnum)
+static rga_status_t
+open_failed(rga_output_t *o, rga_error_t *err, int errnum)
 {
     if (err)
         snprintf(err->file, sizeof(err->file), "%s", o->path);
@@ -29,7 +30,8 @@ static rga_status_t open_failed(rga_output_t *o, rga_error_t *err, int errnum)
 
 /* Creates ".NAME.XXXXXX" beside final with O_EXCL and mode 0666 (minus the
  * umask, like fopen), or mode when replacing a file (keeps its permissions). */
-static int create_temp(const char *final, mode_t mode, bool keep_mode, char **tmp_out)
+static int
+create_temp(const char *final, mode_t mode, bool keep_mode, char **tmp_out)
 {
     const char *slash = strrchr(final, '/');
     size_t dir_len = slash ? (size_t)(slash - final) + 1 : 0;
@@ -66,7 +68,8 @@ static int create_temp(const char *final, mode_t mode, bool keep_mode, char **tm
     return -1;
 }
 
-rga_status_t rga_output_open(rga_output_t *o, const char *path, rga_error_t *err)
+rga_status_t
+rga_output_open(rga_output_t *o, const char *path, rga_error_t *err)
 {
     memset(o, 0, sizeof(*o));
     if (path == RGA_OUTPUT_MEMORY) {
@@ -117,14 +120,16 @@ rga_status_t rga_output_open(rga_output_t *o, const char *path, rga_error_t *err
     return RGA_OK;
 }
 
-static void forget_paths(rga_output_t *o)
+static void
+forget_paths(rga_output_t *o)
 {
     free(o->tmp_path);
     free(o->final_path);
     o->tmp_path = o->final_path = NULL;
 }
 
-void rga_output_discard(rga_output_t *o)
+void
+rga_output_discard(rga_output_t *o)
 {
     if (!o->fp)
         return;
@@ -142,7 +147,8 @@ void rga_output_discard(rga_output_t *o)
     }
 }
 
-rga_status_t rga_output_close(rga_output_t *o, char **buf, size_t *len, rga_error_t *err)
+rga_status_t
+rga_output_close(rga_output_t *o, char **buf, size_t *len, rga_error_t *err)
 {
     if (!o->fp)
         return RGA_OK;

@@ -32,12 +32,12 @@
 
 typedef struct rga_output {
     FILE *fp;
-    const char *path;  /* for messages; "<memory>" or "standard output" */
-    int kind;          /* 0 file, 1 stdout, 2 memory, 3 file written in place (device, FIFO) */
+    const char *path; /* for messages; "<memory>" or "standard output" */
+    int kind;         /* 0 file, 1 stdout, 2 memory, 3 file written in place (device, FIFO) */
     char *mem;
     size_t mem_len;
-    char *tmp_path;    /* kind 0: the temporary being written (malloc'd) */
-    char *final_path;  /* kind 0: what it is renamed to (malloc'd; a link's target) */
+    char *tmp_path;   /* kind 0: the temporary being written (malloc'd) */
+    char *final_path; /* kind 0: what it is renamed to (malloc'd; a link's target) */
 } rga_output_t;
 
 /* Returns RGA_ERR_IO (err->file = path) when the target cannot be written:

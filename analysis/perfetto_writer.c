@@ -14,7 +14,8 @@
 /* Compact, and 15 significant digits: µs with ns precision for runs up to ~11 days, without binary noise. */
 #define DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
 
-static int emit(FILE *out, json_t *event, bool *first)
+static int
+emit(FILE *out, json_t *event, bool *first)
 {
     if (!event)
         return -1;
@@ -26,7 +27,8 @@ static int emit(FILE *out, json_t *event, bool *first)
     return rc;
 }
 
-static json_t *labels_json(const rga_report_t *r, int64_t label_set)
+static json_t *
+labels_json(const rga_report_t *r, int64_t label_set)
 {
     json_t *args = json_object();
     long li = rga_report_label_set_index(r, label_set);
@@ -38,8 +40,9 @@ static json_t *labels_json(const rga_report_t *r, int64_t label_set)
     return args;
 }
 
-rga_status_t rga_perfetto_write(const rga_report_t *r, const rga_filter_t *filter, int64_t from_ns, int64_t to_ns,
-                                FILE *out, rga_error_t *err)
+rga_status_t
+rga_perfetto_write(const rga_report_t *r, const rga_filter_t *filter, int64_t from_ns, int64_t to_ns, FILE *out,
+                   rga_error_t *err)
 {
     bool first = true;
     int rc = 0;
@@ -53,7 +56,8 @@ rga_status_t rga_perfetto_write(const rga_report_t *r, const rga_filter_t *filte
     fputs(",\"traceEvents\":[\n", out);
     for (size_t i = 0; i < r->n_ractors && rc == 0; i++) {
         char name[64];
-        snprintf(name, sizeof(name), "Ractor %lld%s", (long long)r->ractors[i].id, r->ractors[i].main ? " (main)" : "");
+        snprintf(name, sizeof(name), "Ractor %lld%s", (long long)r->ractors[i].id,
+                 r->ractors[i].main ? " (main)" : "");
         rc = emit(out,
                   json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid",
                             (json_int_t)r->ractors[i].id, "tid", (json_int_t)0, "args", "name", name),

@@ -35,7 +35,8 @@ typedef struct gzip_sink {
     unsigned char chunk[1 << 16];
 } gzip_sink_t;
 
-static void sink_run(gzip_sink_t *s, int flush)
+static void
+sink_run(gzip_sink_t *s, int flush)
 {
     int rc;
     do {
@@ -54,7 +55,8 @@ static void sink_run(gzip_sink_t *s, int flush)
     } while (s->z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
 }
 
-static void sink_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data)
+static void
+sink_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data)
 {
     gzip_sink_t *s = (gzip_sink_t *)buffer;
     while (len > 0 && !s->failed) {
@@ -77,17 +79,18 @@ typedef struct pprof_build {
     pb_line_t **line_ptrs;
     pb_function_t **function_ptrs;
     pb_location_t **location_ptrs;
-    pb_label_t *thread_labels;      /* THREAD_LABELS per thread index */
-    pb_label_t **label_set_labels;  /* per label set index */
+    pb_label_t *thread_labels;     /* THREAD_LABELS per thread index */
+    pb_label_t **label_set_labels; /* per label set index */
     pb_sample_t *samples;
     pb_sample_t **sample_ptrs;
-    uint64_t *location_ids;         /* all samples' stacks, back to back */
-    int64_t *values;                /* 2 per sample */
-    pb_label_t **label_ptrs;        /* all samples' labels, back to back */
+    uint64_t *location_ids;  /* all samples' stacks, back to back */
+    int64_t *values;         /* 2 per sample */
+    pb_label_t **label_ptrs; /* all samples' labels, back to back */
     bool nomem;
 } pprof_build_t;
 
-static int64_t str_id(pprof_build_t *b, const char *s)
+static int64_t
+str_id(pprof_build_t *b, const char *s)
 {
     size_t id = rga_intern(&b->strings, s);
     if (id == (size_t)-1) {
@@ -97,7 +100,8 @@ static int64_t str_id(pprof_build_t *b, const char *s)
     return (int64_t)id;
 }
 
-static void free_build(pprof_build_t *b, const rga_report_t *r)
+static void
+free_build(pprof_build_t *b, const rga_report_t *r)
 {
     rga_intern_free(&b->strings);
     free(b->functions);
@@ -118,7 +122,8 @@ static void free_build(pprof_build_t *b, const rga_report_t *r)
     free(b->label_ptrs);
 }
 
-static void build_functions(pprof_build_t *b, const rga_profile_t *p)
+static void
+build_functions(pprof_build_t *b, const rga_profile_t *p)
 {
     size_t n = p->n_functions;
     b->functions = calloc(n ? n : 1, sizeof(*b->functions));
@@ -154,7 +159,8 @@ static void build_functions(pprof_build_t *b, const rga_profile_t *p)
     }
 }
 
-static void build_labels(pprof_build_t *b, const rga_report_t *r)
+static void
+build_labels(pprof_build_t *b, const rga_report_t *r)
 {
     b->thread_labels = calloc(r->n_threads * THREAD_LABELS + 1, sizeof(*b->thread_labels));
     b->label_set_labels = calloc(r->n_label_sets + 1, sizeof(*b->label_set_labels));
@@ -192,7 +198,8 @@ static void build_labels(pprof_build_t *b, const rga_report_t *r)
     }
 }
 
-static void build_samples(pprof_build_t *b, const rga_profile_t *p)
+static void
+build_samples(pprof_build_t *b, const rga_profile_t *p)
 {
     const rga_report_t *r = p->report;
     size_t n = p->n_samples, n_locations = 0, n_labels = 0;
@@ -245,7 +252,8 @@ static void build_samples(pprof_build_t *b, const rga_profile_t *p)
     free(stack);
 }
 
-rga_status_t rga_pprof_write(const rga_profile_t *p, FILE *out, rga_error_t *err)
+rga_status_t
+rga_pprof_write(const rga_profile_t *p, FILE *out, rga_error_t *err)
 {
     const rga_report_t *r = p->report;
     pprof_build_t b;

@@ -12,7 +12,8 @@
 
 /* Groups frames into functions by (label, path); the interned key's id is
  * the function index, since ids are dense in order of first sight. */
-static rga_status_t group_functions(rga_profile_t *p, const rga_report_t *r, rga_error_t *err)
+static rga_status_t
+group_functions(rga_profile_t *p, const rga_report_t *r, rga_error_t *err)
 {
     rga_intern_t keys;
     rga_intern_init(&keys);
@@ -54,8 +55,8 @@ done:
     return st;
 }
 
-rga_status_t rga_profile_build(const rga_report_t *r, const rga_filter_t *filter, rga_profile_t *out,
-                               rga_error_t *err)
+rga_status_t
+rga_profile_build(const rga_report_t *r, const rga_filter_t *filter, rga_profile_t *out, rga_error_t *err)
 {
     memset(out, 0, sizeof(*out));
     out->report = r;
@@ -90,7 +91,8 @@ rga_status_t rga_profile_build(const rga_report_t *r, const rga_filter_t *filter
     return RGA_OK;
 }
 
-void rga_profile_free(rga_profile_t *p)
+void
+rga_profile_free(rga_profile_t *p)
 {
     free(p->samples);
     free(p->frame_function);
@@ -98,7 +100,8 @@ void rga_profile_free(rga_profile_t *p)
     memset(p, 0, sizeof(*p));
 }
 
-size_t rga_profile_stack(const rga_profile_t *p, const rga_sample_t *s, uint32_t *buf)
+size_t
+rga_profile_stack(const rga_profile_t *p, const rga_sample_t *s, uint32_t *buf)
 {
     const rga_report_t *r = p->report;
     const rga_stack_t *st = &r->stacks[s->stack];
@@ -112,14 +115,16 @@ size_t rga_profile_stack(const rga_profile_t *p, const rga_sample_t *s, uint32_t
     return st->depth;
 }
 
-int64_t rga_profile_sample_count(const rga_profile_t *p, int64_t weight_ns)
+int64_t
+rga_profile_sample_count(const rga_profile_t *p, int64_t weight_ns)
 {
     /* Rounded to the nearest period without computing weight + period / 2, which could overflow. */
     int64_t n = weight_ns / p->period_ns + (weight_ns % p->period_ns >= (p->period_ns + 1) / 2);
     return n > 0 ? n : 1;
 }
 
-const char *rga_profile_thread_name(const rga_thread_t *t, char *buf, size_t size)
+const char *
+rga_profile_thread_name(const rga_thread_t *t, char *buf, size_t size)
 {
     if (t->name && *t->name)
         snprintf(buf, size, "%s", t->name);
@@ -128,7 +133,8 @@ const char *rga_profile_thread_name(const rga_thread_t *t, char *buf, size_t siz
     return buf;
 }
 
-const char *rga_profile_thread_title(const rga_thread_t *t, char *buf, size_t size)
+const char *
+rga_profile_thread_title(const rga_thread_t *t, char *buf, size_t size)
 {
     if (t->name && *t->name)
         snprintf(buf, size, "%s (#%lld, Ractor %lld)", t->name, (long long)t->seq, (long long)t->ractor);
@@ -137,7 +143,8 @@ const char *rga_profile_thread_title(const rga_thread_t *t, char *buf, size_t si
     return buf;
 }
 
-int64_t rga_weight_add(int64_t a, int64_t b)
+int64_t
+rga_weight_add(int64_t a, int64_t b)
 {
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }

@@ -35,12 +35,14 @@ typedef struct rga_profile_function {
 
 typedef struct rga_profile {
     const rga_report_t *report;
-    const rga_sample_t **samples;        size_t n_samples;   /* selected, in report order */
-    uint32_t *frame_function;            /* by frame id: index into functions */
-    rga_profile_function_t *functions;   size_t n_functions;
-    size_t max_depth;                    /* deepest selected stack, at least 1 */
-    int64_t total_ns;                    /* sum of the selected weights */
-    int64_t period_ns;                   /* sampling interval: 1e9 / meta.frequency */
+    const rga_sample_t **samples;
+    size_t n_samples;         /* selected, in report order */
+    uint32_t *frame_function; /* by frame id: index into functions */
+    rga_profile_function_t *functions;
+    size_t n_functions;
+    size_t max_depth;  /* deepest selected stack, at least 1 */
+    int64_t total_ns;  /* sum of the selected weights */
+    int64_t period_ns; /* sampling interval: 1e9 / meta.frequency */
 } rga_profile_t;
 
 /* Builds the model of r under filter (NULL: every sample). Returns RGA_OK,

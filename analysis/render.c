@@ -12,7 +12,8 @@
 #include <graphviz/gvc.h>
 #include <string.h>
 
-rga_status_t rga_graph_render(const rga_waitgraph_t *wg, const char *format, FILE *out, rga_error_t *err)
+rga_status_t
+rga_graph_render(const rga_waitgraph_t *wg, const char *format, FILE *out, rga_error_t *err)
 {
     if (!format || !*format)
         return rga_error_set(err, RGA_ERR_ARGUMENT, "no render format given");
@@ -37,7 +38,9 @@ rga_status_t rga_graph_render(const rga_waitgraph_t *wg, const char *format, FIL
     laid_out = true;
     if (gvRenderData(gvc, g, format, &data, &len) != 0) {
         const char *why = rga_graphviz_last_error();
-        st = rga_error_set(err, (strstr(why, "not recognized") || strstr(why, "unavailable")) ? RGA_ERR_ARGUMENT : RGA_ERR_RENDER,
+        st = rga_error_set(err,
+                           (strstr(why, "not recognized") || strstr(why, "unavailable")) ? RGA_ERR_ARGUMENT
+                                                                                         : RGA_ERR_RENDER,
                            "Graphviz cannot render %s: %s", format, why[0] ? why : "renderer failed");
         goto done;
     }

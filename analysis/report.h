@@ -63,8 +63,8 @@ typedef struct rga_meta {
 
 typedef struct rga_stats {
     int64_t trigger_count, sampling_count, sampling_time_ns, hook_events, hook_time_ns;
-    int64_t dropped_samples, dropped_aggregation, dropped_intervals, dropped_edges,
-        dropped_threads, dropped_label_sets;
+    int64_t dropped_samples, dropped_aggregation, dropped_intervals, dropped_edges, dropped_threads,
+        dropped_label_sets;
 } rga_stats_t;
 
 typedef struct rga_ractor {
@@ -87,7 +87,7 @@ typedef struct rga_thread {
 typedef struct rga_label_set {
     int64_t id;
     size_t n_labels;
-    char **keys;   /* n_labels each, sorted by key */
+    char **keys; /* n_labels each, sorted by key */
     char **values;
 } rga_label_set_t;
 
@@ -114,7 +114,7 @@ typedef struct rga_interval {
     int64_t start_ns, end_ns;
     uint32_t thread_index; /* index into threads[], resolved at load */
     uint32_t label_set;
-    int32_t stack;         /* -1: none */
+    int32_t stack; /* -1: none */
     uint8_t state;
 } rga_interval_t;
 
@@ -131,17 +131,28 @@ typedef struct rga_report {
     int64_t version, minor;
     rga_meta_t meta;
     rga_stats_t stats;
-    rga_ractor_t *ractors;       size_t n_ractors;
-    rga_thread_t *threads;       size_t n_threads;      /* sorted by seq, seqs unique */
-    rga_label_set_t *label_sets; size_t n_label_sets;
-    rga_label_total_t *label_totals; size_t n_label_totals;
-    rga_frame_t *frames;         size_t n_frames;
-    rga_stack_t *stacks;         size_t n_stacks;
-    int64_t *stack_frames;       size_t n_stack_frames;
-    rga_sample_t *samples;       size_t n_samples;
-    rga_interval_t *intervals;   size_t n_intervals;
-    rga_edge_t *edges;           size_t n_edges;
-    rga_blame_t *blame;          size_t n_blame;
+    rga_ractor_t *ractors;
+    size_t n_ractors;
+    rga_thread_t *threads;
+    size_t n_threads; /* sorted by seq, seqs unique */
+    rga_label_set_t *label_sets;
+    size_t n_label_sets;
+    rga_label_total_t *label_totals;
+    size_t n_label_totals;
+    rga_frame_t *frames;
+    size_t n_frames;
+    rga_stack_t *stacks;
+    size_t n_stacks;
+    int64_t *stack_frames;
+    size_t n_stack_frames;
+    rga_sample_t *samples;
+    size_t n_samples;
+    rga_interval_t *intervals;
+    size_t n_intervals;
+    rga_edge_t *edges;
+    size_t n_edges;
+    rga_blame_t *blame;
+    size_t n_blame;
     /* Where the "intervals" array sat in the loaded text (after gunzip), so
      * a caller may read the rest with another parser and take the timeline
      * from here; both 0 when there was none (and in merged reports). */
@@ -151,8 +162,8 @@ typedef struct rga_report {
 /* Loads a report from len bytes of JSON (gzip data is detected by its magic
  * bytes and inflated). name labels errors ("" or NULL for none). On success
  * *out receives a new report and RGA_OK is returned; on failure *out is NULL. */
-rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *name,
-                                    rga_report_t **out, rga_error_t *err);
+rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *name, rga_report_t **out,
+                                    rga_error_t *err);
 
 /* Default cap on the inflated size of a gzip report: 1 GiB. A larger report
  * needs a larger cap (rga_report_set_max_inflated; the CLI's --max-inflated
@@ -192,8 +203,7 @@ const char *rga_report_label_value(const rga_report_t *report, int64_t label_set
  * earliest meta.start_monotonic_ns becomes 0; threads are matched by seq and
  * their totals added, label sets by content, frames by (path, label), edges by
  * key. The inputs are not modified. n == 1 returns a copy. */
-rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **out,
-                              rga_error_t *err);
+rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **out, rga_error_t *err);
 
 /* Name of a state ("running", "gvl_wait", ...). */
 const char *rga_state_name(int state);

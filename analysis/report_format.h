@@ -37,8 +37,14 @@ enum rperf_synthetic_frame {
 };
 
 /* Their [path, label] pairs, by id. */
-#define RPERF_SYNTHETIC_FRAME_PATHS { "<GVL>", "<GVL>", "<GC>", "<GC>" }
-#define RPERF_SYNTHETIC_FRAME_LABELS { "[GVL blocked]", "[GVL wait]", "[GC marking]", "[GC sweeping]" }
+#define RPERF_SYNTHETIC_FRAME_PATHS \
+    { \
+        "<GVL>", "<GVL>", "<GC>", "<GC>" \
+    }
+#define RPERF_SYNTHETIC_FRAME_LABELS \
+    { \
+        "[GVL blocked]", "[GVL wait]", "[GC marking]", "[GC sweeping]" \
+    }
 
 /* What a waiter waited on: a thread (holder = its seq), GC, a hand-off
  * with no holder, or time the profiler could not attribute. */

@@ -15,13 +15,13 @@ rga_status_t rga_report_validate(rga_report_t *report, rga_error_t *err);
  * wait graph, merge): if the total of a kind fits in int64_t, so does every
  * partial sum of it, since all values are non-negative. */
 typedef struct rga_report_sums {
-    int64_t thread_ns;    /* threads' five state times */
-    int64_t lifetime_ns;  /* threads' last_seen_ns - first_seen_ns */
-    int64_t counts;       /* threads' acquisitions and waits */
-    int64_t label_ns;     /* label_totals' state times */
+    int64_t thread_ns;   /* threads' five state times */
+    int64_t lifetime_ns; /* threads' last_seen_ns - first_seen_ns */
+    int64_t counts;      /* threads' acquisitions and waits */
+    int64_t label_ns;    /* label_totals' state times */
     int64_t edge_wait_ns, edge_count;
     int64_t sample_ns, blame_ns;
-    int64_t stats;        /* every stats counter */
+    int64_t stats; /* every stats counter */
 } rga_report_sums_t;
 
 /* Adds report's values into *sums (start from zero; a merge passes every

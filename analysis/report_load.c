@@ -35,12 +35,14 @@
 /* Refuse to inflate beyond this: a gzip bomb must not take the machine down. */
 static size_t max_inflated = RGA_MAX_INFLATED_DEFAULT;
 
-void rga_report_set_max_inflated(size_t bytes)
+void
+rga_report_set_max_inflated(size_t bytes)
 {
     __atomic_store_n(&max_inflated, bytes ? bytes : RGA_MAX_INFLATED_DEFAULT, __ATOMIC_RELAXED);
 }
 
-size_t rga_report_max_inflated(void)
+size_t
+rga_report_max_inflated(void)
 {
     return __atomic_load_n(&max_inflated, __ATOMIC_RELAXED);
 }
@@ -51,9 +53,9 @@ typedef struct loader {
     size_t pos;
     rga_error_t *err;
     rga_report_t *r;
-    size_t cap_ractors, cap_threads, cap_label_sets, cap_label_totals, cap_frames, cap_stacks,
-        cap_stack_frames, cap_samples, cap_intervals, cap_edges, cap_blame;
-    unsigned seen; /* bit per top-level key, see key_table */
+    size_t cap_ractors, cap_threads, cap_label_sets, cap_label_totals, cap_frames, cap_stacks, cap_stack_frames,
+        cap_samples, cap_intervals, cap_edges, cap_blame;
+    unsigned seen;     /* bit per top-level key, see key_table */
     bool jansson_only; /* RGA_LOAD_JANSSON_ONLY: no integer-tuple fast path */
 } loader_t;
 
@@ -74,7 +76,8 @@ typedef struct elem {
 
 /* ---- positions and errors ------------------------------------------------ */
 
-static void offset_to_line_col(const char *text, size_t offset, long *line, long *column)
+static void
+offset_to_line_col(const char *text, size_t offset, long *line, long *column)
 {
     long l = 1;
     size_t line_start = 0;
@@ -88,11 +91,11 @@ static void offset_to_line_col(const char *text, size_t offset, long *line, long
     *column = (long)(offset - line_start) + 1;
 }
 
-static rga_status_t fail_at(loader_t *ld, size_t offset, rga_status_t code, const char *path,
-                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static rga_status_t fail_at(loader_t *ld, size_t offset, rga_status_t code, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
-static rga_status_t fail_at(loader_t *ld, size_t offset, rga_status_t code, const char *path,
-                            const char *fmt, ...)
+static rga_status_t
+fail_at(loader_t *ld, size_t offset, rga_status_t code, const char *path, const char *fmt, ...)
 {
     rga_error_t *err = ld->err;
     if (!err)
@@ -108,8 +111,8 @@ static rga_status_t fail_at(loader_t *ld, size_t offset, rga_status_t code, cons
     return code;
 }
 
-static rga_status_t fail_elem(loader_t *ld, const elem_t *e, const char *field, rga_status_t code,
-                              const char *what)
+static rga_status_t
+fail_elem(loader_t *ld, const elem_t *e, const char *field, rga_status_t code, const char *what)
 {
     char path[128];
     if (field && field[0] == '[')
@@ -123,7 +126,8 @@ static rga_status_t fail_elem(loader_t *ld, const elem_t *e, const char *field, 
 
 /* ---- growing arrays ------------------------------------------------------- */
 
-static rga_status_t reserve(loader_t *ld, void **items, size_t *cap, size_t need, size_t size)
+static rga_status_t
+reserve(loader_t *ld, void **items, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return RGA_OK;
@@ -138,12 +142,13 @@ static rga_status_t reserve(loader_t *ld, void **items, size_t *cap, size_t need
     return RGA_OK;
 }
 
-#define PUSH(ld, arr, count, cap)                                                        \
+#define PUSH(ld, arr, count, cap) \
     reserve((ld), (void **)&(ld)->r->arr, &(ld)->cap, (ld)->r->count + 1, sizeof(*(ld)->r->arr))
 
 /* ---- the scanner between jansson values ------------------------------------ */
 
-static void skip_ws(loader_t *ld)
+static void
+skip_ws(loader_t *ld)
 {
     while (ld->pos < ld->len) {
         char c = ld->text[ld->pos];
@@ -153,7 +158,8 @@ static void skip_ws(loader_t *ld)
     }
 }
 
-static rga_status_t expect(loader_t *ld, char c, const char *where)
+static rga_status_t
+expect(loader_t *ld, char c, const char *where)
 {
     skip_ws(ld);
     if (ld->pos >= ld->len)
@@ -167,7 +173,8 @@ static rga_status_t expect(loader_t *ld, char c, const char *where)
 
 /* Parses the next JSON value with jansson; on a syntax error maps jansson's
  * line/column (relative to ld->pos) to the whole text. */
-static json_t *next_value(loader_t *ld, rga_status_t *status)
+static json_t *
+next_value(loader_t *ld, rga_status_t *status)
 {
     skip_ws(ld);
     json_error_t je;
@@ -195,7 +202,8 @@ static json_t *next_value(loader_t *ld, rga_status_t *status)
 
 /* ---- field access ----------------------------------------------------------- */
 
-static const char *json_kind(const json_t *v)
+static const char *
+json_kind(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
@@ -213,8 +221,9 @@ static const char *json_kind(const json_t *v)
 /* Reads an integer in [min, max] from v. The member is named by field, or
  * for tuple items by item (field NULL); the path is only built on failure,
  * since this runs for every number of a large report. */
-static rga_status_t as_int_at(loader_t *ld, const elem_t *e, const char *field, size_t item, const json_t *v,
-                              int64_t min, int64_t max, int64_t *out)
+static rga_status_t
+as_int_at(loader_t *ld, const elem_t *e, const char *field, size_t item, const json_t *v, int64_t min, int64_t max,
+          int64_t *out)
 {
     if (v && json_is_integer(v)) {
         json_int_t x = json_integer_value(v);
@@ -243,14 +252,14 @@ static rga_status_t as_int_at(loader_t *ld, const elem_t *e, const char *field, 
     return fail_elem(ld, e, field, RGA_ERR_SCHEMA, what);
 }
 
-static rga_status_t as_int(loader_t *ld, const elem_t *e, const char *field, const json_t *v, int64_t min,
-                           int64_t max, int64_t *out)
+static rga_status_t
+as_int(loader_t *ld, const elem_t *e, const char *field, const json_t *v, int64_t min, int64_t max, int64_t *out)
 {
     return as_int_at(ld, e, field, 0, v, min, max, out);
 }
 
-static rga_status_t obj_int(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
-                            bool required, int64_t min, int64_t *out)
+static rga_status_t
+obj_int(loader_t *ld, const elem_t *e, const json_t *obj, const char *key, bool required, int64_t min, int64_t *out)
 {
     const json_t *v = json_object_get(obj, key);
     if (!v && !required) {
@@ -260,8 +269,8 @@ static rga_status_t obj_int(loader_t *ld, const elem_t *e, const json_t *obj, co
     return as_int(ld, e, key, v, min, INT64_MAX, out);
 }
 
-static rga_status_t obj_bool(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
-                             bool required, bool *out)
+static rga_status_t
+obj_bool(loader_t *ld, const elem_t *e, const json_t *obj, const char *key, bool required, bool *out)
 {
     const json_t *v = json_object_get(obj, key);
     if (!v && required)
@@ -279,8 +288,8 @@ static rga_status_t obj_bool(loader_t *ld, const elem_t *e, const json_t *obj, c
     return RGA_OK;
 }
 
-static rga_status_t obj_str(loader_t *ld, const elem_t *e, const json_t *obj, const char *key,
-                            bool required, char **out)
+static rga_status_t
+obj_str(loader_t *ld, const elem_t *e, const json_t *obj, const char *key, bool required, char **out)
 {
     const json_t *v = json_object_get(obj, key);
     const char *s = "";
@@ -300,7 +309,8 @@ static rga_status_t obj_str(loader_t *ld, const elem_t *e, const json_t *obj, co
     return RGA_OK;
 }
 
-static rga_status_t need_object(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+need_object(loader_t *ld, const elem_t *e, const json_t *v)
 {
     if (json_is_object(v))
         return RGA_OK;
@@ -310,7 +320,8 @@ static rga_status_t need_object(loader_t *ld, const elem_t *e, const json_t *v)
 }
 
 /* A tuple element: an array of exactly n integers. */
-static rga_status_t need_tuple(loader_t *ld, const elem_t *e, const tuple_t *t, size_t n)
+static rga_status_t
+need_tuple(loader_t *ld, const elem_t *e, const tuple_t *t, size_t n)
 {
     char what[96];
     if (t->json && !json_is_array(t->json)) {
@@ -324,8 +335,8 @@ static rga_status_t need_tuple(loader_t *ld, const elem_t *e, const tuple_t *t, 
     return RGA_OK;
 }
 
-static rga_status_t tuple_int(loader_t *ld, const elem_t *e, const tuple_t *t, size_t i, int64_t min,
-                              int64_t max, int64_t *out)
+static rga_status_t
+tuple_int(loader_t *ld, const elem_t *e, const tuple_t *t, size_t i, int64_t min, int64_t max, int64_t *out)
 {
     if (t->json)
         return as_int_at(ld, e, NULL, i, json_array_get(t->json, i), min, max, out);
@@ -341,19 +352,20 @@ static rga_status_t tuple_int(loader_t *ld, const elem_t *e, const tuple_t *t, s
     return st;
 }
 
-#define TRY(expr)                          \
-    do {                                   \
-        rga_status_t st_ = (expr);         \
-        if (st_ != RGA_OK)                 \
-            return st_;                    \
+#define TRY(expr) \
+    do { \
+        rga_status_t st_ = (expr); \
+        if (st_ != RGA_OK) \
+            return st_; \
     } while (0)
 
 /* ---- elements ------------------------------------------------------------------- */
 
-static const char *const state_keys[RGA_STATE_COUNT] = {
-    "running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns", "gc_sweep_ns"};
+static const char *const state_keys[RGA_STATE_COUNT] = {"running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns",
+                                                        "gc_sweep_ns"};
 
-static rga_status_t load_ractor(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_ractor(loader_t *ld, const elem_t *e, const json_t *v)
 {
     TRY(need_object(ld, e, v));
     TRY(PUSH(ld, ractors, n_ractors, cap_ractors));
@@ -364,7 +376,8 @@ static rga_status_t load_ractor(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_thread(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_thread(loader_t *ld, const elem_t *e, const json_t *v)
 {
     TRY(need_object(ld, e, v));
     TRY(PUSH(ld, threads, n_threads, cap_threads));
@@ -390,12 +403,14 @@ static rga_status_t load_thread(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static int cmp_label_key(const void *a, const void *b)
+static int
+cmp_label_key(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static rga_status_t load_label_set(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_label_set(loader_t *ld, const elem_t *e, const json_t *v)
 {
     TRY(need_object(ld, e, v));
     TRY(PUSH(ld, label_sets, n_label_sets, cap_label_sets));
@@ -415,7 +430,8 @@ static rga_status_t load_label_set(loader_t *ld, const elem_t *e, const json_t *
         return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
     const char *key;
     const json_t *val;
-    json_object_foreach((json_t *)labels, key, val) {
+    json_object_foreach((json_t *)labels, key, val)
+    {
         if (!json_is_string(val)) {
             char field[96];
             snprintf(field, sizeof(field), "labels.%s", key);
@@ -440,7 +456,8 @@ static rga_status_t load_label_set(loader_t *ld, const elem_t *e, const json_t *
     return RGA_OK;
 }
 
-static rga_status_t load_label_total(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_label_total(loader_t *ld, const elem_t *e, const json_t *v)
 {
     TRY(need_object(ld, e, v));
     TRY(PUSH(ld, label_totals, n_label_totals, cap_label_totals));
@@ -453,7 +470,8 @@ static rga_status_t load_label_total(loader_t *ld, const elem_t *e, const json_t
     return RGA_OK;
 }
 
-static rga_status_t load_frame(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_frame(loader_t *ld, const elem_t *e, const json_t *v)
 {
     if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_string(json_array_get(v, 0)) ||
         !json_is_string(json_array_get(v, 1)))
@@ -468,7 +486,8 @@ static rga_status_t load_frame(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_stack(loader_t *ld, const elem_t *e, const tuple_t *v)
+static rga_status_t
+load_stack(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
     if (v->json && !json_is_array(v->json))
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "expected an array of frame ids");
@@ -476,8 +495,8 @@ static rga_status_t load_stack(loader_t *ld, const elem_t *e, const tuple_t *v)
     if (depth > UINT32_MAX)
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "stack too deep");
     TRY(PUSH(ld, stacks, n_stacks, cap_stacks));
-    TRY(reserve(ld, (void **)&ld->r->stack_frames, &ld->cap_stack_frames,
-                ld->r->n_stack_frames + depth, sizeof(int64_t)));
+    TRY(reserve(ld, (void **)&ld->r->stack_frames, &ld->cap_stack_frames, ld->r->n_stack_frames + depth,
+                sizeof(int64_t)));
     for (size_t i = 0; i < depth; i++)
         TRY(tuple_int(ld, e, v, i, 0, INT64_MAX, &ld->r->stack_frames[ld->r->n_stack_frames + i]));
     rga_stack_t *s = &ld->r->stacks[ld->r->n_stacks++];
@@ -488,7 +507,8 @@ static rga_status_t load_stack(loader_t *ld, const elem_t *e, const tuple_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_sample(loader_t *ld, const elem_t *e, const tuple_t *v)
+static rga_status_t
+load_sample(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
     TRY(need_tuple(ld, e, v, 4));
     TRY(PUSH(ld, samples, n_samples, cap_samples));
@@ -501,7 +521,8 @@ static rga_status_t load_sample(loader_t *ld, const elem_t *e, const tuple_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_interval(loader_t *ld, const elem_t *e, const tuple_t *v)
+static rga_status_t
+load_interval(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
     TRY(PUSH(ld, intervals, n_intervals, cap_intervals));
     int64_t seq, state, start, end, label_set, stack;
@@ -534,7 +555,8 @@ store:;
     return RGA_OK;
 }
 
-static rga_status_t load_edge(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_edge(loader_t *ld, const elem_t *e, const json_t *v)
 {
     TRY(need_object(ld, e, v));
     TRY(PUSH(ld, edges, n_edges, cap_edges));
@@ -569,7 +591,8 @@ static rga_status_t load_edge(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_blame(loader_t *ld, const elem_t *e, const tuple_t *v)
+static rga_status_t
+load_blame(loader_t *ld, const elem_t *e, const tuple_t *v)
 {
     TRY(need_tuple(ld, e, v, 4));
     TRY(PUSH(ld, blame, n_blame, cap_blame));
@@ -584,13 +607,17 @@ static rga_status_t load_blame(loader_t *ld, const elem_t *e, const tuple_t *v)
 
 /* ---- small top-level values ----------------------------------------------------------- */
 
-static rga_status_t load_meta(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_meta(loader_t *ld, const elem_t *e, const json_t *v)
 {
     if (!json_is_object(v))
         return fail_at(ld, e->offset, RGA_ERR_SCHEMA, "meta", "expected an object, got %s", json_kind(v));
     rga_meta_t *m = &ld->r->meta;
     /* Paths read "meta.x": reuse elem_t's field path with a pseudo array name. */
-    static const struct { const char *key; size_t off; } strs[] = {
+    static const struct {
+        const char *key;
+        size_t off;
+    } strs[] = {
         {"tool", offsetof(rga_meta_t, tool)},
         {"tool_version", offsetof(rga_meta_t, tool_version)},
         {"ruby_version", offsetof(rga_meta_t, ruby_version)},
@@ -603,13 +630,18 @@ static rga_status_t load_meta(loader_t *ld, const elem_t *e, const json_t *v)
         *slot = NULL;
         const json_t *s = json_object_get(v, strs[i].key);
         if (s && !json_is_string(s))
-            return fail_at(ld, e->offset, RGA_ERR_SCHEMA, NULL, "meta.%s: expected a string, got %s",
-                           strs[i].key, json_kind(s));
+            return fail_at(ld, e->offset, RGA_ERR_SCHEMA, NULL, "meta.%s: expected a string, got %s", strs[i].key,
+                           json_kind(s));
         *slot = strdup(s ? json_string_value(s) : "");
         if (!*slot)
             return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
     }
-    static const struct { const char *key; size_t off; bool required; int64_t min; } ints[] = {
+    static const struct {
+        const char *key;
+        size_t off;
+        bool required;
+        int64_t min;
+    } ints[] = {
         {"pid", offsetof(rga_meta_t, pid), true, 0},
         {"frequency", offsetof(rga_meta_t, frequency), false, 0},
         {"start_time_ns", offsetof(rga_meta_t, start_time_ns), false, 0},
@@ -638,12 +670,16 @@ static rga_status_t load_meta(loader_t *ld, const elem_t *e, const json_t *v)
     return RGA_OK;
 }
 
-static rga_status_t load_stats(loader_t *ld, const elem_t *e, const json_t *v)
+static rga_status_t
+load_stats(loader_t *ld, const elem_t *e, const json_t *v)
 {
     if (!json_is_object(v))
         return fail_at(ld, e->offset, RGA_ERR_SCHEMA, "stats", "expected an object, got %s", json_kind(v));
     rga_stats_t *s = &ld->r->stats;
-    static const struct { const char *key; size_t off; } ints[] = {
+    static const struct {
+        const char *key;
+        size_t off;
+    } ints[] = {
         {"trigger_count", offsetof(rga_stats_t, trigger_count)},
         {"sampling_count", offsetof(rga_stats_t, sampling_count)},
         {"sampling_time_ns", offsetof(rga_stats_t, sampling_time_ns)},
@@ -677,17 +713,28 @@ typedef rga_status_t (*element_fn)(loader_t *, const elem_t *, const json_t *);
 typedef rga_status_t (*tuple_fn)(loader_t *, const elem_t *, const tuple_t *);
 
 enum key_bit {
-    K_FORMAT = 1u << 0, K_VERSION = 1u << 1, K_MINOR = 1u << 2, K_META = 1u << 3, K_STATS = 1u << 4,
-    K_RACTORS = 1u << 5, K_THREADS = 1u << 6, K_LABEL_SETS = 1u << 7, K_LABEL_TOTALS = 1u << 8,
-    K_FRAMES = 1u << 9, K_STACKS = 1u << 10, K_SAMPLES = 1u << 11, K_INTERVALS = 1u << 12,
-    K_EDGES = 1u << 13, K_BLAME = 1u << 14
+    K_FORMAT = 1u << 0,
+    K_VERSION = 1u << 1,
+    K_MINOR = 1u << 2,
+    K_META = 1u << 3,
+    K_STATS = 1u << 4,
+    K_RACTORS = 1u << 5,
+    K_THREADS = 1u << 6,
+    K_LABEL_SETS = 1u << 7,
+    K_LABEL_TOTALS = 1u << 8,
+    K_FRAMES = 1u << 9,
+    K_STACKS = 1u << 10,
+    K_SAMPLES = 1u << 11,
+    K_INTERVALS = 1u << 12,
+    K_EDGES = 1u << 13,
+    K_BLAME = 1u << 14
 };
 
 static const struct {
     const char *key;
     unsigned bit;
-    element_fn each;      /* arrays of objects/strings */
-    tuple_fn each_tuple;  /* arrays of integer tuples; both NULL: a single value */
+    element_fn each;     /* arrays of objects/strings */
+    tuple_fn each_tuple; /* arrays of integer tuples; both NULL: a single value */
 } key_table[] = {
     {"format", K_FORMAT, NULL, NULL},
     {"version", K_VERSION, NULL, NULL},
@@ -708,7 +755,8 @@ static const struct {
 
 #define FAST_TUPLE_MAX 64
 
-static bool is_ws(char c)
+static bool
+is_ws(char c)
 {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -721,7 +769,8 @@ static bool is_ws(char c)
  * goes to jansson, which then decides validity and words any error. So this
  * accepts a subset of what jansson accepts, with the same values; the
  * differential tests and the fuzzer check exactly that. */
-static bool fast_tuple(const char *s, size_t len, size_t pos, int64_t *vals, size_t *n, size_t *end)
+static bool
+fast_tuple(const char *s, size_t len, size_t pos, int64_t *vals, size_t *n, size_t *end)
 {
     size_t p = pos, k = 0;
     if (p >= len || s[p] != '[')
@@ -775,7 +824,8 @@ static bool fast_tuple(const char *s, size_t len, size_t pos, int64_t *vals, siz
     }
 }
 
-static rga_status_t load_array(loader_t *ld, const char *key, element_fn each, tuple_fn each_tuple)
+static rga_status_t
+load_array(loader_t *ld, const char *key, element_fn each, tuple_fn each_tuple)
 {
     skip_ws(ld);
     size_t start = ld->pos;
@@ -831,7 +881,8 @@ static rga_status_t load_array(loader_t *ld, const char *key, element_fn each, t
     }
 }
 
-static rga_status_t load_scalar_key(loader_t *ld, unsigned bit, size_t offset)
+static rga_status_t
+load_scalar_key(loader_t *ld, unsigned bit, size_t offset)
 {
     rga_status_t st;
     json_t *v = next_value(ld, &st);
@@ -860,20 +911,16 @@ static rga_status_t load_scalar_key(loader_t *ld, unsigned bit, size_t offset)
         else
             ld->r->minor = (int64_t)json_integer_value(v);
         break;
-    case K_META:
-        st = load_meta(ld, &e, v);
-        break;
-    case K_STATS:
-        st = load_stats(ld, &e, v);
-        break;
-    default:
-        break; /* unknown key: parsed (so it must be valid JSON) and ignored */
+    case K_META: st = load_meta(ld, &e, v); break;
+    case K_STATS: st = load_stats(ld, &e, v); break;
+    default: break; /* unknown key: parsed (so it must be valid JSON) and ignored */
     }
     json_decref(v);
     return st;
 }
 
-static rga_status_t load_top(loader_t *ld)
+static rga_status_t
+load_top(loader_t *ld)
 {
     skip_ws(ld);
     if (ld->pos >= ld->len)
@@ -934,9 +981,14 @@ static rga_status_t load_top(loader_t *ld)
     skip_ws(ld);
     if (ld->pos != ld->len)
         return fail_at(ld, ld->pos, RGA_ERR_SYNTAX, NULL, "unexpected data after the report object");
-    static const struct { unsigned bit; const char *key; } required[] = {
-        {K_FORMAT, "format"}, {K_VERSION, "version"}, {K_META, "meta"}, {K_RACTORS, "ractors"},
-        {K_THREADS, "threads"}};
+    static const struct {
+        unsigned bit;
+        const char *key;
+    } required[] = {{K_FORMAT, "format"},
+                    {K_VERSION, "version"},
+                    {K_META, "meta"},
+                    {K_RACTORS, "ractors"},
+                    {K_THREADS, "threads"}};
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
         if (!(ld->seen & required[i].bit)) {
             rga_error_set(ld->err, RGA_ERR_SCHEMA, "missing required key");
@@ -950,7 +1002,8 @@ static rga_status_t load_top(loader_t *ld)
 
 /* ---- gzip and files -------------------------------------------------------------------------- */
 
-static bool is_gzip(const char *data, size_t len)
+static bool
+is_gzip(const char *data, size_t len)
 {
     return len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
 }
@@ -958,7 +1011,8 @@ static bool is_gzip(const char *data, size_t len)
 /* JSON text holds no control byte but whitespace, and a report starts with
  * '{': inflated bytes are checked as they come, so a bomb of zeros or of
  * anything but a report stops at its first chunk, not at the size cap. */
-static rga_status_t check_inflated(const char *buf, size_t from, size_t to, bool *started, rga_error_t *err)
+static rga_status_t
+check_inflated(const char *buf, size_t from, size_t to, bool *started, rga_error_t *err)
 {
     for (size_t i = from; i < to; i++) {
         unsigned char c = (unsigned char)buf[i];
@@ -975,8 +1029,8 @@ static rga_status_t check_inflated(const char *buf, size_t from, size_t to, bool
     return RGA_OK;
 }
 
-static rga_status_t inflate_all(const char *data, size_t len, char **out, size_t *out_len,
-                                rga_error_t *err)
+static rga_status_t
+inflate_all(const char *data, size_t len, char **out, size_t *out_len, rga_error_t *err)
 {
     const size_t limit = rga_report_max_inflated();
     z_stream zs;
@@ -1053,14 +1107,15 @@ fail:
     return st;
 }
 
-rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *name,
-                                    rga_report_t **out, rga_error_t *err)
+rga_status_t
+rga_report_load_buffer(const char *data, size_t len, const char *name, rga_report_t **out, rga_error_t *err)
 {
     return rga_report_load_buffer_flags(data, len, name, 0, out, err);
 }
 
-rga_status_t rga_report_load_buffer_flags(const char *data, size_t len, const char *name, unsigned flags,
-                                          rga_report_t **out, rga_error_t *err)
+rga_status_t
+rga_report_load_buffer_flags(const char *data, size_t len, const char *name, unsigned flags, rga_report_t **out,
+                             rga_error_t *err)
 {
     *out = NULL;
     rga_error_clear(err);
@@ -1102,12 +1157,14 @@ fail:
     return st;
 }
 
-rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err)
+rga_status_t
+rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err)
 {
     return rga_report_load_file_flags(path, 0, out, err);
 }
 
-rga_status_t rga_report_load_file_flags(const char *path, unsigned flags, rga_report_t **out, rga_error_t *err)
+rga_status_t
+rga_report_load_file_flags(const char *path, unsigned flags, rga_report_t **out, rga_error_t *err)
 {
     *out = NULL;
     rga_error_clear(err);

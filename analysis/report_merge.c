@@ -25,7 +25,8 @@ typedef struct merger {
         cap_edges, cap_blame, cap_ractors;
 } merger_t;
 
-static bool grow(void **items, size_t *cap, size_t need, size_t size)
+static bool
+grow(void **items, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return true;
@@ -40,10 +41,12 @@ static bool grow(void **items, size_t *cap, size_t need, size_t size)
     return true;
 }
 
-#define GROW(m, arr, count, cap) grow((void **)&(m)->out->arr, &(m)->cap, (m)->out->count + 1, sizeof(*(m)->out->arr))
+#define GROW(m, arr, count, cap) \
+    grow((void **)&(m)->out->arr, &(m)->cap, (m)->out->count + 1, sizeof(*(m)->out->arr))
 
 /* Looks key up in dict; when absent stores next and returns it. -1 = no memory. */
-static long intern(json_t *dict, const char *key, size_t next)
+static long
+intern(json_t *dict, const char *key, size_t next)
 {
     json_t *v = json_object_get(dict, key);
     if (v)
@@ -59,7 +62,8 @@ typedef struct keybuf {
     size_t len, cap;
 } keybuf_t;
 
-static bool key_add(keybuf_t *k, const char *text)
+static bool
+key_add(keybuf_t *k, const char *text)
 {
     size_t n = strlen(text);
     if (!grow((void **)&k->s, &k->cap, k->len + n + 2, 1))
@@ -71,24 +75,28 @@ static bool key_add(keybuf_t *k, const char *text)
     return true;
 }
 
-static bool key_int(keybuf_t *k, int64_t v)
+static bool
+key_int(keybuf_t *k, int64_t v)
 {
     char num[32];
     snprintf(num, sizeof(num), "%" PRId64, v);
     return key_add(k, num);
 }
 
-static char *dupstr(const char *s)
+static char *
+dupstr(const char *s)
 {
     return strdup(s ? s : "");
 }
 
-static rga_status_t nomem(merger_t *m)
+static rga_status_t
+nomem(merger_t *m)
 {
     return rga_error_set(m->err, RGA_ERR_NOMEM, "out of memory merging reports");
 }
 
-static int cmp_interval(const void *a, const void *b)
+static int
+cmp_interval(const void *a, const void *b)
 {
     const rga_interval_t *x = a, *y = b;
     if (x->start_ns != y->start_ns)
@@ -98,13 +106,15 @@ static int cmp_interval(const void *a, const void *b)
 
 /* New id of label set id of report in (label_map is by index; an unknown id
  * can only be the implied empty set, which maps to 0). */
-static int64_t map_label(const rga_report_t *in, const long *label_map, int64_t id)
+static int64_t
+map_label(const rga_report_t *in, const long *label_map, int64_t id)
 {
     long i = rga_report_label_set_index(in, id);
     return i >= 0 ? label_map[i] : 0;
 }
 
-static int cmp_thread_seq_time(const void *a, const void *b)
+static int
+cmp_thread_seq_time(const void *a, const void *b)
 {
     const rga_thread_t *x = a, *y = b;
     if (x->seq != y->seq)
@@ -114,7 +124,8 @@ static int cmp_thread_seq_time(const void *a, const void *b)
 
 /* Folds the rows of one seq (sorted, latest last) into one: lifetimes span
  * all of them, totals add up, name and exited come from the latest. */
-static void coalesce_threads(rga_report_t *out)
+static void
+coalesce_threads(rga_report_t *out)
 {
     if (out->n_threads > 1) /* qsort must not see a NULL array, even empty */
         qsort(out->threads, out->n_threads, sizeof(*out->threads), cmp_thread_seq_time);
@@ -146,7 +157,8 @@ static void coalesce_threads(rga_report_t *out)
     out->n_threads = kept;
 }
 
-static rga_status_t merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
+static rga_status_t
+merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
 {
     rga_report_t *out = m->out;
     rga_status_t st = RGA_ERR_NOMEM; /* every early exit below is an allocation failure */
@@ -350,7 +362,8 @@ fail:
 /* A snapshot series covers disjoint ranges [start, start + duration) of one
  * monotonic clock, and everything it adds up fits together. Reports are
  * named by their position among the inputs (1-based). */
-static rga_status_t check_series(rga_report_t *const *reports, size_t n, rga_error_t *err)
+static rga_status_t
+check_series(rga_report_t *const *reports, size_t n, rga_error_t *err)
 {
     rga_report_sums_t sums = {0};
     for (size_t i = 0; i < n; i++) {
@@ -378,8 +391,8 @@ static rga_status_t check_series(rga_report_t *const *reports, size_t n, rga_err
             if (a->start_monotonic_ns == b->start_monotonic_ns && a->duration_ns == b->duration_ns)
                 return rga_error_set(err, RGA_ERR_ARGUMENT,
                                      "reports %zu and %zu cover the same time of process %" PRId64
-                                     " (the same report twice?); merging would count it twice", i + 1, j + 1,
-                                     a->pid);
+                                     " (the same report twice?); merging would count it twice",
+                                     i + 1, j + 1, a->pid);
             return rga_error_set(err, RGA_ERR_ARGUMENT,
                                  "reports %zu and %zu overlap in time (process %" PRId64 ", monotonic %" PRId64
                                  "+%" PRId64 " ns and %" PRId64 "+%" PRId64
@@ -391,7 +404,8 @@ static rga_status_t check_series(rga_report_t *const *reports, size_t n, rga_err
     return RGA_OK;
 }
 
-rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, rga_error_t *err)
+rga_status_t
+rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, rga_error_t *err)
 {
     *result = NULL;
     if (n == 0)
@@ -443,8 +457,8 @@ rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report
     if (!out->intervals)
         goto nomem;
     /* The empty label set is id 0 in every report; make it 0 here too. */
-    if (intern(m.dict_labels, "\x1f", 0) < 0 || !grow((void **)&out->label_sets, &m.cap_label_sets, 1,
-                                                       sizeof(rga_label_set_t)))
+    if (intern(m.dict_labels, "\x1f", 0) < 0 ||
+        !grow((void **)&out->label_sets, &m.cap_label_sets, 1, sizeof(rga_label_set_t)))
         goto nomem;
     memset(&out->label_sets[0], 0, sizeof(rga_label_set_t));
     out->label_sets[0].keys = calloc(1, sizeof(char *));

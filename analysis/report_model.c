@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rga_report_free(rga_report_t *r)
+void
+rga_report_free(rga_report_t *r)
 {
     if (!r)
         return;
@@ -46,7 +47,8 @@ void rga_report_free(rga_report_t *r)
     free(r);
 }
 
-long rga_report_thread_index(const rga_report_t *r, int64_t seq)
+long
+rga_report_thread_index(const rga_report_t *r, int64_t seq)
 {
     size_t lo = 0, hi = r->n_threads;
     while (lo < hi) {
@@ -59,7 +61,8 @@ long rga_report_thread_index(const rga_report_t *r, int64_t seq)
     return (lo < r->n_threads && r->threads[lo].seq == seq) ? (long)lo : -1;
 }
 
-long rga_report_label_set_index(const rga_report_t *r, int64_t id)
+long
+rga_report_label_set_index(const rga_report_t *r, int64_t id)
 {
     /* Ids are usually dense 0..n-1: try the direct slot first. */
     if (id >= 0 && (uint64_t)id < r->n_label_sets && r->label_sets[id].id == id)
@@ -75,7 +78,8 @@ long rga_report_label_set_index(const rga_report_t *r, int64_t id)
     return (lo < r->n_label_sets && r->label_sets[lo].id == id) ? (long)lo : -1;
 }
 
-const char *rga_report_label_value(const rga_report_t *r, int64_t label_set, const char *key)
+const char *
+rga_report_label_value(const rga_report_t *r, int64_t label_set, const char *key)
 {
     long i = rga_report_label_set_index(r, label_set);
     if (i < 0)
@@ -87,14 +91,15 @@ const char *rga_report_label_value(const rga_report_t *r, int64_t label_set, con
     return NULL;
 }
 
-const char *rga_state_name(int state)
+const char *
+rga_state_name(int state)
 {
-    static const char *const names[RGA_STATE_COUNT] = {"running", "gvl_wait", "blocked", "gc_mark",
-                                                       "gc_sweep"};
+    static const char *const names[RGA_STATE_COUNT] = {"running", "gvl_wait", "blocked", "gc_mark", "gc_sweep"};
     return (state >= 0 && state < RGA_STATE_COUNT) ? names[state] : "unknown";
 }
 
-const char *rga_holder_kind_name(rga_holder_kind_t kind)
+const char *
+rga_holder_kind_name(rga_holder_kind_t kind)
 {
     switch (kind) {
     case RGA_HOLDER_THREAD: return "thread";

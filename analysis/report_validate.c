@@ -16,30 +16,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int cmp_thread(const void *a, const void *b)
+static int
+cmp_thread(const void *a, const void *b)
 {
     const rga_thread_t *x = a, *y = b;
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int cmp_label_set(const void *a, const void *b)
+static int
+cmp_label_set(const void *a, const void *b)
 {
     const rga_label_set_t *x = a, *y = b;
     return (x->id > y->id) - (x->id < y->id);
 }
 
-static rga_status_t bad_ref(rga_error_t *err, const char *array, size_t index, const char *field,
-                            const char *what, int64_t value)
+static rga_status_t
+bad_ref(rga_error_t *err, const char *array, size_t index, const char *field, const char *what, int64_t value)
 {
     if (err) {
         err->line = err->column = 0;
-        snprintf(err->path, sizeof(err->path), "%s[%zu]%s%s", array, index, field[0] == '[' ? "" : ".",
-                 field);
+        snprintf(err->path, sizeof(err->path), "%s[%zu]%s%s", array, index, field[0] == '[' ? "" : ".", field);
     }
     return rga_error_set(err, RGA_ERR_REFERENCE, "%s %" PRId64 " is not in the report", what, value);
 }
 
-static rga_status_t bad_order(rga_error_t *err, size_t index, const char *fmt, size_t other)
+static rga_status_t
+bad_order(rga_error_t *err, size_t index, const char *fmt, size_t other)
 {
     if (err) {
         err->line = err->column = 0;
@@ -48,8 +50,8 @@ static rga_status_t bad_order(rga_error_t *err, size_t index, const char *fmt, s
     return rga_error_set(err, RGA_ERR_SCHEMA, fmt, other);
 }
 
-static rga_status_t bad_dup(rga_error_t *err, const char *array, size_t index, const char *field,
-                            int64_t value)
+static rga_status_t
+bad_dup(rga_error_t *err, const char *array, size_t index, const char *field, int64_t value)
 {
     if (err) {
         err->line = err->column = 0;
@@ -58,27 +60,30 @@ static rga_status_t bad_dup(rga_error_t *err, const char *array, size_t index, c
     return rga_error_set(err, RGA_ERR_SCHEMA, "duplicate %s %" PRId64, field, value);
 }
 
-static rga_status_t too_big(rga_error_t *err, const char *array, size_t index, const char *field,
-                            const char *what)
+static rga_status_t
+too_big(rga_error_t *err, const char *array, size_t index, const char *field, const char *what)
 {
     if (err) {
         err->line = err->column = 0;
         snprintf(err->path, sizeof(err->path), "%s[%zu]%s%s", array, index, field[0] == '[' ? "" : ".", field);
     }
-    return rga_error_set(err, RGA_ERR_SCHEMA, "value too large: the report's %s would exceed %" PRId64
-                         " (2^63-1), which the analysis cannot add up", what, INT64_MAX);
+    return rga_error_set(err, RGA_ERR_SCHEMA,
+                         "value too large: the report's %s would exceed %" PRId64
+                         " (2^63-1), which the analysis cannot add up",
+                         what, INT64_MAX);
 }
 
-#define ADD(total, value, array, index, field, what)                                      \
-    do {                                                                                  \
-        if (__builtin_add_overflow((total), (value), &(total)))                          \
-            return too_big(err, (array), (index), (field), (what));                       \
+#define ADD(total, value, array, index, field, what) \
+    do { \
+        if (__builtin_add_overflow((total), (value), &(total))) \
+            return too_big(err, (array), (index), (field), (what)); \
     } while (0)
 
 static const char *const state_fields[RGA_STATE_COUNT] = {"running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns",
                                                           "gc_sweep_ns"};
 
-rga_status_t rga_report_add_sums(const rga_report_t *r, rga_report_sums_t *sums, rga_error_t *err)
+rga_status_t
+rga_report_add_sums(const rga_report_t *r, rga_report_sums_t *sums, rga_error_t *err)
 {
     for (size_t i = 0; i < r->n_threads; i++) {
         const rga_thread_t *t = &r->threads[i];
@@ -108,8 +113,8 @@ rga_status_t rga_report_add_sums(const rga_report_t *r, rga_report_sums_t *sums,
                 err->line = err->column = 0;
                 snprintf(err->path, sizeof(err->path), "stats");
             }
-            return rga_error_set(err, RGA_ERR_SCHEMA, "counters too large: their total would exceed %" PRId64
-                                 " (2^63-1)", INT64_MAX);
+            return rga_error_set(err, RGA_ERR_SCHEMA,
+                                 "counters too large: their total would exceed %" PRId64 " (2^63-1)", INT64_MAX);
         }
     }
     return RGA_OK;
@@ -117,7 +122,8 @@ rga_status_t rga_report_add_sums(const rga_report_t *r, rga_report_sums_t *sums,
 
 /* Timestamps are placed on one axis by adding meta.start_monotonic_ns
  * (merging); the latest one must stay representable. */
-static rga_status_t check_axis(const rga_report_t *r, rga_error_t *err)
+static rga_status_t
+check_axis(const rga_report_t *r, rga_error_t *err)
 {
     int64_t latest = r->meta.duration_ns, sum;
     for (size_t i = 0; i < r->n_threads; i++)
@@ -131,13 +137,16 @@ static rga_status_t check_axis(const rga_report_t *r, rga_error_t *err)
             err->line = err->column = 0;
             snprintf(err->path, sizeof(err->path), "meta.start_monotonic_ns");
         }
-        return rga_error_set(err, RGA_ERR_SCHEMA, "value too large: plus the report's latest time (%" PRId64
-                             " ns) it exceeds %" PRId64 " (2^63-1)", latest, INT64_MAX);
+        return rga_error_set(err, RGA_ERR_SCHEMA,
+                             "value too large: plus the report's latest time (%" PRId64 " ns) it exceeds %" PRId64
+                             " (2^63-1)",
+                             latest, INT64_MAX);
     }
     return RGA_OK;
 }
 
-static bool ractor_known(const rga_report_t *r, int64_t id)
+static bool
+ractor_known(const rga_report_t *r, int64_t id)
 {
     for (size_t i = 0; i < r->n_ractors; i++)
         if (r->ractors[i].id == id)
@@ -145,13 +154,15 @@ static bool ractor_known(const rga_report_t *r, int64_t id)
     return false;
 }
 
-static bool label_known(const rga_report_t *r, int64_t id)
+static bool
+label_known(const rga_report_t *r, int64_t id)
 {
     /* A report without label_sets still implies the empty set 0. */
     return rga_report_label_set_index(r, id) >= 0 || (id == 0 && r->n_label_sets == 0);
 }
 
-rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
+rga_status_t
+rga_report_validate(rga_report_t *r, rga_error_t *err)
 {
     for (size_t i = 0; i < r->n_ractors; i++)
         for (size_t j = 0; j < i; j++)
@@ -233,10 +244,13 @@ rga_status_t rga_report_validate(rga_report_t *r, rga_error_t *err)
         if (ti < 0)
             bad = bad_ref(err, "intervals", i, "[0]", "thread seq", seq);
         else if (last_of_thread[ti] && iv->start_ns < r->intervals[last_of_thread[ti] - 1].start_ns)
-            bad = bad_order(err, i, "starts before intervals[%zu] of the same thread (a thread's intervals come "
-                            "in time order)", last_of_thread[ti] - 1);
+            bad = bad_order(err, i,
+                            "starts before intervals[%zu] of the same thread (a thread's intervals come "
+                            "in time order)",
+                            last_of_thread[ti] - 1);
         else if (last_of_thread[ti] && iv->start_ns < r->intervals[last_of_thread[ti] - 1].end_ns)
-            bad = bad_order(err, i, "overlaps intervals[%zu] of the same thread (a thread's intervals never overlap)",
+            bad = bad_order(err, i,
+                            "overlaps intervals[%zu] of the same thread (a thread's intervals never overlap)",
                             last_of_thread[ti] - 1);
         if (bad != RGA_OK) {
             free(seq_index);

@@ -25,7 +25,8 @@
 static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json", "html"};
 static const char *const profile_views[] = {"pprof", "collapsed", "speedscope", "top"};
 
-static int in_list(const char *view, const char *const *list, size_t n)
+static int
+in_list(const char *view, const char *const *list, size_t n)
 {
     for (size_t i = 0; view && i < n; i++)
         if (strcmp(list[i], view) == 0)
@@ -33,14 +34,16 @@ static int in_list(const char *view, const char *const *list, size_t n)
     return 0;
 }
 
-int rga_view_is_profile(const char *view)
+int
+rga_view_is_profile(const char *view)
 {
     return in_list(view, profile_views, sizeof(profile_views) / sizeof(profile_views[0]));
 }
 
 /* The views that read samples: one model, then the view's writer. */
-static rga_status_t render_profile(const rga_report_t *r, const rga_filter_t *filter, const char *view,
-                                   const rga_view_opts_t *opts, FILE *out, rga_error_t *err)
+static rga_status_t
+render_profile(const rga_report_t *r, const rga_filter_t *filter, const char *view, const rga_view_opts_t *opts,
+               FILE *out, rga_error_t *err)
 {
     rga_profile_t p;
     rga_status_t st = rga_profile_build(r, filter, &p, err);
@@ -65,13 +68,14 @@ static rga_status_t render_profile(const rga_report_t *r, const rga_filter_t *fi
     return st;
 }
 
-int rga_view_known(const char *view)
+int
+rga_view_known(const char *view)
 {
     return in_list(view, views, sizeof(views) / sizeof(views[0])) || rga_view_is_profile(view);
 }
 
-rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t *opts,
-                               FILE *out, rga_error_t *err)
+rga_status_t
+rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, FILE *out, rga_error_t *err)
 {
     static const rga_view_opts_t defaults = {0};
     if (!opts)
@@ -129,7 +133,8 @@ rga_status_t rga_render_report(const rga_report_t *r, const char *view, const rg
 
 /* The start both entry points share: empty outputs, and unknown views
  * refused before any work. */
-static rga_status_t begin_render(const char *view, char **out, size_t *out_len, rga_error_t *err)
+static rga_status_t
+begin_render(const char *view, char **out, size_t *out_len, rga_error_t *err)
 {
     *out = NULL;
     if (out_len)
@@ -140,8 +145,9 @@ static rga_status_t begin_render(const char *view, char **out, size_t *out_len, 
     return RGA_OK;
 }
 
-int rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, char **out,
-                      size_t *out_len, rga_error_t *err)
+int
+rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, char **out, size_t *out_len,
+                  rga_error_t *err)
 {
     rga_status_t st = begin_render(view, out, out_len, err);
     if (st != RGA_OK)
@@ -157,8 +163,9 @@ int rga_render_loaded(const rga_report_t *r, const char *view, const rga_view_op
     return st;
 }
 
-int rga_render(const char *json, size_t len, const char *view, const rga_view_opts_t *opts, char **out,
-               size_t *out_len, rga_error_t *err)
+int
+rga_render(const char *json, size_t len, const char *view, const rga_view_opts_t *opts, char **out, size_t *out_len,
+           rga_error_t *err)
 {
     rga_status_t st = begin_render(view, out, out_len, err);
     if (st != RGA_OK)

@@ -40,22 +40,22 @@
 #define RGA_VERSION "0.1.0"
 
 typedef struct rga_view_opts {
-    int width;                   /* timeline columns; 0 = 100 */
-    int color;                   /* nonzero: ANSI colour in text views */
-    int ascii;                   /* timeline: ASCII glyphs instead of blocks */
-    const char *by;              /* dot/svg: "thread" (default) | "label" | "ractor" */
-    double min_share;            /* dot/svg: drop edges below this fraction of all wait (0..1)... */
-    int min_share_set;           /* ...when nonzero; else the graph keeps the edges that tell the story
+    int width;                 /* timeline columns; 0 = 100 */
+    int color;                 /* nonzero: ANSI colour in text views */
+    int ascii;                 /* timeline: ASCII glyphs instead of blocks */
+    const char *by;            /* dot/svg: "thread" (default) | "label" | "ractor" */
+    double min_share;          /* dot/svg: drop edges below this fraction of all wait (0..1)... */
+    int min_share_set;         /* ...when nonzero; else the graph keeps the edges that tell the story
                                     (waitgraph.h, RGA_WG_STORY_*) */
-    int64_t from_ns, to_ns;      /* timeline/perfetto window on the report axis; to_ns <= 0 = end */
-    const char *thread;          /* filter: thread seq or exact name; NULL = all */
-    int64_t ractor;              /* filter: Ractor id; 0 = all */
-    const char *const *labels;   /* filter: "key=value" strings, all must match */
+    int64_t from_ns, to_ns;    /* timeline/perfetto window on the report axis; to_ns <= 0 = end */
+    const char *thread;        /* filter: thread seq or exact name; NULL = all */
+    int64_t ractor;            /* filter: Ractor id; 0 = all */
+    const char *const *labels; /* filter: "key=value" strings, all must match */
     size_t n_labels;
-    size_t top;                  /* summary: rows of the top-N tables; 0 = 10 */
-    int columns;                 /* summary: terminal width stack rows fit in; 0 = 100 */
-    const char *state;           /* profile views: "running" | "gvl_wait" | "blocked" | "gc"; NULL = all */
-    unsigned roots;              /* collapsed: RGA_ROOT_THREAD | RGA_ROOT_LABEL extra root frames */
+    size_t top;        /* summary: rows of the top-N tables; 0 = 10 */
+    int columns;       /* summary: terminal width stack rows fit in; 0 = 100 */
+    const char *state; /* profile views: "running" | "gvl_wait" | "blocked" | "gc"; NULL = all */
+    unsigned roots;    /* collapsed: RGA_ROOT_THREAD | RGA_ROOT_LABEL extra root frames */
 } rga_view_opts_t;
 
 #define RGA_ROOT_THREAD 1u
@@ -74,12 +74,12 @@ int rga_render(const char *json, size_t len, const char *view, const rga_view_op
 /* rga_render() for a report already loaded with rga_report_load_buffer():
  * the same output contract, and the report is not changed, so a caller that
  * renders several views of one report parses it once. */
-int rga_render_loaded(const rga_report_t *report, const char *view, const rga_view_opts_t *opts,
-                      char **out, size_t *out_len, rga_error_t *err);
+int rga_render_loaded(const rga_report_t *report, const char *view, const rga_view_opts_t *opts, char **out,
+                      size_t *out_len, rga_error_t *err);
 
 /* Renders view of an already loaded (or merged) report into out. */
-rga_status_t rga_render_report(const rga_report_t *report, const char *view, const rga_view_opts_t *opts,
-                               FILE *out, rga_error_t *err);
+rga_status_t rga_render_report(const rga_report_t *report, const char *view, const rga_view_opts_t *opts, FILE *out,
+                               rga_error_t *err);
 
 /* Nonzero when view is one of the names above. */
 int rga_view_known(const char *view);

@@ -9,13 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
-void rga_error_clear(rga_error_t *err)
+void
+rga_error_clear(rga_error_t *err)
 {
     if (err)
         memset(err, 0, sizeof(*err));
 }
 
-rga_status_t rga_error_vset(rga_error_t *err, rga_status_t code, const char *fmt, va_list ap)
+rga_status_t
+rga_error_vset(rga_error_t *err, rga_status_t code, const char *fmt, va_list ap)
 {
     if (!err)
         return code;
@@ -24,7 +26,8 @@ rga_status_t rga_error_vset(rga_error_t *err, rga_status_t code, const char *fmt
     return code;
 }
 
-rga_status_t rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt, ...)
+rga_status_t
+rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -33,10 +36,10 @@ rga_status_t rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt,
     return code;
 }
 
-static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+static void
+append(char *buf, size_t size, size_t *used, const char *fmt, ...)
 {
     if (*used + 1 >= size)
         return;
@@ -48,7 +51,8 @@ static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
         *used += ((size_t)n < size - *used) ? (size_t)n : size - *used - 1;
 }
 
-void rga_error_format(const rga_error_t *err, char *buf, size_t size)
+void
+rga_error_format(const rga_error_t *err, char *buf, size_t size)
 {
     if (size == 0)
         return;
@@ -65,7 +69,8 @@ void rga_error_format(const rga_error_t *err, char *buf, size_t size)
     append(buf, size, &used, "%s", err->reason[0] ? err->reason : rga_status_name(err->code));
 }
 
-const char *rga_status_name(rga_status_t code)
+const char *
+rga_status_name(rga_status_t code)
 {
     switch (code) {
     case RGA_OK: return "ok";

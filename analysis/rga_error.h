@@ -14,22 +14,22 @@
 
 typedef enum rga_status {
     RGA_OK = 0,
-    RGA_ERR_IO = 1,          /* file missing/unreadable/unwritable, bad gzip stream */
-    RGA_ERR_SYNTAX = 2,      /* not JSON, truncated JSON, number beyond int64 */
-    RGA_ERR_VERSION = 3,     /* wrong "format" or unsupported "version" */
-    RGA_ERR_SCHEMA = 4,      /* missing key, wrong type, negative time, end < start */
-    RGA_ERR_REFERENCE = 5,   /* an id that points nowhere */
-    RGA_ERR_ARGUMENT = 6,    /* bad view name or option value */
-    RGA_ERR_NOMEM = 7,       /* allocation failed */
-    RGA_ERR_RENDER = 8       /* Graphviz failed to build, lay out or render */
+    RGA_ERR_IO = 1,        /* file missing/unreadable/unwritable, bad gzip stream */
+    RGA_ERR_SYNTAX = 2,    /* not JSON, truncated JSON, number beyond int64 */
+    RGA_ERR_VERSION = 3,   /* wrong "format" or unsupported "version" */
+    RGA_ERR_SCHEMA = 4,    /* missing key, wrong type, negative time, end < start */
+    RGA_ERR_REFERENCE = 5, /* an id that points nowhere */
+    RGA_ERR_ARGUMENT = 6,  /* bad view name or option value */
+    RGA_ERR_NOMEM = 7,     /* allocation failed */
+    RGA_ERR_RENDER = 8     /* Graphviz failed to build, lay out or render */
 } rga_status_t;
 
 typedef struct rga_error {
     rga_status_t code;
-    char file[256];     /* input name, "" for an anonymous buffer */
-    long line;          /* 1-based; 0 = unknown */
-    long column;        /* 1-based; 0 = unknown */
-    char path[128];     /* JSON path such as "threads[3].gvl_wait_ns"; "" = none */
+    char file[256]; /* input name, "" for an anonymous buffer */
+    long line;      /* 1-based; 0 = unknown */
+    long column;    /* 1-based; 0 = unknown */
+    char path[128]; /* JSON path such as "threads[3].gvl_wait_ns"; "" = none */
     char reason[256];
 } rga_error_t;
 

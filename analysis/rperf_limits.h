@@ -45,17 +45,14 @@
 #define RPERF_STR_(x) #x
 #define RPERF_STR(x) RPERF_STR_(x)
 
-#define RPERF_OPTION_LIMITS(X)                                                                    \
-    X(frequency, RPERF_FREQUENCY_MIN, RPERF_FREQUENCY_MAX, RPERF_FREQUENCY_DEFAULT, "Hz")         \
-    X(max_threads, RPERF_MAX_THREADS_MIN, RPERF_MAX_THREADS_MAX, RPERF_MAX_THREADS_DEFAULT,       \
-      "threads")                                                                                  \
-    X(max_intervals, RPERF_MAX_INTERVALS_MIN, RPERF_MAX_INTERVALS_MAX,                            \
-      RPERF_MAX_INTERVALS_DEFAULT, "intervals per Ractor")                                        \
-    X(min_interval_ns, RPERF_MIN_INTERVAL_NS_MIN, RPERF_MIN_INTERVAL_NS_MAX,                      \
-      RPERF_MIN_INTERVAL_NS_DEFAULT, "ns")                                                        \
-    X(max_edges, RPERF_MAX_EDGES_MIN, RPERF_MAX_EDGES_MAX, RPERF_MAX_EDGES_DEFAULT, "edges")      \
-    X(max_label_sets, RPERF_MAX_LABEL_SETS_MIN, RPERF_MAX_LABEL_SETS_MAX,                         \
-      RPERF_MAX_LABEL_SETS_DEFAULT, "label sets")
+#define RPERF_OPTION_LIMITS(X) \
+    X(frequency, RPERF_FREQUENCY_MIN, RPERF_FREQUENCY_MAX, RPERF_FREQUENCY_DEFAULT, "Hz") \
+    X(max_threads, RPERF_MAX_THREADS_MIN, RPERF_MAX_THREADS_MAX, RPERF_MAX_THREADS_DEFAULT, "threads") \
+    X(max_intervals, RPERF_MAX_INTERVALS_MIN, RPERF_MAX_INTERVALS_MAX, RPERF_MAX_INTERVALS_DEFAULT, \
+      "intervals per Ractor") \
+    X(min_interval_ns, RPERF_MIN_INTERVAL_NS_MIN, RPERF_MIN_INTERVAL_NS_MAX, RPERF_MIN_INTERVAL_NS_DEFAULT, "ns") \
+    X(max_edges, RPERF_MAX_EDGES_MIN, RPERF_MAX_EDGES_MAX, RPERF_MAX_EDGES_DEFAULT, "edges") \
+    X(max_label_sets, RPERF_MAX_LABEL_SETS_MIN, RPERF_MAX_LABEL_SETS_MAX, RPERF_MAX_LABEL_SETS_DEFAULT, "label sets")
 
 /* Reading a report: the most bytes a gzip report may inflate to, so that
  * a small hostile file cannot exhaust memory (Report.load and the CLI). */

@@ -12,7 +12,8 @@
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 #define DUMP_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII)
 
-static json_t *frames_json(const rga_profile_t *p)
+static json_t *
+frames_json(const rga_profile_t *p)
 {
     json_t *frames = json_array();
     for (size_t i = 0; frames && i < p->n_functions; i++) {
@@ -28,8 +29,9 @@ static json_t *frames_json(const rga_profile_t *p)
 }
 
 /* The sampled profile of one thread: samples order[from..to). */
-static json_t *thread_json(const rga_profile_t *p, const rga_thread_t *t, const size_t *order, size_t from,
-                           size_t to, uint32_t *stack)
+static json_t *
+thread_json(const rga_profile_t *p, const rga_thread_t *t, const size_t *order, size_t from, size_t to,
+            uint32_t *stack)
 {
     char title[512];
     json_t *samples = json_array(), *weights = json_array();
@@ -58,7 +60,8 @@ static json_t *thread_json(const rga_profile_t *p, const rga_thread_t *t, const 
                      (json_int_t)0, "endValue", (json_int_t)total, "samples", samples, "weights", weights);
 }
 
-rga_status_t rga_speedscope_write(const rga_profile_t *p, FILE *out, rga_error_t *err)
+rga_status_t
+rga_speedscope_write(const rga_profile_t *p, FILE *out, rga_error_t *err)
 {
     const rga_report_t *r = p->report;
     size_t *first = calloc(r->n_threads + 1, sizeof(*first));

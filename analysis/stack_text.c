@@ -13,21 +13,24 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool is_synthetic(const rga_report_t *r, int64_t frame)
+static bool
+is_synthetic(const rga_report_t *r, int64_t frame)
 {
     return frame <= RGA_FRAME_GC_SWEEP && r->frames[frame].path[0] == '<';
 }
 
 /* Frames are compared by content: merged reports may hold equal frames
  * under different ids. */
-static bool same_frame(const rga_report_t *r, int64_t a, int64_t b)
+static bool
+same_frame(const rga_report_t *r, int64_t a, int64_t b)
 {
     return a == b || (strcmp(r->frames[a].label, r->frames[b].label) == 0 &&
                       strcmp(r->frames[a].path, r->frames[b].path) == 0);
 }
 
 /* Appends text at buf[*used]; false when it did not fit whole. */
-static bool append(char *buf, size_t size, size_t *used, const char *text)
+static bool
+append(char *buf, size_t size, size_t *used, const char *text)
 {
     int n = snprintf(buf + *used, size - *used, "%s", text);
     if (n < 0 || (size_t)n >= size - *used) {
@@ -38,7 +41,8 @@ static bool append(char *buf, size_t size, size_t *used, const char *text)
     return true;
 }
 
-char *rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *buf, size_t size)
+char *
+rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *buf, size_t size)
 {
     if (size == 0)
         return buf;

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t rga_summary_gc_ns(const int64_t *state_ns)
+int64_t
+rga_summary_gc_ns(const int64_t *state_ns)
 {
     return state_ns[RGA_STATE_GC_MARK] + state_ns[RGA_STATE_GC_SWEEP];
 }
 
-char *rga_label_set_text(const rga_report_t *r, int64_t label_set, char *buf, size_t size)
+char *
+rga_label_set_text(const rga_report_t *r, int64_t label_set, char *buf, size_t size)
 {
     long i = rga_report_label_set_index(r, label_set);
     if (i < 0 || r->label_sets[i].n_labels == 0) {
@@ -32,7 +34,8 @@ char *rga_label_set_text(const rga_report_t *r, int64_t label_set, char *buf, si
     return buf;
 }
 
-char *rga_stack_text(const rga_report_t *r, int64_t stack, int max_frames, char *buf, size_t size)
+char *
+rga_stack_text(const rga_report_t *r, int64_t stack, int max_frames, char *buf, size_t size)
 {
     buf[0] = '\0';
     if (stack < 0 || (uint64_t)stack >= r->n_stacks) {
@@ -58,7 +61,8 @@ char *rga_stack_text(const rga_report_t *r, int64_t stack, int max_frames, char 
     return buf;
 }
 
-static int cmp_label_by_wait(const void *a, const void *b)
+static int
+cmp_label_by_wait(const void *a, const void *b)
 {
     const rga_summary_label_t *x = a, *y = b;
     int64_t wx = x->state_ns[RGA_STATE_GVL_WAIT], wy = y->state_ns[RGA_STATE_GVL_WAIT];
@@ -67,7 +71,8 @@ static int cmp_label_by_wait(const void *a, const void *b)
     return (x->label_set > y->label_set) - (x->label_set < y->label_set);
 }
 
-static int cmp_holder(const void *a, const void *b)
+static int
+cmp_holder(const void *a, const void *b)
 {
     const rga_summary_holder_t *x = a, *y = b;
     if (x->wait_ns != y->wait_ns)
@@ -77,7 +82,8 @@ static int cmp_holder(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int cmp_stack(const void *a, const void *b)
+static int
+cmp_stack(const void *a, const void *b)
 {
     const rga_summary_stack_t *x = a, *y = b;
     if (x->ns != y->ns)
@@ -88,7 +94,8 @@ static int cmp_stack(const void *a, const void *b)
 /* qsort has no context argument; waiters are sorted through this pointer. */
 static const rga_summary_thread_t *sort_threads;
 
-static int cmp_waiter(const void *a, const void *b)
+static int
+cmp_waiter(const void *a, const void *b)
 {
     const rga_summary_thread_t *x = &sort_threads[*(const size_t *)a], *y = &sort_threads[*(const size_t *)b];
     int64_t wx = x->state_ns[RGA_STATE_GVL_WAIT], wy = y->state_ns[RGA_STATE_GVL_WAIT];
@@ -98,7 +105,8 @@ static int cmp_waiter(const void *a, const void *b)
 }
 
 /* Collects the non-zero entries of sums[0..n) into a sorted stack list. */
-static rga_summary_stack_t *collect_stacks(const int64_t *sums, size_t n, size_t *count)
+static rga_summary_stack_t *
+collect_stacks(const int64_t *sums, size_t n, size_t *count)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
@@ -115,8 +123,8 @@ static rga_summary_stack_t *collect_stacks(const int64_t *sums, size_t n, size_t
     return list;
 }
 
-rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s,
-                               rga_error_t *err)
+rga_status_t
+rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s, rga_error_t *err)
 {
     rga_status_t st = RGA_OK;
     memset(s, 0, sizeof(*s));
@@ -270,7 +278,8 @@ done:
     return st;
 }
 
-void rga_summary_free(rga_summary_t *s)
+void
+rga_summary_free(rga_summary_t *s)
 {
     free(s->threads);
     free(s->ractors);

@@ -57,15 +57,22 @@ typedef struct rga_summary_stack {
 typedef struct rga_summary {
     const rga_report_t *report;
     int64_t duration_ns;
-    int64_t total_ns[RGA_STATE_COUNT];      /* over the listed threads */
+    int64_t total_ns[RGA_STATE_COUNT]; /* over the listed threads */
     int64_t total_lifetime_ns;
-    rga_summary_thread_t *threads;  size_t n_threads;   /* by seq */
-    rga_summary_ractor_t *ractors;  size_t n_ractors;   /* by id */
-    rga_summary_label_t *labels;    size_t n_labels;    /* by gvl_wait, desc */
-    size_t *waiters;                size_t n_waiters;   /* indices into threads, by gvl_wait desc, wait > 0 */
-    rga_summary_holder_t *holders;  size_t n_holders;   /* by wait_ns desc */
-    rga_summary_stack_t *wait_stacks;  size_t n_wait_stacks;
-    rga_summary_stack_t *blame_stacks; size_t n_blame_stacks;
+    rga_summary_thread_t *threads;
+    size_t n_threads; /* by seq */
+    rga_summary_ractor_t *ractors;
+    size_t n_ractors; /* by id */
+    rga_summary_label_t *labels;
+    size_t n_labels; /* by gvl_wait, desc */
+    size_t *waiters;
+    size_t n_waiters; /* indices into threads, by gvl_wait desc, wait > 0 */
+    rga_summary_holder_t *holders;
+    size_t n_holders; /* by wait_ns desc */
+    rga_summary_stack_t *wait_stacks;
+    size_t n_wait_stacks;
+    rga_summary_stack_t *blame_stacks;
+    size_t n_blame_stacks;
     int64_t total_edge_wait_ns;
 } rga_summary_t;
 

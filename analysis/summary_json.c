@@ -5,7 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
-static json_t *states_json(const int64_t *state_ns, int64_t lifetime_ns)
+static json_t *
+states_json(const int64_t *state_ns, int64_t lifetime_ns)
 {
     return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "running_ns", (json_int_t)state_ns[RGA_STATE_RUNNING],
                      "gvl_wait_ns", (json_int_t)state_ns[RGA_STATE_GVL_WAIT], "blocked_ns",
@@ -16,7 +17,8 @@ static json_t *states_json(const int64_t *state_ns, int64_t lifetime_ns)
 
 /* The whole stack, leaf first, as [[path, label], ...]: the text view may
  * cut or merge stacks, the JSON never does. */
-static json_t *frames_json(const rga_report_t *r, int64_t stack)
+static json_t *
+frames_json(const rga_report_t *r, int64_t stack)
 {
     json_t *arr = json_array();
     if (!arr || stack < 0 || (uint64_t)stack >= r->n_stacks)
@@ -32,7 +34,8 @@ static json_t *frames_json(const rga_report_t *r, int64_t stack)
     return arr;
 }
 
-static json_t *stacks_json(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n)
+static json_t *
+stacks_json(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n)
 {
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++) {
@@ -50,13 +53,15 @@ static json_t *stacks_json(const rga_summary_t *s, const rga_summary_stack_t *li
 
 /* Sets key to value (stealing it); records failure instead of returning it,
  * so the builder below reads as a list. */
-static void put(json_t *obj, const char *key, json_t *value, bool *ok)
+static void
+put(json_t *obj, const char *key, json_t *value, bool *ok)
 {
     if (!value || json_object_set_new(obj, key, value) != 0)
         *ok = false;
 }
 
-json_t *rga_summary_to_json(const rga_summary_t *s)
+json_t *
+rga_summary_to_json(const rga_summary_t *s)
 {
     const rga_report_t *r = s->report;
     bool ok = true;
@@ -138,11 +143,10 @@ json_t *rga_summary_to_json(const rga_summary_t *s)
     json_t *waiters = json_array();
     for (size_t i = 0; waiters && i < s->n_waiters; i++) {
         const rga_summary_thread_t *t = &s->threads[s->waiters[i]];
-        if (json_array_append_new(waiters, json_pack("{s:I, s:s, s:I, s:I, s:I}", "seq", (json_int_t)t->seq,
-                                                     "name", t->name, "gvl_wait_ns",
-                                                     (json_int_t)t->state_ns[RGA_STATE_GVL_WAIT], "waits",
-                                                     (json_int_t)t->waits, "lifetime_ns",
-                                                     (json_int_t)t->lifetime_ns)) != 0)
+        if (json_array_append_new(waiters,
+                                  json_pack("{s:I, s:s, s:I, s:I, s:I}", "seq", (json_int_t)t->seq, "name", t->name,
+                                            "gvl_wait_ns", (json_int_t)t->state_ns[RGA_STATE_GVL_WAIT], "waits",
+                                            (json_int_t)t->waits, "lifetime_ns", (json_int_t)t->lifetime_ns)) != 0)
             ok = false;
     }
     put(root, "top_waiters", waiters, &ok);
@@ -165,7 +169,8 @@ json_t *rga_summary_to_json(const rga_summary_t *s)
     return root;
 }
 
-rga_status_t rga_summary_write_json(const rga_summary_t *s, FILE *out, rga_error_t *err)
+rga_status_t
+rga_summary_write_json(const rga_summary_t *s, FILE *out, rga_error_t *err)
 {
     json_t *root = rga_summary_to_json(s);
     if (!root)

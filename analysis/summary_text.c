@@ -16,7 +16,8 @@
 #define C_YELLOW "\033[33m"
 #define C_DIM "\033[2m"
 
-static const char *wait_color(int64_t wait, int64_t whole)
+static const char *
+wait_color(int64_t wait, int64_t whole)
 {
     if (whole <= 0)
         return NULL;
@@ -24,12 +25,14 @@ static const char *wait_color(int64_t wait, int64_t whole)
     return share >= 0.20 ? C_RED : share >= 0.05 ? C_YELLOW : NULL;
 }
 
-static void heading(FILE *out, const char *title, bool color)
+static void
+heading(FILE *out, const char *title, bool color)
 {
     fprintf(out, "\n%s%s%s\n", color ? "\033[1;4m" : "", title, color ? "\033[0m" : "");
 }
 
-static char *thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t size)
+static char *
+thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t size)
 {
     long i = rga_report_thread_index(r, seq);
     char name[128];
@@ -41,8 +44,9 @@ static char *thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t 
     return buf;
 }
 
-static int add_state_row(rga_table_t *t, const char *first, const char *second, int64_t lifetime,
-                         const int64_t *state_ns, bool color)
+static int
+add_state_row(rga_table_t *t, const char *first, const char *second, int64_t lifetime, const int64_t *state_ns,
+              bool color)
 {
     char life[32], run[32], wait[32], blk[32], gc[32], pct[32];
     rga_format_duration(lifetime, life, sizeof(life));
@@ -55,13 +59,15 @@ static int add_state_row(rga_table_t *t, const char *first, const char *second, 
     return rga_table_add(t, cells, color ? wait_color(state_ns[RGA_STATE_GVL_WAIT], lifetime) : NULL);
 }
 
-static int write_threads(const rga_summary_t *s, FILE *out, bool color)
+static int
+write_threads(const rga_summary_t *s, FILE *out, bool color)
 {
     const rga_report_t *r = s->report;
     heading(out, "Threads", color);
     rga_table_t t;
-    if (rga_table_init(&t, 9, (const char *const[]){"thread", "ractor", "lifetime", "running", "GVL wait",
-                                                    "blocked", "GC", "wait %", ""}) != 0)
+    if (rga_table_init(&t, 9,
+                       (const char *const[]){"thread", "ractor", "lifetime", "running", "GVL wait", "blocked", "GC",
+                                             "wait %", ""}) != 0)
         return -1;
     rga_table_left(&t, 8);
     int rc = 0;
@@ -81,7 +87,8 @@ static int write_threads(const rga_summary_t *s, FILE *out, bool color)
     }
     if (rc == 0) {
         char life[32], run[32], wait[32], blk[32], gc[32], pct[32];
-        const char *cells[] = {"total", "",
+        const char *cells[] = {"total",
+                               "",
                                rga_format_duration(s->total_lifetime_ns, life, sizeof(life)),
                                rga_format_duration(s->total_ns[RGA_STATE_RUNNING], run, sizeof(run)),
                                rga_format_duration(s->total_ns[RGA_STATE_GVL_WAIT], wait, sizeof(wait)),
@@ -98,12 +105,14 @@ static int write_threads(const rga_summary_t *s, FILE *out, bool color)
     return rc;
 }
 
-static int write_ractors(const rga_summary_t *s, FILE *out, bool color)
+static int
+write_ractors(const rga_summary_t *s, FILE *out, bool color)
 {
     heading(out, "Ractors", color);
     rga_table_t t;
-    if (rga_table_init(&t, 8, (const char *const[]){"ractor", "threads", "thread time", "running", "GVL wait",
-                                                    "blocked", "GC", "wait %"}) != 0)
+    if (rga_table_init(&t, 8,
+                       (const char *const[]){"ractor", "threads", "thread time", "running", "GVL wait", "blocked",
+                                             "GC", "wait %"}) != 0)
         return -1;
     int rc = 0;
     for (size_t i = 0; i < s->n_ractors && rc == 0; i++) {
@@ -121,14 +130,16 @@ static int write_ractors(const rga_summary_t *s, FILE *out, bool color)
     return rc;
 }
 
-static int write_labels(const rga_summary_t *s, FILE *out, bool color)
+static int
+write_labels(const rga_summary_t *s, FILE *out, bool color)
 {
     if (s->n_labels == 0)
         return 0;
     heading(out, "Label sets", color);
     rga_table_t t;
-    if (rga_table_init(&t, 8, (const char *const[]){"labels", "threads", "time", "running", "GVL wait",
-                                                    "blocked", "GC", "wait %"}) != 0)
+    if (rga_table_init(&t, 8,
+                       (const char *const[]){"labels", "threads", "time", "running", "GVL wait", "blocked", "GC",
+                                             "wait %"}) != 0)
         return -1;
     int rc = 0;
     for (size_t i = 0; i < s->n_labels && rc == 0; i++) {
@@ -147,7 +158,8 @@ static int write_labels(const rga_summary_t *s, FILE *out, bool color)
     return rc;
 }
 
-static int write_waiters(const rga_summary_t *s, FILE *out, bool color, size_t top)
+static int
+write_waiters(const rga_summary_t *s, FILE *out, bool color, size_t top)
 {
     heading(out, "Top waiters (GVL wait)", color);
     if (s->n_waiters == 0) {
@@ -179,7 +191,8 @@ static int write_waiters(const rga_summary_t *s, FILE *out, bool color, size_t t
     return rc;
 }
 
-static int write_holders(const rga_summary_t *s, FILE *out, bool color, size_t top)
+static int
+write_holders(const rga_summary_t *s, FILE *out, bool color, size_t top)
 {
     heading(out, "Top holders (who made others wait)", color);
     if (s->n_holders == 0) {
@@ -220,12 +233,14 @@ typedef struct stack_row {
     int64_t ns;
 } stack_row_t;
 
-static int cmp_row_text(const void *a, const void *b)
+static int
+cmp_row_text(const void *a, const void *b)
 {
     return strcmp(((const stack_row_t *)a)->text, ((const stack_row_t *)b)->text);
 }
 
-static int cmp_row_time(const void *a, const void *b)
+static int
+cmp_row_time(const void *a, const void *b)
 {
     const stack_row_t *x = a, *y = b;
     if (x->ns != y->ns)
@@ -236,8 +251,8 @@ static int cmp_row_time(const void *a, const void *b)
 /* Renders every stack of list as a line and merges equal lines, so rows
  * that would read the same become one row holding their summed time.
  * Returns the rows, by time desc, or NULL (out of memory). */
-static stack_row_t *stack_rows(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n, size_t width,
-                               size_t *n_rows)
+static stack_row_t *
+stack_rows(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n, size_t width, size_t *n_rows)
 {
     stack_row_t *rows = calloc(n, sizeof(*rows));
     if (!rows)
@@ -272,8 +287,9 @@ static stack_row_t *stack_rows(const rga_summary_t *s, const rga_summary_stack_t
     return rows;
 }
 
-static int write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t columns,
-                        const char *title, const char *empty, const rga_summary_stack_t *list, size_t n)
+static int
+write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t columns, const char *title,
+             const char *empty, const rga_summary_stack_t *list, size_t n)
 {
     heading(out, title, color);
     if (n == 0) {
@@ -312,7 +328,8 @@ static int write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t to
     return rc;
 }
 
-static void write_header(const rga_summary_t *s, FILE *out, bool color)
+static void
+write_header(const rga_summary_t *s, FILE *out, bool color)
 {
     const rga_report_t *r = s->report;
     char dur[32], program[512], ruby[64], mode[32];
@@ -324,7 +341,10 @@ static void write_header(const rga_summary_t *s, FILE *out, bool color)
             (long long)r->meta.pid, ruby[0] ? ruby : "?", mode[0] ? mode : "?", (long long)r->meta.frequency,
             rga_format_duration(r->meta.duration_ns, dur, sizeof(dur)), r->n_threads, r->n_ractors);
     const rga_stats_t *st = &r->stats;
-    const struct { const char *name; int64_t v; } drops[] = {
+    const struct {
+        const char *name;
+        int64_t v;
+    } drops[] = {
         {"samples", st->dropped_samples},     {"aggregation", st->dropped_aggregation},
         {"intervals", st->dropped_intervals}, {"edges", st->dropped_edges},
         {"threads", st->dropped_threads},     {"label_sets", st->dropped_label_sets},
@@ -342,8 +362,8 @@ static void write_header(const rga_summary_t *s, FILE *out, bool color)
         fprintf(out, "%s\n", color ? "\033[0m" : "");
 }
 
-rga_status_t rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text_opts_t *opts,
-                                    rga_error_t *err)
+rga_status_t
+rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text_opts_t *opts, rga_error_t *err)
 {
     bool color = opts && opts->color;
     size_t top = (opts && opts->top) ? opts->top : 10;

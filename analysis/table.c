@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int add_row(rga_table_t *t, const char *const *cells, const char *color)
+static int
+add_row(rga_table_t *t, const char *const *cells, const char *color)
 {
     if (t->n_rows == t->cap_rows) {
         size_t cap = t->cap_rows ? t->cap_rows * 2 : 16;
@@ -33,7 +34,8 @@ static int add_row(rga_table_t *t, const char *const *cells, const char *color)
     return 0;
 }
 
-int rga_table_init(rga_table_t *t, size_t n_cols, const char *const *header)
+int
+rga_table_init(rga_table_t *t, size_t n_cols, const char *const *header)
 {
     memset(t, 0, sizeof(*t));
     if (n_cols == 0 || n_cols > RGA_TABLE_MAX_COLS)
@@ -43,18 +45,21 @@ int rga_table_init(rga_table_t *t, size_t n_cols, const char *const *header)
     return add_row(t, header, NULL);
 }
 
-void rga_table_left(rga_table_t *t, size_t col)
+void
+rga_table_left(rga_table_t *t, size_t col)
 {
     if (col < t->n_cols)
         t->left[col] = true;
 }
 
-int rga_table_add(rga_table_t *t, const char *const *cells, const char *color)
+int
+rga_table_add(rga_table_t *t, const char *const *cells, const char *color)
 {
     return add_row(t, cells, color);
 }
 
-void rga_table_print(const rga_table_t *t, FILE *out, int indent, bool color)
+void
+rga_table_print(const rga_table_t *t, FILE *out, int indent, bool color)
 {
     size_t width[RGA_TABLE_MAX_COLS] = {0};
     for (size_t r = 0; r < t->n_rows; r++)
@@ -89,7 +94,8 @@ void rga_table_print(const rga_table_t *t, FILE *out, int indent, bool color)
     }
 }
 
-void rga_table_free(rga_table_t *t)
+void
+rga_table_free(rga_table_t *t)
 {
     for (size_t i = 0; i < t->n_rows * t->n_cols; i++)
         free(t->cells[i]);

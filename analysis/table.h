@@ -20,8 +20,8 @@
 typedef struct rga_table {
     size_t n_cols;
     size_t n_rows, cap_rows;
-    char **cells;          /* n_rows * n_cols */
-    char **colors;         /* per row ANSI colour prefix or NULL, n_rows */
+    char **cells;  /* n_rows * n_cols */
+    char **colors; /* per row ANSI colour prefix or NULL, n_rows */
     bool left[RGA_TABLE_MAX_COLS];
 } rga_table_t;
 

@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-rga_status_t rga_timeline_build(const rga_report_t *r, const rga_filter_t *filter, int64_t from_ns,
-                                int64_t to_ns, size_t n_buckets, rga_timeline_t *t, rga_error_t *err)
+rga_status_t
+rga_timeline_build(const rga_report_t *r, const rga_filter_t *filter, int64_t from_ns, int64_t to_ns,
+                   size_t n_buckets, rga_timeline_t *t, rga_error_t *err)
 {
     memset(t, 0, sizeof(*t));
     t->report = r;
@@ -78,19 +79,22 @@ nomem:
     return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the timeline");
 }
 
-void rga_timeline_free(rga_timeline_t *t)
+void
+rga_timeline_free(rga_timeline_t *t)
 {
     free(t->row_thread);
     free(t->ns);
     memset(t, 0, sizeof(*t));
 }
 
-int64_t rga_timeline_ns(const rga_timeline_t *t, size_t row, size_t bucket, int state)
+int64_t
+rga_timeline_ns(const rga_timeline_t *t, size_t row, size_t bucket, int state)
 {
     return t->ns[(row * t->n_buckets + bucket) * RGA_STATE_COUNT + (size_t)state];
 }
 
-int rga_timeline_dominant(const rga_timeline_t *t, size_t row, size_t bucket)
+int
+rga_timeline_dominant(const rga_timeline_t *t, size_t row, size_t bucket)
 {
     int best = RGA_TIMELINE_IDLE;
     int64_t best_ns = 0;
@@ -108,12 +112,11 @@ int rga_timeline_dominant(const rga_timeline_t *t, size_t row, size_t bucket)
 
 static const char *const glyph_utf8[RGA_STATE_COUNT] = {"█", "▒", "░", "G", "g"};
 static const char glyph_ascii[RGA_STATE_COUNT] = {'#', 'W', '.', 'G', 'g'};
-static const char *const state_color[RGA_STATE_COUNT] = {"\033[32m", "\033[31m", "\033[34m", "\033[33m",
-                                                         "\033[33m"};
-static const char *const state_label[RGA_STATE_COUNT] = {"running", "GVL wait", "blocked", "GC mark",
-                                                         "GC sweep"};
+static const char *const state_color[RGA_STATE_COUNT] = {"\033[32m", "\033[31m", "\033[34m", "\033[33m", "\033[33m"};
+static const char *const state_label[RGA_STATE_COUNT] = {"running", "GVL wait", "blocked", "GC mark", "GC sweep"};
 
-static void put_glyph(FILE *out, int state, const rga_timeline_text_opts_t *o)
+static void
+put_glyph(FILE *out, int state, const rga_timeline_text_opts_t *o)
 {
     if (state == RGA_TIMELINE_IDLE) {
         fputc(' ', out);
@@ -129,8 +132,8 @@ static void put_glyph(FILE *out, int state, const rga_timeline_text_opts_t *o)
         fputs("\033[0m", out);
 }
 
-rga_status_t rga_timeline_write_text(const rga_timeline_t *t, FILE *out, const rga_timeline_text_opts_t *opts,
-                                     rga_error_t *err)
+rga_status_t
+rga_timeline_write_text(const rga_timeline_t *t, FILE *out, const rga_timeline_text_opts_t *opts, rga_error_t *err)
 {
     rga_timeline_text_opts_t o = opts ? *opts : (rga_timeline_text_opts_t){0};
     const rga_report_t *r = t->report;
@@ -138,11 +141,11 @@ rga_status_t rga_timeline_write_text(const rga_timeline_t *t, FILE *out, const r
     rga_format_duration(t->from_ns, from, sizeof(from));
     rga_format_duration(t->to_ns, to, sizeof(to));
     rga_format_duration((t->to_ns - t->from_ns) / (int64_t)t->n_buckets, bucket, sizeof(bucket));
-    fprintf(out, "GVL timeline %s .. %s, %zu columns of %s (dominant state per column)\n", from, to,
-            t->n_buckets, bucket);
+    fprintf(out, "GVL timeline %s .. %s, %zu columns of %s (dominant state per column)\n", from, to, t->n_buckets,
+            bucket);
     /* Label column: names escaped and cut to 24 display columns so rows stay aligned. */
     int label_w = 6;
-    char (*labels)[160] = calloc(t->n_rows ? t->n_rows : 1, sizeof(*labels));
+    char(*labels)[160] = calloc(t->n_rows ? t->n_rows : 1, sizeof(*labels));
     if (!labels)
         return rga_error_set(err, RGA_ERR_NOMEM, "out of memory drawing the timeline");
     for (size_t row = 0; row < t->n_rows; row++) {

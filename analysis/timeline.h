@@ -23,17 +23,17 @@
 
 typedef struct rga_timeline {
     const rga_report_t *report;
-    int64_t from_ns, to_ns;     /* the axis, report-relative ns */
+    int64_t from_ns, to_ns; /* the axis, report-relative ns */
     size_t n_buckets;
     size_t n_rows;
-    size_t *row_thread;         /* thread index per row */
-    int64_t *ns;                /* n_rows * n_buckets * RGA_STATE_COUNT */
+    size_t *row_thread; /* thread index per row */
+    int64_t *ns;        /* n_rows * n_buckets * RGA_STATE_COUNT */
 } rga_timeline_t;
 
 /* to_ns <= 0 means the end of the report (meta.duration_ns, or the last
  * interval end when later). n_buckets must be >= 1. */
-rga_status_t rga_timeline_build(const rga_report_t *r, const rga_filter_t *filter, int64_t from_ns,
-                                int64_t to_ns, size_t n_buckets, rga_timeline_t *out, rga_error_t *err);
+rga_status_t rga_timeline_build(const rga_report_t *r, const rga_filter_t *filter, int64_t from_ns, int64_t to_ns,
+                                size_t n_buckets, rga_timeline_t *out, rga_error_t *err);
 void rga_timeline_free(rga_timeline_t *t);
 
 /* Time of state in (row, bucket). */

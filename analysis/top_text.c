@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const rga_profile_function_t *function_of(const rga_top_t *t, const rga_top_row_t *row)
+static const rga_profile_function_t *
+function_of(const rga_top_t *t, const rga_top_row_t *row)
 {
     return &t->profile->functions[row->function];
 }
 
-static int cmp_row(const void *a, const void *b)
+static int
+cmp_row(const void *a, const void *b)
 {
     const rga_top_row_t *x = a, *y = b;
     if (x->self_ns != y->self_ns)
@@ -21,7 +23,8 @@ static int cmp_row(const void *a, const void *b)
     return (x->function > y->function) - (x->function < y->function);
 }
 
-rga_status_t rga_top_build(const rga_profile_t *p, rga_top_t *out, rga_error_t *err)
+rga_status_t
+rga_top_build(const rga_profile_t *p, rga_top_t *out, rga_error_t *err)
 {
     memset(out, 0, sizeof(*out));
     out->profile = p;
@@ -69,13 +72,15 @@ rga_status_t rga_top_build(const rga_profile_t *p, rga_top_t *out, rga_error_t *
     return RGA_OK;
 }
 
-void rga_top_free(rga_top_t *t)
+void
+rga_top_free(rga_top_t *t)
 {
     free(t->rows);
     memset(t, 0, sizeof(*t));
 }
 
-rga_status_t rga_top_write_text(const rga_top_t *t, size_t max_rows, bool color, FILE *out, rga_error_t *err)
+rga_status_t
+rga_top_write_text(const rga_top_t *t, size_t max_rows, bool color, FILE *out, rga_error_t *err)
 {
     const rga_profile_t *p = t->profile;
     const char *mode = p->report->meta.mode ? p->report->meta.mode : "wall";

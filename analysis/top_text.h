@@ -25,8 +25,9 @@ typedef struct rga_top_row {
 
 typedef struct rga_top {
     const rga_profile_t *profile;
-    rga_top_row_t *rows; size_t n_rows; /* functions with cumulative time > 0 */
-    size_t n_threads;                   /* threads with selected samples */
+    rga_top_row_t *rows;
+    size_t n_rows;    /* functions with cumulative time > 0 */
+    size_t n_threads; /* threads with selected samples */
 } rga_top_t;
 
 rga_status_t rga_top_build(const rga_profile_t *p, rga_top_t *out, rga_error_t *err);

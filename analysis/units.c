@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *rga_format_duration(int64_t ns, char *buf, size_t size)
+char *
+rga_format_duration(int64_t ns, char *buf, size_t size)
 {
     const char *sign = ns < 0 ? "-" : "";
     double v = ns < 0 ? -(double)ns : (double)ns;
@@ -29,7 +30,8 @@ char *rga_format_duration(int64_t ns, char *buf, size_t size)
     return buf;
 }
 
-bool rga_parse_duration(const char *text, int64_t *ns)
+bool
+rga_parse_duration(const char *text, int64_t *ns)
 {
     if (!text || !*text || *text == '-' || *text == '+')
         return false;
@@ -58,7 +60,8 @@ bool rga_parse_duration(const char *text, int64_t *ns)
     return true;
 }
 
-char *rga_format_percent(int64_t part, int64_t whole, char *buf, size_t size)
+char *
+rga_format_percent(int64_t part, int64_t whole, char *buf, size_t size)
 {
     if (whole <= 0)
         snprintf(buf, size, "-");

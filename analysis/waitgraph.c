@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool rga_group_by_parse(const char *text, rga_group_by_t *out)
+bool
+rga_group_by_parse(const char *text, rga_group_by_t *out)
 {
     if (!text || strcmp(text, "thread") == 0)
         *out = RGA_BY_THREAD;
@@ -24,7 +25,8 @@ bool rga_group_by_parse(const char *text, rga_group_by_t *out)
     return true;
 }
 
-long rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t key)
+long
+rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t key)
 {
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].kind == kind && g->nodes[i].key == key)
@@ -35,16 +37,17 @@ long rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t 
 typedef struct builder {
     rga_waitgraph_t *g;
     size_t cap_nodes, cap_edges;
-    long *thread_node;   /* by thread index */
-    long *label_node;    /* by label set index (+1 slot for the implied empty set) */
-    long *ractor_node;   /* by Ractor slot */
-    long special[3];     /* GC, hand-off, unknown */
-    size_t *edge_slots;  /* open addressing: edge index + 1, 0 = empty */
+    long *thread_node;  /* by thread index */
+    long *label_node;   /* by label set index (+1 slot for the implied empty set) */
+    long *ractor_node;  /* by Ractor slot */
+    long special[3];    /* GC, hand-off, unknown */
+    size_t *edge_slots; /* open addressing: edge index + 1, 0 = empty */
     size_t n_slots;
 } builder_t;
 
 /* The slot of the index tables that (kind, key) uses. */
-static long *node_slot(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key)
+static long *
+node_slot(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key)
 {
     switch (kind) {
     case RGA_NODE_THREAD: {
@@ -67,7 +70,8 @@ static long *node_slot(builder_t *b, const rga_report_t *r, rga_node_kind_t kind
     return NULL;
 }
 
-static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key, int64_t ractor)
+static long
+node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key, int64_t ractor)
 {
     long *slot = node_slot(b, r, kind, key);
     long i = slot ? *slot : rga_waitgraph_find(b->g, kind, key);
@@ -101,26 +105,17 @@ static long node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, 
             snprintf(n->label, sizeof(n->label), "thread #%lld", (long long)key);
         break;
     }
-    case RGA_NODE_LABEL_SET:
-        rga_label_set_text(r, key, n->label, sizeof(n->label));
-        break;
-    case RGA_NODE_RACTOR:
-        snprintf(n->label, sizeof(n->label), "Ractor %lld", (long long)key);
-        break;
-    case RGA_NODE_GC:
-        snprintf(n->label, sizeof(n->label), "GC");
-        break;
-    case RGA_NODE_HANDOFF:
-        snprintf(n->label, sizeof(n->label), "hand-off");
-        break;
-    case RGA_NODE_UNKNOWN:
-        snprintf(n->label, sizeof(n->label), "unknown");
-        break;
+    case RGA_NODE_LABEL_SET: rga_label_set_text(r, key, n->label, sizeof(n->label)); break;
+    case RGA_NODE_RACTOR: snprintf(n->label, sizeof(n->label), "Ractor %lld", (long long)key); break;
+    case RGA_NODE_GC: snprintf(n->label, sizeof(n->label), "GC"); break;
+    case RGA_NODE_HANDOFF: snprintf(n->label, sizeof(n->label), "hand-off"); break;
+    case RGA_NODE_UNKNOWN: snprintf(n->label, sizeof(n->label), "unknown"); break;
     }
     return (long)b->g->n_nodes++;
 }
 
-static void add_states(rga_wg_node_t *n, const int64_t *state_ns)
+static void
+add_states(rga_wg_node_t *n, const int64_t *state_ns)
 {
     for (int k = 0; k < RGA_STATE_COUNT; k++)
         n->state_ns[k] += state_ns[k];
@@ -129,7 +124,8 @@ static void add_states(rga_wg_node_t *n, const int64_t *state_ns)
 /* Fills state_ns of the nodes made so far from the index tables, in one
  * pass over threads (thread and Ractor nodes) and one over label_totals
  * (label set nodes): linear however many nodes there are. */
-static void add_node_totals(builder_t *b, const rga_report_t *r)
+static void
+add_node_totals(builder_t *b, const rga_report_t *r)
 {
     for (size_t t = 0; t < r->n_threads; t++) {
         const rga_thread_t *th = &r->threads[t];
@@ -151,7 +147,8 @@ static void add_node_totals(builder_t *b, const rga_report_t *r)
     }
 }
 
-static size_t edge_hash(size_t from, size_t to, size_t n_slots)
+static size_t
+edge_hash(size_t from, size_t to, size_t n_slots)
 {
     uint64_t h = ((uint64_t)from * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)to + 0x632BE59BD9B4E019ull);
     h ^= h >> 29;
@@ -159,7 +156,8 @@ static size_t edge_hash(size_t from, size_t to, size_t n_slots)
 }
 
 /* Rebuilds the slot table at twice the size (or 64) from the edge list. */
-static int grow_slots(builder_t *b)
+static int
+grow_slots(builder_t *b)
 {
     size_t n = b->n_slots ? b->n_slots * 2 : 64;
     size_t *slots = calloc(n, sizeof(size_t));
@@ -177,7 +175,8 @@ static int grow_slots(builder_t *b)
     return 0;
 }
 
-static int add_edge(builder_t *b, size_t from, size_t to, int64_t wait_ns, int64_t count)
+static int
+add_edge(builder_t *b, size_t from, size_t to, int64_t wait_ns, int64_t count)
 {
     if ((b->g->n_edges + 1) * 2 > b->n_slots && grow_slots(b) != 0)
         return -1;
@@ -203,7 +202,8 @@ static int add_edge(builder_t *b, size_t from, size_t to, int64_t wait_ns, int64
     return 0;
 }
 
-static int cmp_edge(const void *a, const void *b)
+static int
+cmp_edge(const void *a, const void *b)
 {
     const rga_wg_edge_t *x = a, *y = b;
     if (x->wait_ns != y->wait_ns)
@@ -213,8 +213,9 @@ static int cmp_edge(const void *a, const void *b)
     return (x->to > y->to) - (x->to < y->to);
 }
 
-rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
-                                 double min_share, rga_waitgraph_t *g, rga_error_t *err)
+rga_status_t
+rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by, double min_share,
+                    rga_waitgraph_t *g, rga_error_t *err)
 {
     memset(g, 0, sizeof(*g));
     g->by = by;
@@ -249,14 +250,9 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
             continue;
         long from, to;
         switch (by) {
-        case RGA_BY_LABEL:
-            from = node_for(&b, r, RGA_NODE_LABEL_SET, e->waiter_label_set, e->ractor);
-            break;
-        case RGA_BY_RACTOR:
-            from = node_for(&b, r, RGA_NODE_RACTOR, e->ractor, e->ractor);
-            break;
-        default:
-            from = node_for(&b, r, RGA_NODE_THREAD, e->waiter, e->ractor);
+        case RGA_BY_LABEL: from = node_for(&b, r, RGA_NODE_LABEL_SET, e->waiter_label_set, e->ractor); break;
+        case RGA_BY_RACTOR: from = node_for(&b, r, RGA_NODE_RACTOR, e->ractor, e->ractor); break;
+        default: from = node_for(&b, r, RGA_NODE_THREAD, e->waiter, e->ractor);
         }
         if (from < 0)
             goto nomem;
@@ -337,7 +333,8 @@ done:
     return st;
 }
 
-void rga_waitgraph_free(rga_waitgraph_t *g)
+void
+rga_waitgraph_free(rga_waitgraph_t *g)
 {
     free(g->nodes);
     free(g->edges);

@@ -28,16 +28,21 @@
 typedef enum rga_group_by { RGA_BY_THREAD = 0, RGA_BY_LABEL = 1, RGA_BY_RACTOR = 2 } rga_group_by_t;
 
 typedef enum rga_node_kind {
-    RGA_NODE_THREAD, RGA_NODE_LABEL_SET, RGA_NODE_RACTOR, RGA_NODE_GC, RGA_NODE_HANDOFF, RGA_NODE_UNKNOWN
+    RGA_NODE_THREAD,
+    RGA_NODE_LABEL_SET,
+    RGA_NODE_RACTOR,
+    RGA_NODE_GC,
+    RGA_NODE_HANDOFF,
+    RGA_NODE_UNKNOWN
 } rga_node_kind_t;
 
 typedef struct rga_wg_node {
     rga_node_kind_t kind;
-    int64_t key;          /* thread seq, label set id or Ractor id; 0 for the special nodes */
-    int64_t ractor;       /* for clustering; 0 when the node spans Ractors */
-    char label[160];      /* display name, e.g. "worker-1 #3" */
-    int64_t wait_ns;      /* waited (as waiter) in the kept edges' source totals */
-    int64_t caused_ns;    /* made others wait */
+    int64_t key;       /* thread seq, label set id or Ractor id; 0 for the special nodes */
+    int64_t ractor;    /* for clustering; 0 when the node spans Ractors */
+    char label[160];   /* display name, e.g. "worker-1 #3" */
+    int64_t wait_ns;   /* waited (as waiter) in the kept edges' source totals */
+    int64_t caused_ns; /* made others wait */
     /* What the node stands for, in whole (filters pick edges, not these):
      * a thread's totals, the sum of a label set's label_totals rows, or the
      * sum over a Ractor's threads. Zero for GC, hand-off and unknown. */
@@ -45,15 +50,17 @@ typedef struct rga_wg_node {
 } rga_wg_node_t;
 
 typedef struct rga_wg_edge {
-    size_t from, to;      /* node indices: waiter → holder */
+    size_t from, to; /* node indices: waiter → holder */
     int64_t wait_ns, count;
 } rga_wg_edge_t;
 
 typedef struct rga_waitgraph {
     rga_group_by_t by;
-    rga_wg_node_t *nodes; size_t n_nodes;
-    rga_wg_edge_t *edges; size_t n_edges;   /* kept edges, by wait_ns desc */
-    int64_t total_wait_ns;                  /* over all filtered edges */
+    rga_wg_node_t *nodes;
+    size_t n_nodes;
+    rga_wg_edge_t *edges;
+    size_t n_edges;        /* kept edges, by wait_ns desc */
+    int64_t total_wait_ns; /* over all filtered edges */
     size_t n_pruned;
 } rga_waitgraph_t;
 

@@ -27,7 +27,8 @@
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
-static uint64_t rnd(void)
+static uint64_t
+rnd(void)
 {
     /* xorshift64*: reproducible across platforms for a given --seed. */
     rng_state ^= rng_state >> 12;
@@ -36,7 +37,8 @@ static uint64_t rnd(void)
     return rng_state * 2685821657736338717ull;
 }
 
-static uint64_t rnd_below(uint64_t n)
+static uint64_t
+rnd_below(uint64_t n)
 {
     return n ? rnd() % n : 0;
 }
@@ -49,8 +51,8 @@ typedef struct gthread {
     int label_set;
     int app_stack;
     bool runnable, alive, started, ended;
-    int last_state;      /* -1 none */
-    int last_holder;     /* holder slot waited on last slice, -1 none */
+    int last_state;  /* -1 none */
+    int last_holder; /* holder slot waited on last slice, -1 none */
     int64_t start_slice, end_slice;
 } gthread_t;
 
@@ -66,7 +68,8 @@ static size_t edge_cap, edge_used;
 static edge_slot_t *edge_get(int waiter, int holder, int wls, int hls);
 
 /* Doubles the table when it is 70% full so probing always ends. */
-static void edge_grow(void)
+static void
+edge_grow(void)
 {
     edge_slot_t *old = edge_table;
     size_t old_cap = edge_cap;
@@ -83,7 +86,8 @@ static void edge_grow(void)
     free(old);
 }
 
-static edge_slot_t *edge_get(int waiter, int holder, int wls, int hls)
+static edge_slot_t *
+edge_get(int waiter, int holder, int wls, int hls)
 {
     if ((edge_used + 1) * 10 > edge_cap * 7)
         edge_grow();
@@ -102,14 +106,16 @@ static edge_slot_t *edge_get(int waiter, int holder, int wls, int hls)
     }
 }
 
-static void usage(void)
+static void
+usage(void)
 {
     fprintf(stderr, "usage: rga_gen_report [--threads N] [--ractors R] [--labels L] [--slices S] [--size MB]\n"
                     "                      [--seed X] [--start-ns T] [--seq N] [--pid P] [--drops] [-o FILE]\n");
     exit(64);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int nthreads = 8, nractors = 1, nlabels = 4;
     long long slices = 2000, start_ns = 1000000000LL, sequence = 0, pid = 4242;
@@ -125,17 +131,28 @@ int main(int argc, char **argv)
         }
         if (!v)
             usage();
-        if (strcmp(a, "--threads") == 0) nthreads = atoi(v);
-        else if (strcmp(a, "--ractors") == 0) nractors = atoi(v);
-        else if (strcmp(a, "--labels") == 0) nlabels = atoi(v);
-        else if (strcmp(a, "--slices") == 0) slices = atoll(v);
-        else if (strcmp(a, "--size") == 0) size_mb = atof(v);
-        else if (strcmp(a, "--seed") == 0) rng_state ^= (uint64_t)strtoull(v, NULL, 0) * 0x2545F4914F6CDD1Dull;
-        else if (strcmp(a, "--start-ns") == 0) start_ns = atoll(v);
-        else if (strcmp(a, "--seq") == 0) sequence = atoll(v);
-        else if (strcmp(a, "--pid") == 0) pid = atoll(v);
-        else if (strcmp(a, "-o") == 0) path = v;
-        else usage();
+        if (strcmp(a, "--threads") == 0)
+            nthreads = atoi(v);
+        else if (strcmp(a, "--ractors") == 0)
+            nractors = atoi(v);
+        else if (strcmp(a, "--labels") == 0)
+            nlabels = atoi(v);
+        else if (strcmp(a, "--slices") == 0)
+            slices = atoll(v);
+        else if (strcmp(a, "--size") == 0)
+            size_mb = atof(v);
+        else if (strcmp(a, "--seed") == 0)
+            rng_state ^= (uint64_t)strtoull(v, NULL, 0) * 0x2545F4914F6CDD1Dull;
+        else if (strcmp(a, "--start-ns") == 0)
+            start_ns = atoll(v);
+        else if (strcmp(a, "--seq") == 0)
+            sequence = atoll(v);
+        else if (strcmp(a, "--pid") == 0)
+            pid = atoll(v);
+        else if (strcmp(a, "-o") == 0)
+            path = v;
+        else
+            usage();
         i++;
     }
     if (nthreads < 1 || nthreads > 4096 || nractors < 1 || nractors > nthreads || nlabels < 1 || nlabels > 1000 ||
@@ -252,8 +269,8 @@ int main(int argc, char **argv)
                 int stack = g->app_stack * STACK_KINDS + kind_of_state[state];
                 samples[((size_t)t * nstacks + (size_t)stack) * (size_t)nlabels + (size_t)g->label_set] += d;
                 if (t == holder && nwait > 0)
-                    blame[((size_t)t * nstacks + (size_t)stack) * (size_t)nlabels + (size_t)g->label_set] +=
-                        d * nwait;
+                    blame[((size_t)t * nstacks + (size_t)stack) * (size_t)nlabels + (size_t)g->label_set] += d *
+                                                                                                             nwait;
                 fprintf(iv, "%s\n[%d,%d,%" PRId64 ",%" PRId64 ",%d,%d]", first_iv ? "" : ",", t + 1, state, now,
                         now + d, g->label_set, rnd_below(50) ? stack : -1);
                 first_iv = false;
@@ -303,8 +320,8 @@ int main(int argc, char **argv)
                 g->end_slice < slices ? "true" : "false", g->state_ns[0], g->state_ns[1], g->state_ns[2],
                 g->state_ns[3], g->state_ns[4], g->acquisitions, g->waits);
     }
-    static const char *const endpoints[] = {"GET /users/:id", "POST /orders", "GET /search", "job:mailer",
-                                            "job:report", "GET /health"};
+    static const char *const endpoints[] = {"GET /users/:id", "POST /orders", "GET /search",
+                                            "job:mailer",     "job:report",   "GET /health"};
     fprintf(out, "],\n\"label_sets\":[{\"id\":0,\"labels\":{}}");
     for (int l = 1; l < nlabels; l++) {
         if (l % 3 == 2)
@@ -372,8 +389,9 @@ int main(int argc, char **argv)
         fprintf(out,
                 "%s\n{\"ractor\":%d,\"waiter\":%d,\"holder_kind\":\"%s\",\"holder\":%d,\"waiter_label_set\":%d,"
                 "\"holder_label_set\":%d,\"wait_ns\":%" PRId64 ",\"count\":%" PRId64 "}",
-                first ? "" : ",", th[e->waiter].ractor, e->waiter + 1, kind, e->holder < nthreads ? e->holder + 1 : 0,
-                e->wls, e->holder < nthreads ? e->hls : 0, e->wait_ns, e->count);
+                first ? "" : ",", th[e->waiter].ractor, e->waiter + 1, kind,
+                e->holder < nthreads ? e->holder + 1 : 0, e->wls, e->holder < nthreads ? e->hls : 0, e->wait_ns,
+                e->count);
         first = false;
     }
     fprintf(out, "],\n\"blame\":[");

@@ -26,20 +26,22 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* memcmp that accepts NULL for empty arrays (an empty report has no buffers). */
-static bool same_bytes(const void *a, const void *b, size_t n)
+static bool
+same_bytes(const void *a, const void *b, size_t n)
 {
     return n == 0 || memcmp(a, b, n) == 0;
 }
 
 /* Differential check: the integer-tuple fast path must agree with jansson
  * on every input (same status, same error, same tuples). */
-static void compare_with_jansson(const uint8_t *data, size_t size, rga_status_t st, const rga_report_t *r,
-                                 const rga_error_t *err)
+static void
+compare_with_jansson(const uint8_t *data, size_t size, rga_status_t st, const rga_report_t *r,
+                     const rga_error_t *err)
 {
     rga_report_t *slow = NULL;
     rga_error_t slow_err;
-    rga_status_t slow_st =
-        rga_report_load_buffer_flags((const char *)data, size, "fuzz", RGA_LOAD_JANSSON_ONLY, &slow, &slow_err);
+    rga_status_t slow_st = rga_report_load_buffer_flags((const char *)data, size, "fuzz", RGA_LOAD_JANSSON_ONLY,
+                                                        &slow, &slow_err);
     if (slow_st != st)
         abort();
     if (st != RGA_OK) {
@@ -62,7 +64,8 @@ static void compare_with_jansson(const uint8_t *data, size_t size, rga_status_t 
 
 /* The recorded span of "intervals" (which Ruby's Report.load cuts out of
  * the text) must be the array itself: inside the input, '[' to ']'. */
-static void check_intervals_span(const uint8_t *data, size_t size, const rga_report_t *r)
+static void
+check_intervals_span(const uint8_t *data, size_t size, const rga_report_t *r)
 {
     if (r->intervals_text_length == 0 || (size >= 2 && data[0] == 0x1f && data[1] == 0x8b))
         return;
@@ -73,7 +76,8 @@ static void check_intervals_span(const uint8_t *data, size_t size, const rga_rep
 
 /* Renders view into memory; the text views must carry no control byte but
  * the newline (colour is off). */
-static void render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
+static void
+render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
 {
     rga_error_t err;
     rga_output_t out;
@@ -86,15 +90,16 @@ static void render(const rga_report_t *r, const char *view, const rga_view_opts_
     bool text = strcmp(view, "summary") == 0 || strcmp(view, "timeline") == 0;
     for (size_t i = 0; st == RGA_OK && text && buf && i < len; i++) {
         unsigned char c = (unsigned char)buf[i];
-        if ((c < 0x20 && c != '\n') || c == 0x7f || (c == 0xc2 && i + 1 < len && (unsigned char)buf[i + 1] >= 0x80 &&
-                                                       (unsigned char)buf[i + 1] <= 0x9f))
+        if ((c < 0x20 && c != '\n') || c == 0x7f ||
+            (c == 0xc2 && i + 1 < len && (unsigned char)buf[i + 1] >= 0x80 && (unsigned char)buf[i + 1] <= 0x9f))
             abort();
     }
     free(buf);
 }
 
 /* r followed by a copy of itself starting where r ends: a snapshot series. */
-static void merge_series(const uint8_t *data, size_t size, rga_report_t *r, const rga_view_opts_t *opts)
+static void
+merge_series(const uint8_t *data, size_t size, rga_report_t *r, const rga_view_opts_t *opts)
 {
     rga_report_t *copy = NULL, *merged = NULL;
     rga_error_t err;
@@ -116,7 +121,8 @@ static void merge_series(const uint8_t *data, size_t size, rga_report_t *r, cons
     rga_report_free(copy);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rga_report_t *r = NULL;
     rga_error_t err;
@@ -128,8 +134,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     check_intervals_span(data, size, r);
-    static const char *const views[] = {"summary", "timeline",   "json", "perfetto", "dot", "pprof",
-                                        "collapsed", "speedscope", "top", "html"};
+    static const char *const views[] = {"summary", "timeline",  "json",       "perfetto", "dot",
+                                        "pprof",   "collapsed", "speedscope", "top",      "html"};
     rga_view_opts_t opts = {0};
     opts.roots = (unsigned)(size % 4);
     opts.width = 37;

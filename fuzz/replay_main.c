@@ -11,7 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");

@@ -25,10 +25,10 @@ static int
 index_of(rb_event_flag_t event)
 {
     switch (event) {
-      case RUBY_INTERNAL_THREAD_EVENT_READY: return 0;
-      case RUBY_INTERNAL_THREAD_EVENT_RESUMED: return 1;
-      case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED: return 2;
-      default: return 3;
+    case RUBY_INTERNAL_THREAD_EVENT_READY: return 0;
+    case RUBY_INTERNAL_THREAD_EVENT_RESUMED: return 1;
+    case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED: return 2;
+    default: return 3;
     }
 }
 
@@ -51,9 +51,9 @@ yardstick_start(VALUE self)
     if (!hook)
         hook = rb_internal_thread_add_event_hook(on_event,
                                                  RUBY_INTERNAL_THREAD_EVENT_READY |
-                                                 RUBY_INTERNAL_THREAD_EVENT_RESUMED |
-                                                 RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
-                                                 RUBY_INTERNAL_THREAD_EVENT_EXITED,
+                                                     RUBY_INTERNAL_THREAD_EVENT_RESUMED |
+                                                     RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+                                                     RUBY_INTERNAL_THREAD_EVENT_EXITED,
                                                  NULL);
     return Qnil;
 }
@@ -63,7 +63,8 @@ yardstick_events(VALUE self)
 {
     (void)self;
     uint64_t total = 0;
-    for (int i = 0; i < 4; i++) total += __atomic_load_n(&events[i], __ATOMIC_RELAXED);
+    for (int i = 0; i < 4; i++)
+        total += __atomic_load_n(&events[i], __ATOMIC_RELAXED);
     return ULL2NUM(total);
 }
 
@@ -94,11 +95,14 @@ yardstick_start_ticker(VALUE self, VALUE vhz)
 {
     (void)self;
     long hz = NUM2LONG(vhz);
-    if (hz < 1 || hz > 10000) rb_raise(rb_eArgError, "hz must be 1..10000");
-    if (tick_interval_ns) return Qnil;
+    if (hz < 1 || hz > 10000)
+        rb_raise(rb_eArgError, "hz must be 1..10000");
+    if (tick_interval_ns)
+        return Qnil;
     tick_interval_ns = 1000000000L / hz;
     pthread_t th;
-    if (pthread_create(&th, NULL, ticker_main, NULL) != 0) rb_sys_fail("pthread_create");
+    if (pthread_create(&th, NULL, ticker_main, NULL) != 0)
+        rb_sys_fail("pthread_create");
     pthread_detach(th);
     return Qnil;
 }

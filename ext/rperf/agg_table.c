@@ -22,7 +22,8 @@ static uint32_t
 hash_stack(const uint32_t *ids, uint32_t depth)
 {
     uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < depth; i++) h = fnv1a(h, ids[i]);
+    for (uint32_t i = 0; i < depth; i++)
+        h = fnv1a(h, ids[i]);
     return fnv1a(h, depth);
 }
 
@@ -38,19 +39,22 @@ hash_key(uint32_t stack_id, int thread_seq, int label_set_id)
 static int
 reserve(void **array, size_t *capacity, size_t needed, size_t size)
 {
-    if (needed <= *capacity) return 0;
+    if (needed <= *capacity)
+        return 0;
     size_t capacity_new = *capacity ? *capacity : 256;
-    while (capacity_new < needed) capacity_new *= 2;
+    while (capacity_new < needed)
+        capacity_new *= 2;
     void *grown = realloc(*array, capacity_new * size);
-    if (!grown) return -1;
+    if (!grown)
+        return -1;
     *array = grown;
     *capacity = capacity_new;
     return 0;
 }
 
 int
-rperf_agg_table_init(rperf_agg_table_t *at, uint32_t max_stacks, uint32_t max_entries,
-                     size_t max_pool_frames, size_t max_raw)
+rperf_agg_table_init(rperf_agg_table_t *at, uint32_t max_stacks, uint32_t max_entries, size_t max_pool_frames,
+                     size_t max_raw)
 {
     memset(at, 0, sizeof(*at));
     at->max_stacks = max_stacks;
@@ -61,7 +65,8 @@ rperf_agg_table_init(rperf_agg_table_t *at, uint32_t max_stacks, uint32_t max_en
     at->entry_slot_capacity = 1024;
     at->stack_slots = calloc(at->stack_slot_capacity, sizeof(uint32_t));
     at->entry_slots = calloc(at->entry_slot_capacity, sizeof(uint32_t));
-    if (!at->stack_slots || !at->entry_slots) goto fail;
+    if (!at->stack_slots || !at->entry_slots)
+        goto fail;
     return 0;
 fail:
     rperf_agg_table_free(at);
@@ -85,10 +90,12 @@ rehash_stacks(rperf_agg_table_t *at)
 {
     uint32_t capacity = at->stack_slot_capacity * 2;
     uint32_t *slots = calloc(capacity, sizeof(uint32_t));
-    if (!slots) return -1;
+    if (!slots)
+        return -1;
     for (uint32_t id = 0; id < at->stack_count; id++) {
         uint32_t i = at->stacks[id].hash & (capacity - 1);
-        while (slots[i]) i = (i + 1) & (capacity - 1);
+        while (slots[i])
+            i = (i + 1) & (capacity - 1);
         slots[i] = id + 1;
     }
     free(at->stack_slots);
@@ -114,21 +121,22 @@ rperf_agg_table_intern_stack(rperf_agg_table_t *at, const uint32_t *frame_ids, u
     if (at->stack_count >= at->max_stacks || at->pool_count + depth > at->max_pool_frames)
         return RPERF_STACK_ID_NONE;
     size_t stack_capacity = at->stack_capacity;
-    if (reserve((void **)&at->stacks, &stack_capacity, (size_t)at->stack_count + 1,
-                sizeof(rperf_agg_stack_t)) < 0 ||
-        reserve((void **)&at->stack_pool, &at->pool_capacity, at->pool_count + depth,
-                sizeof(uint32_t)) < 0)
+    if (reserve((void **)&at->stacks, &stack_capacity, (size_t)at->stack_count + 1, sizeof(rperf_agg_stack_t)) < 0 ||
+        reserve((void **)&at->stack_pool, &at->pool_capacity, at->pool_count + depth, sizeof(uint32_t)) < 0)
         return RPERF_STACK_ID_NONE;
     at->stack_capacity = (uint32_t)stack_capacity;
     if ((uint64_t)(at->stack_count + 1) * 2 > at->stack_slot_capacity) {
-        if (rehash_stacks(at) < 0) return RPERF_STACK_ID_NONE;
+        if (rehash_stacks(at) < 0)
+            return RPERF_STACK_ID_NONE;
         mask = at->stack_slot_capacity - 1;
         i = hash & mask;
-        while (at->stack_slots[i]) i = (i + 1) & mask;
+        while (at->stack_slots[i])
+            i = (i + 1) & mask;
     }
     uint32_t id = at->stack_count++;
     at->stacks[id] = (rperf_agg_stack_t){.start = (uint32_t)at->pool_count, .depth = depth, .hash = hash};
-    if (depth) memcpy(at->stack_pool + at->pool_count, frame_ids, sizeof(uint32_t) * depth);
+    if (depth)
+        memcpy(at->stack_pool + at->pool_count, frame_ids, sizeof(uint32_t) * depth);
     at->pool_count += depth;
     at->stack_slots[i] = id + 1;
     return id;
@@ -139,11 +147,13 @@ rehash_entries(rperf_agg_table_t *at)
 {
     uint32_t capacity = at->entry_slot_capacity * 2;
     uint32_t *slots = calloc(capacity, sizeof(uint32_t));
-    if (!slots) return -1;
+    if (!slots)
+        return -1;
     for (uint32_t n = 0; n < at->entry_count; n++) {
         const rperf_agg_entry_t *e = &at->entries[n];
         uint32_t i = hash_key(e->stack_id, e->thread_seq, e->label_set_id) & (capacity - 1);
-        while (slots[i]) i = (i + 1) & (capacity - 1);
+        while (slots[i])
+            i = (i + 1) & (capacity - 1);
         slots[i] = n + 1;
     }
     free(at->entry_slots);
@@ -153,8 +163,8 @@ rehash_entries(rperf_agg_table_t *at)
 }
 
 int
-rperf_agg_table_add(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, int label_set_id,
-                    int64_t weight_ns, int64_t blame_ns)
+rperf_agg_table_add(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, int label_set_id, int64_t weight_ns,
+                    int64_t blame_ns)
 {
     uint32_t hash = hash_key(stack_id, thread_seq, label_set_id);
     uint32_t mask = at->entry_slot_capacity - 1;
@@ -167,35 +177,42 @@ rperf_agg_table_add(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, in
             return 0;
         }
     }
-    if (at->entry_count >= at->max_entries) return -1;
+    if (at->entry_count >= at->max_entries)
+        return -1;
     size_t entry_capacity = at->entry_capacity;
-    if (reserve((void **)&at->entries, &entry_capacity, (size_t)at->entry_count + 1,
-                sizeof(rperf_agg_entry_t)) < 0)
+    if (reserve((void **)&at->entries, &entry_capacity, (size_t)at->entry_count + 1, sizeof(rperf_agg_entry_t)) < 0)
         return -1;
     at->entry_capacity = (uint32_t)entry_capacity;
     if ((uint64_t)(at->entry_count + 1) * 2 > at->entry_slot_capacity) {
-        if (rehash_entries(at) < 0) return -1;
+        if (rehash_entries(at) < 0)
+            return -1;
         mask = at->entry_slot_capacity - 1;
         i = hash & mask;
-        while (at->entry_slots[i]) i = (i + 1) & mask;
+        while (at->entry_slots[i])
+            i = (i + 1) & mask;
     }
     uint32_t n = at->entry_count++;
-    at->entries[n] = (rperf_agg_entry_t){.stack_id = stack_id, .thread_seq = thread_seq,
-                                         .label_set_id = label_set_id, .weight_ns = weight_ns,
+    at->entries[n] = (rperf_agg_entry_t){.stack_id = stack_id,
+                                         .thread_seq = thread_seq,
+                                         .label_set_id = label_set_id,
+                                         .weight_ns = weight_ns,
                                          .blame_ns = blame_ns};
     at->entry_slots[i] = n + 1;
     return 0;
 }
 
 int
-rperf_agg_table_log_raw(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq,
-                        int label_set_id, int64_t weight_ns)
+rperf_agg_table_log_raw(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, int label_set_id,
+                        int64_t weight_ns)
 {
-    if (at->raw_count >= at->max_raw) return -1;
+    if (at->raw_count >= at->max_raw)
+        return -1;
     if (reserve((void **)&at->raw, &at->raw_capacity, at->raw_count + 1, sizeof(rperf_raw_sample_t)) < 0)
         return -1;
-    at->raw[at->raw_count++] = (rperf_raw_sample_t){.stack_id = stack_id, .thread_seq = thread_seq,
-                                                    .label_set_id = label_set_id, .weight_ns = weight_ns};
+    at->raw[at->raw_count++] = (rperf_raw_sample_t){.stack_id = stack_id,
+                                                    .thread_seq = thread_seq,
+                                                    .label_set_id = label_set_id,
+                                                    .weight_ns = weight_ns};
     return 0;
 }
 
@@ -206,6 +223,8 @@ rperf_agg_table_clear(rperf_agg_table_t *at)
     at->stack_count = 0;
     at->entry_count = 0;
     at->raw_count = 0;
-    if (at->stack_slots) memset(at->stack_slots, 0, sizeof(uint32_t) * at->stack_slot_capacity);
-    if (at->entry_slots) memset(at->entry_slots, 0, sizeof(uint32_t) * at->entry_slot_capacity);
+    if (at->stack_slots)
+        memset(at->stack_slots, 0, sizeof(uint32_t) * at->stack_slot_capacity);
+    if (at->entry_slots)
+        memset(at->entry_slots, 0, sizeof(uint32_t) * at->entry_slot_capacity);
 }

@@ -32,7 +32,7 @@ typedef struct rperf_agg_entry {
 } rperf_agg_entry_t;
 
 typedef struct rperf_agg_stack {
-    uint32_t start;   /* into stack_pool */
+    uint32_t start; /* into stack_pool */
     uint32_t depth;
     uint32_t hash;
 } rperf_agg_stack_t;
@@ -49,29 +49,28 @@ typedef struct rperf_agg_table {
     size_t pool_count, pool_capacity, max_pool_frames;
     rperf_agg_stack_t *stacks;
     uint32_t stack_count, stack_capacity, max_stacks;
-    uint32_t *stack_slots;            /* stack id + 1, 0 = empty; power of two */
+    uint32_t *stack_slots; /* stack id + 1, 0 = empty; power of two */
     uint32_t stack_slot_capacity;
     rperf_agg_entry_t *entries;
     uint32_t entry_count, entry_capacity, max_entries;
-    uint32_t *entry_slots;            /* entry index + 1, 0 = empty; power of two */
+    uint32_t *entry_slots; /* entry index + 1, 0 = empty; power of two */
     uint32_t entry_slot_capacity;
     rperf_raw_sample_t *raw;
     size_t raw_count, raw_capacity, max_raw;
 } rperf_agg_table_t;
 
 /* Returns 0, or -1 (nothing allocated). max_raw 0 disables the raw log. */
-int  rperf_agg_table_init(rperf_agg_table_t *at, uint32_t max_stacks, uint32_t max_entries,
-                          size_t max_pool_frames, size_t max_raw);
+int rperf_agg_table_init(rperf_agg_table_t *at, uint32_t max_stacks, uint32_t max_entries, size_t max_pool_frames,
+                         size_t max_raw);
 void rperf_agg_table_free(rperf_agg_table_t *at);
 
-uint32_t rperf_agg_table_intern_stack(rperf_agg_table_t *at, const uint32_t *frame_ids,
-                                      uint32_t depth);
+uint32_t rperf_agg_table_intern_stack(rperf_agg_table_t *at, const uint32_t *frame_ids, uint32_t depth);
 /* Adds weight/blame to the (stack, thread, label set) entry; 0 or -1. */
-int rperf_agg_table_add(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq,
-                        int label_set_id, int64_t weight_ns, int64_t blame_ns);
+int rperf_agg_table_add(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, int label_set_id,
+                        int64_t weight_ns, int64_t blame_ns);
 /* Appends to the raw log; 0 or -1. */
-int rperf_agg_table_log_raw(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq,
-                            int label_set_id, int64_t weight_ns);
+int rperf_agg_table_log_raw(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, int label_set_id,
+                            int64_t weight_ns);
 
 static inline const uint32_t *
 rperf_agg_table_stack_frames(const rperf_agg_table_t *at, uint32_t stack_id, uint32_t *depth)

@@ -28,31 +28,31 @@
 #include <string.h>
 
 static struct {
-    int active;                  /* a profile exists */
-    int recording;               /* atomic: enum rperf_recording */
+    int active;    /* a profile exists */
+    int recording; /* atomic: enum rperf_recording */
     int forked_child;
-    uint32_t epoch;              /* atomic: bumped at every resume */
-    int64_t clip_ns;             /* atomic: accounting starts no earlier */
-    int64_t paused_at_ns;        /* 0 when not paused */
-    int64_t paused_ns;           /* paused time within the report interval */
-    int64_t edge_cut_ns;         /* atomic: waits before it were attributed at a cut */
+    uint32_t epoch;       /* atomic: bumped at every resume */
+    int64_t clip_ns;      /* atomic: accounting starts no earlier */
+    int64_t paused_at_ns; /* 0 when not paused */
+    int64_t paused_ns;    /* paused time within the report interval */
+    int64_t edge_cut_ns;  /* atomic: waits before it were attributed at a cut */
     rperf_contention_config_t cfg;
 
     int64_t interval_start_ns;
     int64_t interval_start_realtime_ns;
     int sequence;
 
-    uint64_t orphan_events;      /* atomic: events of threads without a slot */
+    uint64_t orphan_events;          /* atomic: events of threads without a slot */
     uint64_t unattributed_intervals; /* atomic: intervals of unidentified Ractors */
-    uint64_t coalesced;          /* atomic */
-    uint64_t timed_events;       /* atomic */
-    uint64_t timed_ns;           /* atomic */
+    uint64_t coalesced;              /* atomic */
+    uint64_t timed_events;           /* atomic */
+    uint64_t timed_ns;               /* atomic */
 
     /* Serialises each slot's label_base with the label table (a thread's
      * own label switch against the report builder's flush). */
     pthread_mutex_t label_mutex;
     rperf_label_totals_t labels;
-} run = { .label_mutex = PTHREAD_MUTEX_INITIALIZER };
+} run = {.label_mutex = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------------ */
 /* lifecycle                                                           */
@@ -115,7 +115,8 @@ recording_mode(void)
 static void
 push_holder(rperf_ractor_slot_t *r, int64_t now, int kind, int seq, int label_set_id)
 {
-    if (!r || run.cfg.counters_only) return;
+    if (!r || run.cfg.counters_only)
+        return;
     rperf_holder_ring_push(r->ring, now, kind, seq, label_set_id, rperf_contention_epoch());
 }
 
@@ -127,8 +128,10 @@ rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const c
         return -1;
     }
     run.cfg = *cfg;
-    if (cfg->counters_only) run.cfg.timeline = 0;
-    if (rperf_slot_pool_create(cfg->max_threads, err) < 0) return -1;
+    if (cfg->counters_only)
+        run.cfg.timeline = 0;
+    if (rperf_slot_pool_create(cfg->max_threads, err) < 0)
+        return -1;
     /* Counters mode records no edges: the smallest table serves its cuts. */
     if (rperf_edges_create(cfg->counters_only ? 1 : cfg->max_edges, edge_lost) < 0) {
         rperf_slot_pool_destroy();
@@ -164,8 +167,7 @@ rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor)
         slot->ractor = main_ractor;
         push_holder(main_ractor, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     }
-    __atomic_store_n(&run.recording, run.paused_at_ns ? RPERF_RECORDING_OFF : recording_mode(),
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(&run.recording, run.paused_at_ns ? RPERF_RECORDING_OFF : recording_mode(), __ATOMIC_RELEASE);
 }
 
 void
@@ -204,7 +206,8 @@ rperf_contention_stop_recording(void)
 void
 rperf_contention_pause(int64_t now_ns)
 {
-    if (!run.active || run.paused_at_ns) return;
+    if (!run.active || run.paused_at_ns)
+        return;
     __atomic_store_n(&run.recording, 0, __ATOMIC_RELEASE);
     run.paused_at_ns = now_ns;
 }
@@ -223,8 +226,10 @@ static void
 reset_one_after_pause(rperf_thread_slot_t *slot, void *arg)
 {
     const struct resume_reset *rr = arg;
-    if (slot == rr->caller || slot->exited) return;
-    if (RPERF_LOAD(slot->ractor) != rr->ractor) return;
+    if (slot == rr->caller || slot->exited)
+        return;
+    if (RPERF_LOAD(slot->ractor) != rr->ractor)
+        return;
     rperf_slot_write_begin(slot);
     RPERF_STORE(slot->state, RPERF_STATE_BLOCKED);
     RPERF_STORE(slot->state_since_ns, rr->now_ns);
@@ -236,7 +241,8 @@ reset_one_after_pause(rperf_thread_slot_t *slot, void *arg)
 void
 rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
 {
-    if (!run.active || !run.paused_at_ns) return;
+    if (!run.active || !run.paused_at_ns)
+        return;
     if (run.paused_at_ns > run.interval_start_ns)
         run.paused_ns += now_ns - run.paused_at_ns;
     else
@@ -280,7 +286,8 @@ static inline void
 charge(rperf_thread_slot_t *slot, int state, int64_t now, int next)
 {
     int64_t d = now - clipped_since(slot);
-    if (d > 0) RPERF_STORE(slot->totals[state], slot->totals[state] + d);
+    if (d > 0)
+        RPERF_STORE(slot->totals[state], slot->totals[state] + d);
     RPERF_STORE(slot->state, next);
     RPERF_STORE(slot->state_since_ns, now);
     RPERF_STORE(slot->last_seen_ns, now);
@@ -322,8 +329,7 @@ close_for_resumed(rperf_thread_slot_t *slot, int prior, int64_t now)
         RPERF_STORE(slot->acquisitions, slot->acquisitions + 1);
         if (prior == RPERF_STATE_GVL_WAIT && slot->ready_ns)
             RPERF_STORE(slot->waits, slot->waits + 1);
-    }
-    else {
+    } else {
         charge(slot, prior, now, RPERF_STATE_RUNNING);
     }
     RPERF_STORE(slot->ready_ns, 0);
@@ -338,8 +344,10 @@ emit_interval(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int state, int6
 {
     int64_t from = slot->timeline_from_ns;
     int64_t clip = rperf_contention_clip_ns();
-    if (from < clip) from = clip;
-    if (to <= from) return;
+    if (from < clip)
+        from = clip;
+    if (to <= from)
+        return;
     if (!run.cfg.timeline) {
         /* No timeline, but timeline_from_ns still marks where the next
          * state began: the [GVL blocked] weight at RESUMED is read from it. */
@@ -356,8 +364,12 @@ emit_interval(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int state, int6
         return;
     }
     rperf_interval_t rec = {
-        .start_ns = from, .end_ns = to, .thread_seq = slot->seq,
-        .label_set_id = slot->label_set_id, .stack_id = -1, .state = (uint8_t)state,
+        .start_ns = from,
+        .end_ns = to,
+        .thread_seq = slot->seq,
+        .label_set_id = slot->label_set_id,
+        .stack_id = -1,
+        .state = (uint8_t)state,
     };
     rperf_interval_buffer_push(&r->intervals, &rec);
 }
@@ -375,7 +387,8 @@ settle_waiter(rperf_thread_slot_t *slot)
 void
 rperf_on_ready(rperf_thread_slot_t *slot, int64_t now)
 {
-    if (slot->exited) return;
+    if (slot->exited)
+        return;
     rperf_count_ready(slot, now);
 
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
@@ -394,7 +407,8 @@ rperf_on_resumed_paused(rperf_thread_slot_t *slot)
 static void
 charge_unknown_edge(rperf_thread_slot_t *slot, int64_t ns)
 {
-    if (ns <= 0) return;
+    if (ns <= 0)
+        return;
     __atomic_fetch_add(&slot->unknown_edge_ns, ns, __ATOMIC_RELAXED);
     __atomic_fetch_add(&slot->unknown_edge_count, 1, __ATOMIC_RELAXED);
 }
@@ -404,7 +418,8 @@ static void
 edge_lost(int waiter, int64_t ns)
 {
     rperf_thread_slot_t *slot = rperf_slot_by_seq(waiter);
-    if (slot) charge_unknown_edge(slot, ns);
+    if (slot)
+        charge_unknown_edge(slot, ns);
 }
 
 rperf_off_gvl_t
@@ -433,10 +448,8 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
         int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
         int64_t edge_from = wait_from > cut ? wait_from : cut;
         if (r) {
-            rperf_wait_defer(r->ring, rperf_contention_epoch(), slot->seq, slot->label_set_id,
-                             edge_from, now);
-        }
-        else {
+            rperf_wait_defer(r->ring, rperf_contention_epoch(), slot->seq, slot->label_set_id, edge_from, now);
+        } else {
             charge_unknown_edge(slot, now - edge_from);
         }
     }
@@ -454,12 +467,12 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
             off.blocked_ns = prior == RPERF_STATE_GVL_WAIT && ready ? slot->ready_blocked_ns : 0;
             off.wait_ns = now - wait_from;
         }
-    }
-    else {
+    } else {
         emit_interval(slot, r, prior, now);
     }
-    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq,
-                                  slot->label_set_id, rperf_contention_epoch());
+    if (r)
+        rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id,
+                               rperf_contention_epoch());
     return off;
 }
 
@@ -479,12 +492,13 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
     rperf_slot_write_begin(slot);
     charge(slot, held, now, RPERF_STATE_BLOCKED);
     rperf_slot_write_end(slot);
-    if (prior == RPERF_STATE_GVL_WAIT) settle_waiter(slot);
+    if (prior == RPERF_STATE_GVL_WAIT)
+        settle_waiter(slot);
 
     emit_interval(slot, r, held, now);
     /* Hand-off segments remember who released (reported as holder 0). */
-    if (r) rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_HANDOFF, slot->seq, 0,
-                                  rperf_contention_epoch());
+    if (r)
+        rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_HANDOFF, slot->seq, 0, rperf_contention_epoch());
 }
 
 void
@@ -492,8 +506,8 @@ rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
 {
     rperf_slot_write_begin(slot);
     int prior = slot->state;
-    charge(slot, prior == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED,
-           now, RPERF_STATE_BLOCKED);
+    charge(slot, prior == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED, now,
+           RPERF_STATE_BLOCKED);
     RPERF_STORE(slot->exited, 1);
     RPERF_STORE(slot->ready_ns, 0);
     rperf_slot_write_end(slot);
@@ -505,7 +519,8 @@ rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
 void
 rperf_count_ready(rperf_thread_slot_t *slot, int64_t now)
 {
-    if (slot->exited) return;
+    if (slot->exited)
+        return;
     rperf_slot_write_begin(slot);
     close_for_ready(slot, now);
     rperf_slot_write_end(slot);
@@ -554,10 +569,12 @@ rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now)
 {
     rperf_gc_span_t span = {RPERF_STATE_GC_MARK, 0};
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
-    if (!slot->gc_depth || phase == RPERF_GC_PHASE_NONE) return span;
+    if (!slot->gc_depth || phase == RPERF_GC_PHASE_NONE)
+        return span;
     int prior = slot->state;
     int next = gc_state_for(phase);
-    if (prior == next || (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP)) return span;
+    if (prior == next || (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP))
+        return span;
     int64_t since = clipped_since(slot);
     rperf_slot_write_begin(slot);
     charge(slot, prior, now, next);
@@ -574,9 +591,11 @@ rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now)
     rperf_gc_span_t span = {RPERF_STATE_GC_MARK, 0};
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     int prior = slot->state;
-    if (!slot->gc_depth) return span;
+    if (!slot->gc_depth)
+        return span;
     slot->gc_depth = 0;
-    if (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP) return span;
+    if (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP)
+        return span;
     int64_t since = clipped_since(slot);
     rperf_slot_write_begin(slot);
     charge(slot, prior, now, RPERF_STATE_RUNNING);
@@ -605,7 +624,8 @@ void
 rperf_hook_timed_end(int64_t start_ns)
 {
     int64_t d = rperf_now_ns() - start_ns;
-    if (d < 0) d = 0;
+    if (d < 0)
+        d = 0;
     __atomic_fetch_add(&run.timed_events, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&run.timed_ns, (uint64_t)d, __ATOMIC_RELAXED);
 }
@@ -617,25 +637,29 @@ rperf_hook_timed_end(int64_t start_ns)
 static int64_t
 accounting_now(int64_t now)
 {
-    if (run.paused_at_ns && run.paused_at_ns < now) return run.paused_at_ns;
+    if (run.paused_at_ns && run.paused_at_ns < now)
+        return run.paused_at_ns;
     return now;
 }
 
 static void
 effective_totals(const rperf_slot_view_t *v, int64_t now, int64_t out[RPERF_STATE_COUNT])
 {
-    for (int i = 0; i < RPERF_STATE_COUNT; i++) out[i] = v->totals[i];
-    if (v->exited) return;
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        out[i] = v->totals[i];
+    if (v->exited)
+        return;
     int64_t since = v->state_since_ns;
     int64_t clip = rperf_contention_clip_ns();
-    if (since < clip) since = clip;
+    if (since < clip)
+        since = clip;
     int64_t d = accounting_now(now) - since;
-    if (d > 0 && v->state >= 0 && v->state < RPERF_STATE_COUNT) out[v->state] += d;
+    if (d > 0 && v->state >= 0 && v->state < RPERF_STATE_COUNT)
+        out[v->state] += d;
 }
 
 void
-rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now,
-                      int64_t totals[RPERF_STATE_COUNT])
+rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now, int64_t totals[RPERF_STATE_COUNT])
 {
     rperf_slot_view_t v;
     rperf_slot_read(slot, &v);
@@ -643,14 +667,14 @@ rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now,
 }
 
 void
-rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns,
-                         const rperf_slot_view_t *view, int64_t delta[RPERF_STATE_COUNT],
-                         uint64_t *acquisitions, uint64_t *waits)
+rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns, const rperf_slot_view_t *view,
+                         int64_t delta[RPERF_STATE_COUNT], uint64_t *acquisitions, uint64_t *waits)
 {
     effective_totals(view, cut_ns, delta);
     for (int i = 0; i < RPERF_STATE_COUNT; i++) {
         delta[i] -= slot->base_totals[i];
-        if (delta[i] < 0) delta[i] = 0;
+        if (delta[i] < 0)
+            delta[i] = 0;
     }
     *acquisitions = view->acquisitions - slot->base_acquisitions;
     *waits = view->waits - slot->base_waits;
@@ -669,12 +693,16 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
     int any = 0;
     for (int i = 0; i < RPERF_STATE_COUNT; i++) {
         delta[i] = eff[i] - slot->label_base[i];
-        if (delta[i] < 0) delta[i] = 0;
-        if (delta[i]) any = 1;
+        if (delta[i] < 0)
+            delta[i] = 0;
+        if (delta[i])
+            any = 1;
     }
-    if (!any) return;
+    if (!any)
+        return;
     rperf_label_total_t *row = rperf_label_totals_row(&run.labels, slot->seq, RPERF_LOAD(slot->label_set_id));
-    if (!row) return;
+    if (!row)
+        return;
     for (int i = 0; i < RPERF_STATE_COUNT; i++) {
         row->totals[i] += delta[i];
         slot->label_base[i] += delta[i];
@@ -684,7 +712,8 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
 void
 rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
 {
-    if (slot->label_set_id == label_set_id) return;
+    if (slot->label_set_id == label_set_id)
+        return;
     int64_t now = rperf_contention_now_clipped();
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     pthread_mutex_lock(&run.label_mutex);
@@ -702,7 +731,8 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
     }
     RPERF_STORE(slot->label_set_id, label_set_id);
     pthread_mutex_unlock(&run.label_mutex);
-    if (rperf_contention_recording()) push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id);
+    if (rperf_contention_recording())
+        push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id);
 }
 
 static void
@@ -724,7 +754,8 @@ rperf_contention_label_totals(size_t *count, int clear)
 {
     pthread_mutex_lock(&run.label_mutex);
     rperf_label_total_t *out = rperf_label_totals_copy(&run.labels, count);
-    if (clear) rperf_label_totals_free(&run.labels);
+    if (clear)
+        rperf_label_totals_free(&run.labels);
     pthread_mutex_unlock(&run.label_mutex);
     return out;
 }
@@ -732,13 +763,25 @@ rperf_contention_label_totals(size_t *count, int clear)
 /* ------------------------------------------------------------------ */
 /* report intervals                                                    */
 
-int64_t rperf_contention_interval_start(void) { return run.interval_start_ns; }
-int64_t rperf_contention_interval_start_realtime(void) { return run.interval_start_realtime_ns; }
-int     rperf_contention_sequence(void) { return run.sequence; }
+int64_t
+rperf_contention_interval_start(void)
+{
+    return run.interval_start_ns;
+}
+int64_t
+rperf_contention_interval_start_realtime(void)
+{
+    return run.interval_start_realtime_ns;
+}
+int
+rperf_contention_sequence(void)
+{
+    return run.sequence;
+}
 
 typedef struct cut_ctx {
     const rperf_cut_t *cut;
-    const rperf_slot_view_t *views;   /* read at the cut, by seq - 1; state -1: none */
+    const rperf_slot_view_t *views; /* read at the cut, by seq - 1; state -1: none */
     int nviews;
     int clear;
     rperf_edge_list_t *extra;
@@ -747,7 +790,8 @@ typedef struct cut_ctx {
 static const rperf_slot_view_t *
 cut_view(const cut_ctx_t *ctx, int seq)
 {
-    if (seq < 1 || seq > ctx->nviews || ctx->views[seq - 1].state < 0) return NULL;
+    if (seq < 1 || seq > ctx->nviews || ctx->views[seq - 1].state < 0)
+        return NULL;
     return &ctx->views[seq - 1];
 }
 
@@ -759,14 +803,18 @@ cut_one(rperf_thread_slot_t *slot, void *arg)
     cut_ctx_t *ctx = arg;
     const rperf_slot_view_t *v = cut_view(ctx, slot->seq);
     /* Only READY-opened waits count; a blocked thread is not waiting. */
-    if (!v || v->exited || v->state != RPERF_STATE_GVL_WAIT) return;
+    if (!v || v->exited || v->state != RPERF_STATE_GVL_WAIT)
+        return;
     int64_t from = v->state_since_ns;
     int64_t clip = rperf_contention_clip_ns();
     int64_t edge_cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
-    if (from < clip) from = clip;
-    if (from < edge_cut) from = edge_cut;
+    if (from < clip)
+        from = clip;
+    if (from < edge_cut)
+        from = edge_cut;
     int64_t to = accounting_now(ctx->cut->end_ns);
-    if (to <= from) return;
+    if (to <= from)
+        return;
     /* Another Ractor's ring is read under its lock while its holder goes on. */
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     rperf_wait_attribute(r ? r->ring : NULL, rperf_contention_epoch(), r ? r->id : 0, slot->seq,
@@ -774,12 +822,13 @@ cut_one(rperf_thread_slot_t *slot, void *arg)
 }
 
 void
-rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views,
-                                int nviews, rperf_edge_list_t *extra)
+rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews,
+                                rperf_edge_list_t *extra)
 {
     /* Counters mode keeps no holder history to split a wait over. */
-    if (run.cfg.counters_only) return;
-    cut_ctx_t ctx = { cut, views, nviews, 0, extra };
+    if (run.cfg.counters_only)
+        return;
+    cut_ctx_t ctx = {cut, views, nviews, 0, extra};
     rperf_slots_foreach(cut_one, &ctx);
 }
 
@@ -791,18 +840,21 @@ static int
 take_for_cut(rperf_pending_wait_t *p, void *arg)
 {
     const cut_ctx_t *ctx = arg;
-    if (ctx->cut->final) return 1;
+    if (ctx->cut->final)
+        return 1;
     const rperf_slot_view_t *v = cut_view(ctx, p->waiter);
-    if (v && p->to_ns <= v->state_since_ns) return 1;
-    if (ctx->clear && p->from_ns < ctx->cut->end_ns) p->from_ns = ctx->cut->end_ns;
+    if (v && p->to_ns <= v->state_since_ns)
+        return 1;
+    if (ctx->clear && p->from_ns < ctx->cut->end_ns)
+        p->from_ns = ctx->cut->end_ns;
     return 0;
 }
 
 int
-rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews,
-                           int clear, rperf_edge_list_t *out)
+rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews, int clear,
+                           rperf_edge_list_t *out)
 {
-    cut_ctx_t ctx = { cut, views, nviews, clear, NULL };
+    cut_ctx_t ctx = {cut, views, nviews, clear, NULL};
     rperf_holder_ring_t *rings[RPERF_MAX_RACTORS];
     int n = rperf_ractor_count();
     for (int i = 0; i < n; i++) {
@@ -820,7 +872,8 @@ rperf_contention_get_stats(rperf_contention_stats_t *out)
     int n = rperf_slot_count();
     for (int seq = 1; seq <= n; seq++) {
         rperf_thread_slot_t *slot = rperf_slot_by_seq(seq);
-        if (slot) events += RPERF_LOAD(slot->hook_events) - slot->base_hook_events;
+        if (slot)
+            events += RPERF_LOAD(slot->hook_events) - slot->base_hook_events;
     }
     out->hook_events = events;
     uint64_t timed = __atomic_load_n(&run.timed_events, __ATOMIC_RELAXED);
@@ -829,7 +882,8 @@ rperf_contention_get_stats(rperf_contention_stats_t *out)
     uint64_t dropped = __atomic_load_n(&run.unattributed_intervals, __ATOMIC_RELAXED);
     for (int i = 0; i < rperf_ractor_count(); i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i + 1);
-        if (r) dropped += rperf_interval_buffer_take_dropped(&r->intervals, 0);
+        if (r)
+            dropped += rperf_interval_buffer_take_dropped(&r->intervals, 0);
     }
     out->dropped_intervals = dropped;
     out->dropped_edges = rperf_edges_dropped(0);
@@ -838,8 +892,7 @@ rperf_contention_get_stats(rperf_contention_stats_t *out)
     out->edge_lock_contended = rperf_edges_lock_contended(0);
     out->paused_ns = run.paused_ns;
     if (run.paused_at_ns) {
-        int64_t from = run.paused_at_ns > run.interval_start_ns ? run.paused_at_ns
-                                                                : run.interval_start_ns;
+        int64_t from = run.paused_at_ns > run.interval_start_ns ? run.paused_at_ns : run.interval_start_ns;
         out->paused_ns += rperf_now_ns() - from;
     }
 }
@@ -873,10 +926,9 @@ baseline_one(rperf_thread_slot_t *slot, void *arg)
 }
 
 void
-rperf_contention_begin_interval(int64_t now, int64_t now_realtime,
-                                const rperf_slot_view_t *views, int nviews)
+rperf_contention_begin_interval(int64_t now, int64_t now_realtime, const rperf_slot_view_t *views, int nviews)
 {
-    baseline_ctx_t ctx = { now, views, nviews };
+    baseline_ctx_t ctx = {now, views, nviews};
     rperf_slots_foreach(baseline_one, &ctx);
     run.interval_start_ns = now;
     run.interval_start_realtime_ns = now_realtime;
@@ -888,7 +940,8 @@ rperf_contention_begin_interval(int64_t now, int64_t now_realtime,
     __atomic_store_n(&run.coalesced, 0, __ATOMIC_RELAXED);
     for (int i = 0; i < rperf_ractor_count(); i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i + 1);
-        if (r) rperf_interval_buffer_take_dropped(&r->intervals, 1);
+        if (r)
+            rperf_interval_buffer_take_dropped(&r->intervals, 1);
     }
     rperf_edges_dropped(1);
     rperf_edges_lock_contended(1);

@@ -42,12 +42,12 @@ enum rperf_gc_phase { RPERF_GC_PHASE_NONE = 0, RPERF_GC_PHASE_MARK = 1, RPERF_GC
 
 typedef struct rperf_contention_config {
     int max_threads;
-    long max_intervals;        /* per Ractor */
+    long max_intervals; /* per Ractor */
     long max_edges;
-    int64_t min_interval_ns;   /* shorter intervals fold into the thread's next one */
-    int timeline;              /* 0: record no intervals */
-    int wall_mode;             /* sampler mode: wall records [GVL blocked]/[GVL wait] */
-    int counters_only;         /* counters mode: slot totals only (no timeline, holder
+    int64_t min_interval_ns; /* shorter intervals fold into the thread's next one */
+    int timeline;            /* 0: record no intervals */
+    int wall_mode;           /* sampler mode: wall records [GVL blocked]/[GVL wait] */
+    int counters_only;       /* counters mode: slot totals only (no timeline, holder
                                 * rings, edges or waiters counts); timeline must be 0 */
 } rperf_contention_config_t;
 
@@ -76,16 +76,16 @@ typedef struct rperf_contention_stats {
  * records yet. Then the caller registers the main Ractor (a profile is
  * active from here: rperf_ractor_register_current works) and calls
  * begin_recording, or destroy when that fails. */
-int  rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const char **err);
+int rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const char **err);
 /* The caller (running, on main_ractor) gets its slot; hooks record from
  * now on unless the profile started paused. */
 void rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor);
 /* After the hooks are removed: no hook can run any more. */
 void rperf_contention_destroy(void);
-int  rperf_contention_active(void);        /* a profile exists (running or paused) */
+int rperf_contention_active(void); /* a profile exists (running or paused) */
 /* enum rperf_recording: OFF while paused, stopping or inactive; one load,
  * so the hooks learn the mode from the same read that tells them to record. */
-int  rperf_contention_recording(void);
+int rperf_contention_recording(void);
 void rperf_contention_pause(int64_t now_ns);
 /* Before the hooks are removed at stop: nothing records from now on. */
 void rperf_contention_stop_recording(void);
@@ -94,7 +94,7 @@ void rperf_contention_stop_recording(void);
 void rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *caller_ractor, int64_t now_ns);
 /* Fork child: stop recording without touching locks or other threads. */
 void rperf_contention_after_fork_child(void);
-int  rperf_contention_forked_child_pending(void);
+int rperf_contention_forked_child_pending(void);
 
 /* Clock reading clipped to the last resume: accounting never reaches back
  * into a paused period. */
@@ -108,13 +108,13 @@ const rperf_contention_config_t *rperf_contention_config(void);
  * [GVL wait] frames: both 0 unless the thread waited and the profile is in
  * wall mode. */
 typedef struct rperf_off_gvl {
-    int64_t blocked_ns;      /* the blocked time READY charged */
-    int64_t wait_ns;         /* the wait that ends now */
+    int64_t blocked_ns; /* the blocked time READY charged */
+    int64_t wait_ns;    /* the wait that ends now */
 } rperf_off_gvl_t;
 
 /* The GC time an event closed (ns 0: none), for the sampler's GC frames. */
 typedef struct rperf_gc_span {
-    int state;               /* RPERF_STATE_GC_MARK or RPERF_STATE_GC_SWEEP */
+    int state; /* RPERF_STATE_GC_MARK or RPERF_STATE_GC_SWEEP */
     int64_t ns;
 } rperf_gc_span_t;
 
@@ -139,7 +139,7 @@ rperf_gc_span_t rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now);
 rperf_gc_span_t rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now);
 /* Hook bookkeeping: counts the event; times one in 1024 (returns 1 when
  * the caller must call rperf_hook_timed_end with its start time). */
-int  rperf_hook_count_event(rperf_thread_slot_t *slot);
+int rperf_hook_count_event(rperf_thread_slot_t *slot);
 void rperf_hook_timed_end(int64_t start_ns);
 
 /* ---- Ruby-side operations (the thread itself, GVL held) ---- */
@@ -147,20 +147,19 @@ void rperf_hook_timed_end(int64_t start_ns);
  * interval and the holder ring need it. */
 void rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id);
 /* Cumulative totals of a slot up to now (open state included). */
-void rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now,
-                           int64_t totals[RPERF_STATE_COUNT]);
+void rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now, int64_t totals[RPERF_STATE_COUNT]);
 
 /* ---- report interval (GVL held, main Ractor) ---- */
 typedef struct rperf_cut {
-    int64_t start_ns;        /* report interval start (monotonic) */
+    int64_t start_ns; /* report interval start (monotonic) */
     int64_t start_realtime_ns;
-    int64_t end_ns;          /* the cut */
-    int final;               /* stop: hooks are gone */
+    int64_t end_ns; /* the cut */
+    int final;      /* stop: hooks are gone */
 } rperf_cut_t;
 
 int64_t rperf_contention_interval_start(void);
 int64_t rperf_contention_interval_start_realtime(void);
-int     rperf_contention_sequence(void);
+int rperf_contention_sequence(void);
 /* Moves each slot's label portion up to `now` into the label table. */
 void rperf_contention_flush_labels(int64_t now);
 /* Copies the label table (malloc'd array, caller frees); clear empties it. */
@@ -168,26 +167,24 @@ rperf_label_total_t *rperf_contention_label_totals(size_t *count, int clear);
 /* Attributes the open part of every wait in progress in `views` (the slot
  * views read at the cut, by seq - 1) up to cut->end_ns into `extra` edges
  * (not the shared table); see contention.c. Nothing in counters mode. */
-void rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views,
-                                     int nviews, rperf_edge_list_t *extra);
+void rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews,
+                                     rperf_edge_list_t *extra);
 /* The report's copy of the edge table (rperf_edges_cut over every
  * Ractor's ring): it takes the deferred waits `views` show ended, leaves
  * later ones to the next report (clipped to the cut with clear) and, with
  * clear, empties the table. Report builder only; -1 when out of memory. */
-int rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews,
-                               int clear, rperf_edge_list_t *out);
+int rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews, int clear,
+                               rperf_edge_list_t *out);
 void rperf_contention_get_stats(rperf_contention_stats_t *out);
 /* Starts the next report interval at `now` (snapshot clear): resets
  * counters and stores per-slot baselines. */
 /* views[seq - 1] are the slot views the report was built from (read at the
  * cut, before any Ruby allocation could run GC hooks on the builder), so
  * the baselines match the report exactly; NULL reads them afresh. */
-void rperf_contention_begin_interval(int64_t now, int64_t now_realtime,
-                                     const rperf_slot_view_t *views, int nviews);
+void rperf_contention_begin_interval(int64_t now, int64_t now_realtime, const rperf_slot_view_t *views, int nviews);
 /* Slot delta for the current report from a view read at the cut:
  * totals/counts minus baselines. */
-void rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns,
-                              const rperf_slot_view_t *view, int64_t delta[RPERF_STATE_COUNT],
-                              uint64_t *acquisitions, uint64_t *waits);
+void rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns, const rperf_slot_view_t *view,
+                              int64_t delta[RPERF_STATE_COUNT], uint64_t *acquisitions, uint64_t *waits);
 
 #endif

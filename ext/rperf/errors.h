@@ -13,12 +13,12 @@
 
 #include <ruby.h>
 
-extern VALUE rperf_eError;             /* Rperf::Error < StandardError */
-extern VALUE rperf_eStateError;        /* already running, not running, unbalanced profile */
-extern VALUE rperf_eResourceError;     /* memory, timer, hook or thread that could not be had */
-extern VALUE rperf_eReportError;       /* a report that cannot be read: syntax, version, schema */
-extern VALUE rperf_eRenderError;       /* a view that cannot be rendered (Graphviz, output) */
-extern VALUE rperf_eUnsupportedError;  /* a part this build was made without */
+extern VALUE rperf_eError;            /* Rperf::Error < StandardError */
+extern VALUE rperf_eStateError;       /* already running, not running, unbalanced profile */
+extern VALUE rperf_eResourceError;    /* memory, timer, hook or thread that could not be had */
+extern VALUE rperf_eReportError;      /* a report that cannot be read: syntax, version, schema */
+extern VALUE rperf_eRenderError;      /* a view that cannot be rendered (Graphviz, output) */
+extern VALUE rperf_eUnsupportedError; /* a part this build was made without */
 
 void rperf_errors_define(VALUE mRperf);
 

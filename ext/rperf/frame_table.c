@@ -43,10 +43,13 @@ rperf_frame_table_init(rperf_frame_table_t *ft, uint32_t max_frames)
     ft->slot_capacity = 2048;
     ft->chunks = calloc(ft->chunk_count, sizeof(VALUE *));
     ft->slots = calloc(ft->slot_capacity, sizeof(uint32_t));
-    if (!ft->chunks || !ft->slots || ft->chunk_count == 0) goto fail;
+    if (!ft->chunks || !ft->slots || ft->chunk_count == 0)
+        goto fail;
     ft->chunks[0] = malloc(sizeof(VALUE) * RPERF_FRAME_CHUNK);
-    if (!ft->chunks[0]) goto fail;
-    for (uint32_t i = 0; i < RPERF_SYNTHETIC_FRAMES; i++) ft->chunks[0][i] = Qnil;
+    if (!ft->chunks[0])
+        goto fail;
+    for (uint32_t i = 0; i < RPERF_SYNTHETIC_FRAMES; i++)
+        ft->chunks[0][i] = Qnil;
     ft->count = RPERF_SYNTHETIC_FRAMES;
     return 0;
 fail:
@@ -58,7 +61,8 @@ void
 rperf_frame_table_free(rperf_frame_table_t *ft)
 {
     if (ft->chunks) {
-        for (uint32_t i = 0; i < ft->chunk_count; i++) free(ft->chunks[i]);
+        for (uint32_t i = 0; i < ft->chunk_count; i++)
+            free(ft->chunks[i]);
     }
     free(ft->chunks);
     free(ft->slots);
@@ -71,10 +75,12 @@ grow_slots(rperf_frame_table_t *ft)
 {
     uint32_t capacity = ft->slot_capacity * 2;
     uint32_t *slots = calloc(capacity, sizeof(uint32_t));
-    if (!slots) return -1;
+    if (!slots)
+        return -1;
     for (uint32_t id = RPERF_SYNTHETIC_FRAMES; id < ft->count; id++) {
         uint32_t i = hash_value(key_at(ft, id)) & (capacity - 1);
-        while (slots[i]) i = (i + 1) & (capacity - 1);
+        while (slots[i])
+            i = (i + 1) & (capacity - 1);
         slots[i] = id + 1;
     }
     free(ft->slots);
@@ -90,21 +96,27 @@ rperf_frame_table_insert(rperf_frame_table_t *ft, VALUE frame)
     uint32_t i = hash_value(frame) & mask;
     for (;;) {
         uint32_t entry = ft->slots[i];
-        if (!entry) break;
-        if (key_at(ft, entry - 1) == frame) return entry - 1;
+        if (!entry)
+            break;
+        if (key_at(ft, entry - 1) == frame)
+            return entry - 1;
         i = (i + 1) & mask;
     }
     uint32_t id = ft->count;
-    if (id >= ft->max_frames) return RPERF_FRAME_ID_NONE;
+    if (id >= ft->max_frames)
+        return RPERF_FRAME_ID_NONE;
     /* Keep one empty slot per probe sequence: refuse rather than fill up. */
-    if ((uint64_t)(id + 1) * 2 > ft->slot_capacity && grow_slots(ft) < 0) return RPERF_FRAME_ID_NONE;
+    if ((uint64_t)(id + 1) * 2 > ft->slot_capacity && grow_slots(ft) < 0)
+        return RPERF_FRAME_ID_NONE;
     if (ft->slot_capacity - 1 != mask) {
         mask = ft->slot_capacity - 1;
         i = hash_value(frame) & mask;
-        while (ft->slots[i]) i = (i + 1) & mask;
+        while (ft->slots[i])
+            i = (i + 1) & mask;
     }
     VALUE **chunk = &ft->chunks[id / RPERF_FRAME_CHUNK];
-    if (!*chunk && !(*chunk = malloc(sizeof(VALUE) * RPERF_FRAME_CHUNK))) return RPERF_FRAME_ID_NONE;
+    if (!*chunk && !(*chunk = malloc(sizeof(VALUE) * RPERF_FRAME_CHUNK)))
+        return RPERF_FRAME_ID_NONE;
     (*chunk)[id % RPERF_FRAME_CHUNK] = frame;
     ft->slots[i] = id + 1;
     __atomic_store_n(&ft->count, id + 1, __ATOMIC_RELEASE);
@@ -143,8 +155,10 @@ rperf_frame_table_resolve(rperf_frame_table_t *ft)
 void
 rperf_frame_table_mark(const rperf_frame_table_t *ft)
 {
-    if (!ft->chunks) return;
+    if (!ft->chunks)
+        return;
     uint32_t count = __atomic_load_n(&ft->count, __ATOMIC_ACQUIRE);
-    for (uint32_t id = RPERF_SYNTHETIC_FRAMES; id < count; id++) rb_gc_mark(key_at(ft, id));
+    for (uint32_t id = RPERF_SYNTHETIC_FRAMES; id < count; id++)
+        rb_gc_mark(key_at(ft, id));
     rb_gc_mark(ft->resolved);
 }

@@ -36,17 +36,17 @@ typedef struct rperf_frame_table {
     uint32_t *slots;        /* open addressing: id + 1, 0 = empty */
     uint32_t slot_capacity; /* power of two */
     uint32_t max_frames;
-    VALUE resolved;         /* Ruby Array of frozen [path, label] pairs, prefix of keys */
+    VALUE resolved; /* Ruby Array of frozen [path, label] pairs, prefix of keys */
 } rperf_frame_table_t;
 
 /* Returns 0, or -1 (nothing allocated). */
-int  rperf_frame_table_init(rperf_frame_table_t *ft, uint32_t max_frames);
+int rperf_frame_table_init(rperf_frame_table_t *ft, uint32_t max_frames);
 void rperf_frame_table_free(rperf_frame_table_t *ft);
 uint32_t rperf_frame_table_insert(rperf_frame_table_t *ft, VALUE frame);
 
 /* Returns a Ruby Array (index = id) of [path, label] pairs; entries resolved
  * once are cached, so repeated snapshots resolve only new frames. GVL held. */
 VALUE rperf_frame_table_resolve(rperf_frame_table_t *ft);
-void  rperf_frame_table_mark(const rperf_frame_table_t *ft);
+void rperf_frame_table_mark(const rperf_frame_table_t *ft);
 
 #endif

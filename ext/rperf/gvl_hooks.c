@@ -50,10 +50,13 @@ thread_event(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
 static inline void
 identify_ractor(rperf_thread_slot_t *slot)
 {
-    if (slot->ractor) return;
+    if (slot->ractor)
+        return;
     rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
-    if (r) RPERF_STORE(slot->ractor, r);
-    else rperf_ractor_request_registration();
+    if (r)
+        RPERF_STORE(slot->ractor, r);
+    else
+        rperf_ractor_request_registration();
 }
 
 /* Counters mode takes the rperf_count_* form of each event: the slot's
@@ -62,13 +65,15 @@ static void
 dispatch(rb_event_flag_t event, VALUE thread, rperf_thread_slot_t *slot, int64_t now, int counters)
 {
     switch (event) {
-      case RUBY_INTERNAL_THREAD_EVENT_READY:
+    case RUBY_INTERNAL_THREAD_EVENT_READY:
         /* No GVL; runs under the Ractor's scheduler lock, possibly on the
          * native thread that wakes this one. Slot and atomics only. */
-        if (counters) rperf_count_ready(slot, now);
-        else rperf_on_ready(slot, now);
+        if (counters)
+            rperf_count_ready(slot, now);
+        else
+            rperf_on_ready(slot, now);
         break;
-      case RUBY_INTERNAL_THREAD_EVENT_RESUMED: {
+    case RUBY_INTERNAL_THREAD_EVENT_RESUMED: {
         identify_ractor(slot);
         if (counters) {
             rperf_count_resumed(slot, now);
@@ -78,19 +83,20 @@ dispatch(rb_event_flag_t event, VALUE thread, rperf_thread_slot_t *slot, int64_t
         if (off.blocked_ns > 0 || off.wait_ns > 0)
             rperf_sampler_record_off_gvl(slot, thread, off.blocked_ns, off.wait_ns);
         break;
-      }
-      case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
+    }
+    case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
         /* Fired just before the GVL is handed on: this thread is still the
          * holder, so the Ractor's ring and timeline are ours to write. */
-        if (counters) rperf_count_suspended(slot, now);
-        else rperf_on_suspended(slot, now);
+        if (counters)
+            rperf_count_suspended(slot, now);
+        else
+            rperf_on_suspended(slot, now);
         break;
-      case RUBY_INTERNAL_THREAD_EVENT_EXITED:
+    case RUBY_INTERNAL_THREAD_EVENT_EXITED:
         /* After the final SUSPENDED, without the GVL. Slot and atomics only. */
         rperf_on_exited(slot, now);
         break;
-      default:
-        break;
+    default: break;
     }
 }
 
@@ -103,30 +109,32 @@ handle_event(rb_event_flag_t event, VALUE thread)
          * (a READY counted before the pause must be undone). */
         if (event & (RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_EXITED)) {
             rperf_thread_slot_t *slot = rperf_slot_find(thread);
-            if (slot) rperf_on_resumed_paused(slot);
+            if (slot)
+                rperf_on_resumed_paused(slot);
         }
         return;
     }
 
     int64_t now = rperf_now_ns();
-    rperf_thread_slot_t *slot = (event & RUBY_INTERNAL_THREAD_EVENT_EXITED)
-                              ? rperf_slot_find(thread)
-                              : rperf_slot_claim(thread, now);
+    rperf_thread_slot_t *slot = (event & RUBY_INTERNAL_THREAD_EVENT_EXITED) ? rperf_slot_find(thread)
+                                                                            : rperf_slot_claim(thread, now);
     int timed = rperf_hook_count_event(slot);
-    if (!slot) return;
+    if (!slot)
+        return;
     dispatch(event, thread, slot, now, recording == RPERF_RECORDING_COUNTERS);
-    if (timed) rperf_hook_timed_end(now);
+    if (timed)
+        rperf_hook_timed_end(now);
 }
 
 int
 rperf_gvl_hooks_install(void)
 {
-    if (hook) return 0;  /* pinned after a fork: reuse it */
+    if (hook)
+        return 0; /* pinned after a fork: reuse it */
     hook = rb_internal_thread_add_event_hook(thread_event,
-                                             RUBY_INTERNAL_THREAD_EVENT_READY |
-                                             RUBY_INTERNAL_THREAD_EVENT_RESUMED |
-                                             RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
-                                             RUBY_INTERNAL_THREAD_EVENT_EXITED,
+                                             RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED |
+                                                 RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+                                                 RUBY_INTERNAL_THREAD_EVENT_EXITED,
                                              NULL);
     return hook ? 0 : -1;
 }
@@ -134,11 +142,13 @@ rperf_gvl_hooks_install(void)
 void
 rperf_gvl_hooks_remove(void)
 {
-    if (!hook) return;
+    if (!hook)
+        return;
     if (hook_pinned) {
         /* The caller has stopped recording: wait out callbacks that began
          * before; later ones return at once. */
-        while (__atomic_load_n(&in_flight, __ATOMIC_SEQ_CST)) sched_yield();
+        while (__atomic_load_n(&in_flight, __ATOMIC_SEQ_CST))
+            sched_yield();
         return;
     }
     rb_internal_thread_remove_event_hook(hook);
@@ -148,5 +158,6 @@ rperf_gvl_hooks_remove(void)
 void
 rperf_gvl_hooks_after_fork_child(void)
 {
-    if (hook) hook_pinned = 1;
+    if (hook)
+        hook_pinned = 1;
 }

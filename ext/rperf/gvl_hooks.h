@@ -16,7 +16,7 @@
 #ifndef RPERF_GVL_HOOKS_H
 #define RPERF_GVL_HOOKS_H
 
-int  rperf_gvl_hooks_install(void);
+int rperf_gvl_hooks_install(void);
 void rperf_gvl_hooks_remove(void);
 void rperf_gvl_hooks_after_fork_child(void);
 

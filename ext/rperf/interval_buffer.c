@@ -16,12 +16,14 @@ int
 rperf_interval_buffer_init(rperf_interval_buffer_t *buf, uint64_t capacity)
 {
     memset(buf, 0, sizeof(*buf));
-    if (capacity == 0) return 0;
+    if (capacity == 0)
+        return 0;
     /* mmap so untouched pages cost nothing: the default capacity is sized
      * for a long busy run, most profiles use a small part of it. */
     size_t bytes = (size_t)capacity * sizeof(rperf_interval_t);
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return -1;
+    if (p == MAP_FAILED)
+        return -1;
     buf->records = p;
     buf->capacity = capacity;
     return 0;
@@ -30,7 +32,8 @@ rperf_interval_buffer_init(rperf_interval_buffer_t *buf, uint64_t capacity)
 void
 rperf_interval_buffer_free(rperf_interval_buffer_t *buf)
 {
-    if (buf->records) munmap(buf->records, (size_t)buf->capacity * sizeof(rperf_interval_t));
+    if (buf->records)
+        munmap(buf->records, (size_t)buf->capacity * sizeof(rperf_interval_t));
     memset(buf, 0, sizeof(*buf));
 }
 
@@ -60,21 +63,22 @@ rperf_interval_buffer_count(const rperf_interval_buffer_t *buf)
 }
 
 size_t
-rperf_interval_buffer_copy(rperf_interval_buffer_t *buf, rperf_interval_t *out,
-                           size_t max, int consume)
+rperf_interval_buffer_copy(rperf_interval_buffer_t *buf, rperf_interval_t *out, size_t max, int consume)
 {
     uint64_t head = __atomic_load_n(&buf->head, __ATOMIC_ACQUIRE);
     uint64_t tail = __atomic_load_n(&buf->tail, __ATOMIC_RELAXED);
     size_t n = 0;
     for (uint64_t i = tail; i < head && n < max; i++, n++)
         out[n] = buf->records[i % buf->capacity];
-    if (consume) __atomic_store_n(&buf->tail, tail + n, __ATOMIC_RELEASE);
+    if (consume)
+        __atomic_store_n(&buf->tail, tail + n, __ATOMIC_RELEASE);
     return n;
 }
 
 uint64_t
 rperf_interval_buffer_take_dropped(rperf_interval_buffer_t *buf, int clear)
 {
-    if (clear) return __atomic_exchange_n(&buf->dropped, 0, __ATOMIC_RELAXED);
+    if (clear)
+        return __atomic_exchange_n(&buf->dropped, 0, __ATOMIC_RELAXED);
     return __atomic_load_n(&buf->dropped, __ATOMIC_RELAXED);
 }

@@ -22,30 +22,29 @@
 #include <stdint.h>
 
 typedef struct rperf_interval {
-    int64_t start_ns;     /* monotonic, absolute */
+    int64_t start_ns; /* monotonic, absolute */
     int64_t end_ns;
     int32_t thread_seq;
     int32_t label_set_id;
-    int32_t stack_id;     /* -1: no stack captured */
-    uint8_t state;        /* enum rperf_state */
+    int32_t stack_id; /* -1: no stack captured */
+    uint8_t state;    /* enum rperf_state */
 } rperf_interval_t;
 
 typedef struct rperf_interval_buffer {
     rperf_interval_t *records;
     uint64_t capacity;
-    uint64_t head;        /* atomic: written by the producer (release) */
-    uint64_t tail_seen;   /* producer only: a past value of tail, so a push
+    uint64_t head;                              /* atomic: written by the producer (release) */
+    uint64_t tail_seen;                         /* producer only: a past value of tail, so a push
                            * reads the consumer's line only when it looks full */
-    uint64_t tail __attribute__((aligned(64)));  /* atomic: written by the consumer (release) */
-    uint64_t dropped;     /* atomic */
+    uint64_t tail __attribute__((aligned(64))); /* atomic: written by the consumer (release) */
+    uint64_t dropped;                           /* atomic */
 } rperf_interval_buffer_t;
 
-int    rperf_interval_buffer_init(rperf_interval_buffer_t *buf, uint64_t capacity);
-void   rperf_interval_buffer_free(rperf_interval_buffer_t *buf);
-int    rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t *rec);
+int rperf_interval_buffer_init(rperf_interval_buffer_t *buf, uint64_t capacity);
+void rperf_interval_buffer_free(rperf_interval_buffer_t *buf);
+int rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t *rec);
 size_t rperf_interval_buffer_count(const rperf_interval_buffer_t *buf);
-size_t rperf_interval_buffer_copy(rperf_interval_buffer_t *buf, rperf_interval_t *out,
-                                  size_t max, int consume);
+size_t rperf_interval_buffer_copy(rperf_interval_buffer_t *buf, rperf_interval_t *out, size_t max, int consume);
 uint64_t rperf_interval_buffer_take_dropped(rperf_interval_buffer_t *buf, int clear);
 
 #endif

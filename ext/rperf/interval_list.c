@@ -31,7 +31,7 @@ list_memsize(const void *ptr)
 
 static const rb_data_type_t list_type = {
     .wrap_struct_name = "rperf_intervals",
-    .function = { .dmark = NULL, .dfree = list_free, .dsize = list_memsize },
+    .function = {.dmark = NULL, .dfree = list_free, .dsize = list_memsize},
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_FROZEN_SHAREABLE,
 };
 
@@ -69,9 +69,8 @@ rperf_interval_list_new(rperf_interval_t *records, size_t count)
 static VALUE
 tuple(const rperf_interval_t *iv)
 {
-    return rb_ary_new_from_args(6, INT2NUM(iv->thread_seq), INT2FIX(iv->state),
-                                LL2NUM(iv->start_ns), LL2NUM(iv->end_ns),
-                                INT2NUM(iv->label_set_id), INT2NUM(iv->stack_id));
+    return rb_ary_new_from_args(6, INT2NUM(iv->thread_seq), INT2FIX(iv->state), LL2NUM(iv->start_ns),
+                                LL2NUM(iv->end_ns), INT2NUM(iv->label_set_id), INT2NUM(iv->stack_id));
 }
 
 /* size → Integer */
@@ -87,8 +86,10 @@ list_at(VALUE self, VALUE vindex)
 {
     const interval_list_t *list = get_list(self);
     long index = NUM2LONG(vindex);
-    if (index < 0) index += (long)list->count;
-    if (index < 0 || (size_t)index >= list->count) return Qnil;
+    if (index < 0)
+        index += (long)list->count;
+    if (index < 0 || (size_t)index >= list->count)
+        return Qnil;
     return tuple(&list->records[index]);
 }
 
@@ -106,7 +107,8 @@ list_each(VALUE self)
 {
     RETURN_SIZED_ENUMERATOR(self, 0, 0, list_enum_size);
     const interval_list_t *list = get_list(self);
-    for (size_t i = 0; i < list->count; i++) rb_yield(tuple(&list->records[i]));
+    for (size_t i = 0; i < list->count; i++)
+        rb_yield(tuple(&list->records[i]));
     return self;
 }
 
@@ -120,7 +122,8 @@ format_int(char *end, int64_t v)
         *--p = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    if (v < 0) *--p = '-';
+    if (v < 0)
+        *--p = '-';
     return p;
 }
 
@@ -143,15 +146,17 @@ list_to_json(int argc, VALUE *argv, VALUE self)
             used = 0;
         }
         const rperf_interval_t *iv = &list->records[i];
-        const int64_t values[6] = { iv->thread_seq, iv->state, iv->start_ns, iv->end_ns,
-                                    iv->label_set_id, iv->stack_id };
-        if (i) chunk[used++] = ',';
+        const int64_t values[6] = {iv->thread_seq, iv->state,        iv->start_ns,
+                                   iv->end_ns,     iv->label_set_id, iv->stack_id};
+        if (i)
+            chunk[used++] = ',';
         chunk[used++] = '[';
         for (int k = 0; k < 6; k++) {
             char digits[21];
             char *first = format_int(digits + sizeof(digits), values[k]);
             size_t len = (size_t)(digits + sizeof(digits) - first);
-            if (k) chunk[used++] = ',';
+            if (k)
+                chunk[used++] = ',';
             memcpy(chunk + used, first, len);
             used += len;
         }

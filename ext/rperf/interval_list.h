@@ -25,7 +25,7 @@
 
 #include "interval_buffer.h"
 
-void  rperf_interval_list_define(VALUE mContention);
+void rperf_interval_list_define(VALUE mContention);
 VALUE rperf_interval_list_new(rperf_interval_t *records, size_t count);
 
 #endif

@@ -19,7 +19,8 @@
 static int
 before(const rperf_interval_t *x, const rperf_interval_t *y)
 {
-    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns;
     return x->thread_seq < y->thread_seq;
 }
 
@@ -40,8 +41,7 @@ insertion_sort(rperf_interval_t *a, size_t n)
 /* One counting pass on the digit at `shift` of key(record) - base; returns
  * 0 and leaves `from` as it is when every record has the same digit. */
 static int
-radix_pass(const rperf_interval_t *from, rperf_interval_t *to, size_t n,
-           int by_seq, uint64_t base, unsigned shift)
+radix_pass(const rperf_interval_t *from, rperf_interval_t *to, size_t n, int by_seq, uint64_t base, unsigned shift)
 {
     size_t count[BUCKETS];
     memset(count, 0, sizeof(count));
@@ -52,7 +52,8 @@ radix_pass(const rperf_interval_t *from, rperf_interval_t *to, size_t n,
     }
     size_t offset = 0;
     for (size_t b = 0; b < BUCKETS; b++) {
-        if (count[b] == n) return 0;
+        if (count[b] == n)
+            return 0;
         size_t c = count[b];
         count[b] = offset;
         offset += c;
@@ -68,8 +69,7 @@ radix_pass(const rperf_interval_t *from, rperf_interval_t *to, size_t n,
 /* Sorts by one key (least significant digit first), swapping *cur and
  * *other after every pass that moved records. */
 static void
-radix_key(rperf_interval_t **cur, rperf_interval_t **other, size_t n, int by_seq,
-          uint64_t base, uint64_t span)
+radix_key(rperf_interval_t **cur, rperf_interval_t **other, size_t n, int by_seq, uint64_t base, uint64_t span)
 {
     for (unsigned shift = 0; shift < 64 && (shift == 0 || (span >> shift) != 0); shift += DIGIT_BITS) {
         if (radix_pass(*cur, *other, n, by_seq, base, shift)) {
@@ -90,16 +90,18 @@ rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
     int64_t min_start = a[0].start_ns, max_start = a[0].start_ns;
     int32_t min_seq = a[0].thread_seq, max_seq = a[0].thread_seq;
     for (size_t i = 1; i < n; i++) {
-        if (a[i].start_ns < min_start) min_start = a[i].start_ns;
-        if (a[i].start_ns > max_start) max_start = a[i].start_ns;
-        if (a[i].thread_seq < min_seq) min_seq = a[i].thread_seq;
-        if (a[i].thread_seq > max_seq) max_seq = a[i].thread_seq;
+        if (a[i].start_ns < min_start)
+            min_start = a[i].start_ns;
+        if (a[i].start_ns > max_start)
+            max_start = a[i].start_ns;
+        if (a[i].thread_seq < min_seq)
+            min_seq = a[i].thread_seq;
+        if (a[i].thread_seq > max_seq)
+            max_seq = a[i].thread_seq;
     }
     rperf_interval_t *cur = a, *other = scratch;
     /* Secondary key first: the start passes are stable and keep seq order. */
-    radix_key(&cur, &other, n, 1, (uint64_t)(int64_t)min_seq,
-              (uint64_t)((int64_t)max_seq - (int64_t)min_seq));
-    radix_key(&cur, &other, n, 0, (uint64_t)min_start,
-              (uint64_t)max_start - (uint64_t)min_start);
+    radix_key(&cur, &other, n, 1, (uint64_t)(int64_t)min_seq, (uint64_t)((int64_t)max_seq - (int64_t)min_seq));
+    radix_key(&cur, &other, n, 0, (uint64_t)min_start, (uint64_t)max_start - (uint64_t)min_start);
     return cur;
 }

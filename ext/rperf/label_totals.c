@@ -22,12 +22,15 @@ grow(rperf_label_totals_t *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 64;
     rperf_label_total_t *rows = calloc(cap, sizeof(*rows));
-    if (!rows) return -1;
+    if (!rows)
+        return -1;
     for (size_t i = 0; i < t->cap; i++) {
         const rperf_label_total_t *old = &t->rows[i];
-        if (!old->thread_seq) continue;
+        if (!old->thread_seq)
+            continue;
         size_t j = label_hash(old->thread_seq, old->label_set_id) & (cap - 1);
-        while (rows[j].thread_seq) j = (j + 1) & (cap - 1);
+        while (rows[j].thread_seq)
+            j = (j + 1) & (cap - 1);
         rows[j] = *old;
     }
     free(t->rows);
@@ -39,8 +42,10 @@ grow(rperf_label_totals_t *t)
 rperf_label_total_t *
 rperf_label_totals_row(rperf_label_totals_t *t, int thread_seq, int label_set_id)
 {
-    if (thread_seq < 1) return NULL;
-    if (t->used * 2 >= t->cap && grow(t) < 0) return NULL;
+    if (thread_seq < 1)
+        return NULL;
+    if (t->used * 2 >= t->cap && grow(t) < 0)
+        return NULL;
     size_t j = label_hash(thread_seq, label_set_id) & (t->cap - 1);
     for (;; j = (j + 1) & (t->cap - 1)) {
         rperf_label_total_t *row = &t->rows[j];
@@ -50,7 +55,8 @@ rperf_label_totals_row(rperf_label_totals_t *t, int thread_seq, int label_set_id
             t->used++;
             return row;
         }
-        if (row->thread_seq == thread_seq && row->label_set_id == label_set_id) return row;
+        if (row->thread_seq == thread_seq && row->label_set_id == label_set_id)
+            return row;
     }
 }
 
@@ -61,7 +67,8 @@ rperf_label_totals_copy(const rperf_label_totals_t *t, size_t *count)
     size_t n = 0;
     if (out) {
         for (size_t i = 0; i < t->cap; i++)
-            if (t->rows[i].thread_seq) out[n++] = t->rows[i];
+            if (t->rows[i].thread_seq)
+                out[n++] = t->rows[i];
     }
     *count = n;
     return out;

@@ -23,17 +23,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report_format.h"  /* RPERF_STATE_COUNT */
+#include "report_format.h" /* RPERF_STATE_COUNT */
 
 typedef struct rperf_label_total {
-    int thread_seq;                      /* 0: empty row */
+    int thread_seq; /* 0: empty row */
     int label_set_id;
-    int64_t totals[RPERF_STATE_COUNT];   /* ns per enum rperf_state */
+    int64_t totals[RPERF_STATE_COUNT]; /* ns per enum rperf_state */
 } rperf_label_total_t;
 
 typedef struct rperf_label_totals {
     rperf_label_total_t *rows;
-    size_t cap;                          /* power of two, or 0 */
+    size_t cap; /* power of two, or 0 */
     size_t used;
 } rperf_label_totals_t;
 

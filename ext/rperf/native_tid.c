@@ -16,7 +16,8 @@ static __thread pid_t tls_native_tid __attribute__((tls_model("initial-exec")));
 pid_t
 rperf_native_tid(void)
 {
-    if (!tls_native_tid) tls_native_tid = (pid_t)syscall(SYS_gettid);
+    if (!tls_native_tid)
+        tls_native_tid = (pid_t)syscall(SYS_gettid);
     return tls_native_tid;
 }
 

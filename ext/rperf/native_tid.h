@@ -15,6 +15,6 @@
 #include <sys/types.h>
 
 pid_t rperf_native_tid(void);
-void  rperf_native_tid_reset(void);
+void rperf_native_tid_reset(void);
 
 #endif

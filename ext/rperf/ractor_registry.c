@@ -22,19 +22,23 @@ static rb_postponed_job_handle_t register_job = POSTPONED_JOB_HANDLE_INVALID;
 rperf_ractor_slot_t *
 rperf_ractor_lookup_current(void)
 {
-    if (!ractor_key) return NULL;
+    if (!ractor_key)
+        return NULL;
     return rperf_ractor_table_decode((uintptr_t)rb_ractor_local_storage_ptr(ractor_key));
 }
 
 rperf_ractor_slot_t *
 rperf_ractor_register_current(void)
 {
-    if (!ractor_key || !rperf_contention_active()) return NULL;
+    if (!ractor_key || !rperf_contention_active())
+        return NULL;
     rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
-    if (r) return r;
+    if (r)
+        return r;
     uintptr_t token;
     r = rperf_ractor_table_add(&token);
-    if (r) rb_ractor_local_storage_ptr_set(ractor_key, (void *)token);
+    if (r)
+        rb_ractor_local_storage_ptr_set(ractor_key, (void *)token);
     return r;
 }
 
@@ -45,21 +49,26 @@ static void
 register_job_run(void *data)
 {
     (void)data;
-    if (!rperf_contention_recording()) return;
+    if (!rperf_contention_recording())
+        return;
     rperf_ractor_slot_t *r = rperf_ractor_register_current();
-    if (!r) return;
-    if (!r->main) rperf_gc_hooks_install_current_ractor();
+    if (!r)
+        return;
+    if (!r->main)
+        rperf_gc_hooks_install_current_ractor();
     VALUE threads = rb_funcall(rb_cThread, rb_intern("list"), 0);
     for (long i = 0; i < RARRAY_LEN(threads); i++) {
         rperf_thread_slot_t *slot = rperf_slot_find(RARRAY_AREF(threads, i));
-        if (slot && !RPERF_LOAD(slot->ractor)) RPERF_STORE(slot->ractor, r);
+        if (slot && !RPERF_LOAD(slot->ractor))
+            RPERF_STORE(slot->ractor, r);
     }
 }
 
 void
 rperf_ractor_registry_init(void)
 {
-    if (!ractor_key) ractor_key = rb_ractor_local_storage_ptr_newkey(NULL);
+    if (!ractor_key)
+        ractor_key = rb_ractor_local_storage_ptr_newkey(NULL);
     if (register_job == POSTPONED_JOB_HANDLE_INVALID)
         register_job = rb_postponed_job_preregister(0, register_job_run, NULL);
 }
@@ -67,5 +76,6 @@ rperf_ractor_registry_init(void)
 void
 rperf_ractor_request_registration(void)
 {
-    if (register_job != POSTPONED_JOB_HANDLE_INVALID) rb_postponed_job_trigger(register_job);
+    if (register_job != POSTPONED_JOB_HANDLE_INVALID)
+        rb_postponed_job_trigger(register_job);
 }

@@ -20,8 +20,8 @@ static struct {
     int timeline;
     uint64_t max_intervals;
     uint32_t generation;
-    int count;                                   /* atomic: indexes handed out */
-    int published[RPERF_MAX_RACTORS];            /* atomic */
+    int count;                        /* atomic: indexes handed out */
+    int published[RPERF_MAX_RACTORS]; /* atomic */
     rperf_ractor_slot_t slots[RPERF_MAX_RACTORS];
 } table;
 
@@ -42,9 +42,11 @@ rperf_ractor_table_close(void)
 void
 rperf_ractor_table_open(int timeline, uint64_t max_intervals)
 {
-    if (table.open) rperf_ractor_table_close();
+    if (table.open)
+        rperf_ractor_table_close();
     table.generation++;
-    if (table.generation == 0) table.generation = 1;
+    if (table.generation == 0)
+        table.generation = 1;
     table.timeline = timeline;
     table.max_intervals = max_intervals;
     table.open = 1;
@@ -59,7 +61,8 @@ rperf_ractor_table_is_open(void)
 rperf_ractor_slot_t *
 rperf_ractor_table_add(uintptr_t *token)
 {
-    if (!table.open) return NULL;
+    if (!table.open)
+        return NULL;
     int index = __atomic_fetch_add(&table.count, 1, __ATOMIC_RELAXED);
     if (index >= RPERF_MAX_RACTORS) {
         __atomic_store_n(&table.count, RPERF_MAX_RACTORS, __ATOMIC_RELAXED);
@@ -69,7 +72,8 @@ rperf_ractor_table_add(uintptr_t *token)
     memset(r, 0, sizeof(*r));
     r->id = index + 1;
     r->ring = rperf_holder_ring_create(r->id);
-    if (!r->ring) return NULL;
+    if (!r->ring)
+        return NULL;
     if (table.timeline && table.max_intervals > 0 &&
         rperf_interval_buffer_init(&r->intervals, table.max_intervals) < 0) {
         /* No timeline for this Ractor: its intervals are counted as dropped. */
@@ -83,15 +87,18 @@ rperf_ractor_table_add(uintptr_t *token)
 rperf_ractor_slot_t *
 rperf_ractor_table_decode(uintptr_t token)
 {
-    if (!token || (uint32_t)(token >> TOKEN_INDEX_BITS) != table.generation) return NULL;
+    if (!token || (uint32_t)(token >> TOKEN_INDEX_BITS) != table.generation)
+        return NULL;
     return rperf_ractor_by_id((int)(token & ((1u << TOKEN_INDEX_BITS) - 1)));
 }
 
 rperf_ractor_slot_t *
 rperf_ractor_by_id(int id)
 {
-    if (id < 1 || id > RPERF_MAX_RACTORS) return NULL;
-    if (!__atomic_load_n(&table.published[id - 1], __ATOMIC_ACQUIRE)) return NULL;
+    if (id < 1 || id > RPERF_MAX_RACTORS)
+        return NULL;
+    if (!__atomic_load_n(&table.published[id - 1], __ATOMIC_ACQUIRE))
+        return NULL;
     return &table.slots[id - 1];
 }
 

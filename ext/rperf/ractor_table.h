@@ -31,7 +31,7 @@
 
 #include "interval_buffer.h"
 #include "wait_edges.h"
-#include "rperf_limits.h"  /* RPERF_MAX_RACTORS */
+#include "rperf_limits.h" /* RPERF_MAX_RACTORS */
 
 /* Per-thread and per-Ractor records written by hooks on different CPUs
  * start on their own cache line (no false sharing). */
@@ -41,10 +41,10 @@
  * interval buffer's head at every push: each sits on its own cache line, so
  * neither drags the read-mostly fields, nor the other, between CPUs. */
 typedef struct rperf_ractor_slot {
-    int id;                          /* 1-based; the first added (the main Ractor) is 1 */
-    int main;                        /* set by the caller that registers the main Ractor */
-    rperf_holder_ring_t *ring;       /* holder history, written by the GVL holder */
-    int waiters __attribute__((aligned(RPERF_CACHE_LINE)));  /* atomic: threads between READY and RESUMED */
+    int id;                                                 /* 1-based; the first added (the main Ractor) is 1 */
+    int main;                                               /* set by the caller that registers the main Ractor */
+    rperf_holder_ring_t *ring;                              /* holder history, written by the GVL holder */
+    int waiters __attribute__((aligned(RPERF_CACHE_LINE))); /* atomic: threads between READY and RESUMED */
     rperf_interval_buffer_t intervals __attribute__((aligned(RPERF_CACHE_LINE)));
 } rperf_ractor_slot_t;
 
@@ -54,14 +54,14 @@ typedef struct rperf_ractor_slot {
  * intervals are counted as dropped). */
 void rperf_ractor_table_open(int timeline, uint64_t max_intervals);
 void rperf_ractor_table_close(void);
-int  rperf_ractor_table_is_open(void);
+int rperf_ractor_table_is_open(void);
 
 rperf_ractor_slot_t *rperf_ractor_table_add(uintptr_t *token);
 /* The slot of a token from add in the current generation, else NULL. */
 rperf_ractor_slot_t *rperf_ractor_table_decode(uintptr_t token);
 
-rperf_ractor_slot_t *rperf_ractor_by_id(int id);   /* NULL when not published */
-int  rperf_ractor_count(void);                     /* indexes handed out, at most RPERF_MAX_RACTORS */
-int  rperf_ractor_waiters(const rperf_ractor_slot_t *r);  /* never negative */
+rperf_ractor_slot_t *rperf_ractor_by_id(int id);        /* NULL when not published */
+int rperf_ractor_count(void);                           /* indexes handed out, at most RPERF_MAX_RACTORS */
+int rperf_ractor_waiters(const rperf_ractor_slot_t *r); /* never negative */
 
 #endif

@@ -28,9 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const rperf_report_state_keys[RPERF_STATE_COUNT] = {
-    "running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns", "gc_sweep_ns"
-};
+const char *const rperf_report_state_keys[RPERF_STATE_COUNT] = {"running_ns", "gvl_wait_ns", "blocked_ns",
+                                                                "gc_mark_ns", "gc_sweep_ns"};
 
 static void
 aset(VALUE h, const char *key, VALUE v)
@@ -51,11 +50,11 @@ typedef struct build_ctx {
     VALUE threads;
     int64_t (*ractor_totals)[RPERF_STATE_COUNT];
     long *ractor_threads;
-    int nractors;              /* identified Ractors */
-    int unidentified;          /* threads without a Ractor exist */
-    rperf_interval_t *open;    /* intervals open at the cut */
+    int nractors;           /* identified Ractors */
+    int unidentified;       /* threads without a Ractor exist */
+    rperf_interval_t *open; /* intervals open at the cut */
     size_t open_count, open_cap;
-    rperf_slot_view_t *views;  /* views[seq - 1] read at the cut; state -1: none */
+    rperf_slot_view_t *views; /* views[seq - 1] read at the cut; state -1: none */
     int nviews;
     rperf_label_total_t *labels;
     size_t nlabels;
@@ -65,7 +64,8 @@ static int
 ractor_id_of(build_ctx_t *ctx, const rperf_thread_slot_t *slot)
 {
     const rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
-    if (r) return r->id;
+    if (r)
+        return r->id;
     ctx->unidentified = 1;
     return ctx->nractors + 1;
 }
@@ -73,17 +73,23 @@ ractor_id_of(build_ctx_t *ctx, const rperf_thread_slot_t *slot)
 static void
 push_open(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int state, int64_t from, int64_t to)
 {
-    if (to <= from) return;
+    if (to <= from)
+        return;
     if (ctx->open_count == ctx->open_cap) {
         size_t cap = ctx->open_cap ? ctx->open_cap * 2 : 64;
         rperf_interval_t *p = realloc(ctx->open, cap * sizeof(*p));
-        if (!p) return;
+        if (!p)
+            return;
         ctx->open = p;
         ctx->open_cap = cap;
     }
     ctx->open[ctx->open_count++] = (rperf_interval_t){
-        .start_ns = from, .end_ns = to, .thread_seq = slot->seq,
-        .label_set_id = RPERF_LOAD(slot->label_set_id), .stack_id = -1, .state = (uint8_t)state,
+        .start_ns = from,
+        .end_ns = to,
+        .thread_seq = slot->seq,
+        .label_set_id = RPERF_LOAD(slot->label_set_id),
+        .stack_id = -1,
+        .state = (uint8_t)state,
     };
 }
 
@@ -103,18 +109,22 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     uint64_t acq, waits;
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
 
-    if (slot->seq > ctx->nviews || ctx->views[slot->seq - 1].state < 0) return;  /* after the cut */
+    if (slot->seq > ctx->nviews || ctx->views[slot->seq - 1].state < 0)
+        return; /* after the cut */
     const rperf_slot_view_t v = ctx->views[slot->seq - 1];
     rperf_slot_report_totals(slot, end, &v, delta, &acq, &waits);
-    if (v.exited && v.last_seen_ns < start) return;  /* gone before this interval */
+    if (v.exited && v.last_seen_ns < start)
+        return; /* gone before this interval */
 
     int64_t first = v.first_seen_ns > start ? v.first_seen_ns : start;
     int64_t last = v.exited ? v.last_seen_ns : end;
-    if (last < first) last = first;
+    if (last < first)
+        last = first;
 
     if (!slot->native_id && !v.exited) {
         VALUE tid = rb_funcall(slot->thread, rb_intern("native_thread_id"), 0);
-        if (!NIL_P(tid)) slot->native_id = NUM2LL(tid);
+        if (!NIL_P(tid))
+            slot->native_id = NUM2LL(tid);
     }
     int rid = ractor_id_of(ctx, slot);
 
@@ -126,14 +136,16 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     aset(h, "first_seen_ns", i64(first - start));
     aset(h, "last_seen_ns", i64(last - start));
     aset(h, "exited", v.exited ? Qtrue : Qfalse);
-    for (int i = 0; i < RPERF_STATE_COUNT; i++) aset(h, rperf_report_state_keys[i], i64(delta[i]));
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        aset(h, rperf_report_state_keys[i], i64(delta[i]));
     aset(h, "acquisitions", ULL2NUM(acq));
     aset(h, "waits", ULL2NUM(waits));
     aset(h, "label_set", INT2NUM(RPERF_LOAD(slot->label_set_id)));
     rb_ary_push(ctx->threads, h);
 
     if (rid >= 1 && rid <= ctx->nractors + 1) {
-        for (int i = 0; i < RPERF_STATE_COUNT; i++) ctx->ractor_totals[rid - 1][i] += delta[i];
+        for (int i = 0; i < RPERF_STATE_COUNT; i++)
+            ctx->ractor_totals[rid - 1][i] += delta[i];
         ctx->ractor_threads[rid - 1]++;
     }
 
@@ -163,14 +175,18 @@ build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
         rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
     }
     memcpy(all, copied, ncopied * sizeof(*all));
-    if (ctx->open_count) memcpy(all + ncopied, ctx->open, ctx->open_count * sizeof(*all));
+    if (ctx->open_count)
+        memcpy(all + ncopied, ctx->open, ctx->open_count * sizeof(*all));
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
     size_t n = 0;
     for (size_t i = 0; i < total; i++) {
         rperf_interval_t iv = all[i];
-        if (iv.start_ns < start) iv.start_ns = start;
-        if (iv.end_ns > end) iv.end_ns = end;
-        if (iv.end_ns <= iv.start_ns) continue;
+        if (iv.start_ns < start)
+            iv.start_ns = start;
+        if (iv.end_ns > end)
+            iv.end_ns = end;
+        if (iv.end_ns <= iv.start_ns)
+            continue;
         iv.start_ns -= start;
         iv.end_ns -= start;
         all[n++] = iv;
@@ -184,10 +200,10 @@ static const char *
 holder_kind_name(int kind)
 {
     switch (kind) {
-      case RPERF_HOLDER_THREAD: return "thread";
-      case RPERF_HOLDER_GC: return "gc";
-      case RPERF_HOLDER_HANDOFF: return "handoff";
-      default: return "unknown";
+    case RPERF_HOLDER_THREAD: return "thread";
+    case RPERF_HOLDER_GC: return "gc";
+    case RPERF_HOLDER_HANDOFF: return "handoff";
+    default: return "unknown";
     }
 }
 
@@ -206,15 +222,21 @@ collect_unknown(rperf_thread_slot_t *slot, void *arg)
     if (u->consume) {
         ns = __atomic_exchange_n(&slot->unknown_edge_ns, 0, __ATOMIC_RELAXED);
         count = __atomic_exchange_n(&slot->unknown_edge_count, 0, __ATOMIC_RELAXED);
-    }
-    else {
+    } else {
         ns = __atomic_load_n(&slot->unknown_edge_ns, __ATOMIC_RELAXED);
         count = __atomic_load_n(&slot->unknown_edge_count, __ATOMIC_RELAXED);
     }
-    if (ns <= 0) return;
+    if (ns <= 0)
+        return;
     rperf_edge_t e = {
-        .ractor = 0, .waiter = slot->seq, .holder = 0, .waiter_label = RPERF_LOAD(slot->label_set_id),
-        .holder_label = 0, .kind = RPERF_HOLDER_UNKNOWN, .wait_ns = ns, .count = count,
+        .ractor = 0,
+        .waiter = slot->seq,
+        .holder = 0,
+        .waiter_label = RPERF_LOAD(slot->label_set_id),
+        .holder_label = 0,
+        .kind = RPERF_HOLDER_UNKNOWN,
+        .wait_ns = ns,
+        .count = count,
     };
     rperf_edge_list_add(u->list, &e);
 }
@@ -223,11 +245,12 @@ static VALUE
 build_edges(build_ctx_t *ctx, rperf_edge_list_t *table, rperf_edge_list_t *extra)
 {
     VALUE ary = rb_ary_new();
-    rperf_edge_list_t *lists[2] = { table, extra };
+    rperf_edge_list_t *lists[2] = {table, extra};
     for (int l = 0; l < 2; l++) {
         for (size_t i = 0; i < lists[l]->count; i++) {
             const rperf_edge_t *e = &lists[l]->items[i];
-            if (e->wait_ns <= 0) continue;
+            if (e->wait_ns <= 0)
+                continue;
             int rid = e->ractor;
             if (rid == 0) {
                 rperf_thread_slot_t *w = rperf_slot_by_seq(e->waiter);
@@ -262,7 +285,8 @@ build_ractors(build_ctx_t *ctx)
          * for threads whose Ractor never ran the registration job. */
         aset(h, "identified", i < ctx->nractors ? Qtrue : Qfalse);
         aset(h, "threads", LONG2NUM(ctx->ractor_threads[i]));
-        for (int s = 0; s < RPERF_STATE_COUNT; s++) aset(h, rperf_report_state_keys[s], i64(ctx->ractor_totals[i][s]));
+        for (int s = 0; s < RPERF_STATE_COUNT; s++)
+            aset(h, rperf_report_state_keys[s], i64(ctx->ractor_totals[i][s]));
         rb_ary_push(ary, h);
     }
     return ary;
@@ -277,7 +301,8 @@ build_label_totals(build_ctx_t *ctx)
         VALUE h = rb_hash_new();
         aset(h, "thread", INT2NUM(row->thread_seq));
         aset(h, "label_set", INT2NUM(row->label_set_id));
-        for (int s = 0; s < RPERF_STATE_COUNT; s++) aset(h, rperf_report_state_keys[s], i64(row->totals[s]));
+        for (int s = 0; s < RPERF_STATE_COUNT; s++)
+            aset(h, rperf_report_state_keys[s], i64(row->totals[s]));
         rb_ary_push(ary, h);
     }
     return ary;
@@ -293,7 +318,8 @@ build_stats(const rperf_report_params_t *params)
     memset(&ss, 0, sizeof(ss));
     /* A sampler that did not run this profile may still hold the counters
      * of an earlier one. */
-    if (!params->counters_only) rperf_sampler_get_stats(&ss);
+    if (!params->counters_only)
+        rperf_sampler_get_stats(&ss);
     aset(h, "trigger_count", ULL2NUM(ss.trigger_count));
     aset(h, "sampling_count", ULL2NUM(ss.sampling_count));
     aset(h, "sampling_time_ns", ULL2NUM(ss.sampling_time_ns));
@@ -342,7 +368,8 @@ build_meta(const rperf_report_params_t *params, const rperf_cut_t *cut, int clea
     VALUE h = rb_hash_new();
     aset(h, "tool", rb_str_new_cstr("rperf-gvl"));
     VALUE version = rb_const_defined(params->module, rb_intern("VERSION"))
-                  ? rb_const_get(params->module, rb_intern("VERSION")) : rb_str_new_cstr("0.0.0");
+                        ? rb_const_get(params->module, rb_intern("VERSION"))
+                        : rb_str_new_cstr("0.0.0");
     aset(h, "tool_version", version);
     aset(h, "ruby_version", rb_const_get(rb_cObject, rb_intern("RUBY_VERSION")));
     aset(h, "pid", INT2NUM((int)getpid()));
@@ -371,7 +398,8 @@ static void
 read_view(rperf_thread_slot_t *slot, void *arg)
 {
     build_ctx_t *ctx = arg;
-    if (slot->seq <= ctx->nviews) rperf_slot_read(slot, &ctx->views[slot->seq - 1]);
+    if (slot->seq <= ctx->nviews)
+        rperf_slot_read(slot, &ctx->views[slot->seq - 1]);
 }
 
 /* Everything the report needs from C state, gathered before the first
@@ -388,18 +416,22 @@ collect(struct build_args *a)
     size_t cap = 0;
     for (int i = 1; i <= ctx->nractors; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
-        if (r) cap += rperf_interval_buffer_count(&r->intervals);
+        if (r)
+            cap += rperf_interval_buffer_count(&r->intervals);
     }
     a->copied = malloc((cap ? cap : 1) * sizeof(rperf_interval_t));
     ctx->nviews = rperf_slot_count();
     ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
-    if (!a->copied || !ctx->views) rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
+    if (!a->copied || !ctx->views)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
     for (int i = 1; i <= ctx->nractors && a->ncopied < cap; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
-        if (r) a->ncopied += rperf_interval_buffer_copy(&r->intervals, a->copied + a->ncopied,
-                                                        cap - a->ncopied, consume);
+        if (r)
+            a->ncopied += rperf_interval_buffer_copy(&r->intervals, a->copied + a->ncopied, cap - a->ncopied,
+                                                     consume);
     }
-    for (int i = 0; i < ctx->nviews; i++) ctx->views[i].state = -1;
+    for (int i = 0; i < ctx->nviews; i++)
+        ctx->views[i].state = -1;
     rperf_slots_foreach(read_view, ctx);
 
     rperf_contention_flush_labels(ctx->cut.end_ns);
@@ -408,7 +440,7 @@ collect(struct build_args *a)
     if (rperf_contention_cut_edges(&ctx->cut, ctx->views, ctx->nviews, ctx->clear, &a->table) < 0)
         rb_raise(rperf_eResourceError, "rperf: cannot copy wait edges");
     rperf_contention_cut_open_waits(&ctx->cut, ctx->views, ctx->nviews, &a->extra);
-    unknown_ctx_t u = { ctx, &a->extra, consume };
+    unknown_ctx_t u = {ctx, &a->extra, consume};
     rperf_slots_foreach(collect_unknown, &u);
 }
 
@@ -439,14 +471,17 @@ build_report_body(VALUE arg)
     aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied));
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
     aset(report, "ractors", build_ractors(ctx));
-    if (ctx->params->counters_only) fill_without_samples(report);
-    else rperf_sampler_fill_report(report);
+    if (ctx->params->counters_only)
+        fill_without_samples(report);
+    else
+        rperf_sampler_fill_report(report);
     if (ctx->clear && !ctx->cut.final) {
         /* The next report starts at this cut, from these very views. */
         int64_t end = ctx->cut.end_ns;
         int64_t realtime = rperf_realtime_ns() - (rperf_now_ns() - end);
         rperf_contention_begin_interval(end, realtime, ctx->views, ctx->nviews);
-        if (ctx->params->sampler_running) rperf_sampler_clear();
+        if (ctx->params->sampler_running)
+            rperf_sampler_clear();
     }
     return report;
 }

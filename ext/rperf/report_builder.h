@@ -19,14 +19,14 @@
 #include <ruby.h>
 #include <stdint.h>
 
-#include "report_format.h"  /* RPERF_STATE_COUNT */
+#include "report_format.h" /* RPERF_STATE_COUNT */
 
 typedef struct rperf_report_params {
-    VALUE module;            /* Rperf, whose VERSION goes into meta */
-    int mode;                /* 0 cpu, 1 wall, 2 counters */
-    int frequency;           /* Hz; 0 in counters mode */
-    int sampler_running;     /* clear also empties the sampler's tables */
-    int counters_only;       /* counters mode: the sampler is not read at all (its
+    VALUE module;        /* Rperf, whose VERSION goes into meta */
+    int mode;            /* 0 cpu, 1 wall, 2 counters */
+    int frequency;       /* Hz; 0 in counters mode */
+    int sampler_running; /* clear also empties the sampler's tables */
+    int counters_only;   /* counters mode: the sampler is not read at all (its
                               * arrays are empty, its counters 0) */
 } rperf_report_params_t;
 

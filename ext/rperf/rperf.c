@@ -39,13 +39,13 @@
 #endif
 
 static VALUE mRperf;
-static VALUE profiler_anchor;      /* marks slot threads and sampler frames */
+static VALUE profiler_anchor; /* marks slot threads and sampler frames */
 
 static struct {
-    int mode;                      /* 0 cpu, 1 wall, 2 counters (no sampler) */
+    int mode; /* 0 cpu, 1 wall, 2 counters (no sampler) */
     int frequency;
     int sampler_running;
-    int refcount;                  /* profile refcount; 0 = paused */
+    int refcount; /* profile refcount; 0 = paused */
 } prof;
 
 static void
@@ -53,12 +53,13 @@ anchor_mark(void *ptr)
 {
     (void)ptr;
     rperf_slot_pool_mark();
-    if (prof.sampler_running || rperf_contention_active()) rperf_sampler_mark();
+    if (prof.sampler_running || rperf_contention_active())
+        rperf_sampler_mark();
 }
 
 static const rb_data_type_t anchor_type = {
     .wrap_struct_name = "rperf_profiler",
-    .function = { .dmark = anchor_mark, .dfree = NULL, .dsize = NULL },
+    .function = {.dmark = anchor_mark, .dfree = NULL, .dsize = NULL},
     .flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
@@ -83,10 +84,11 @@ hash_long(VALUE h, const char *key, long dflt)
 static void
 cleanup_forked_child(void)
 {
-    if (!rperf_contention_forked_child_pending()) return;
+    if (!rperf_contention_forked_child_pending())
+        return;
     rperf_gc_hooks_remove();
     rperf_contention_destroy();
-    rperf_sampler_free();  /* the fork handler freed nothing */
+    rperf_sampler_free(); /* the fork handler freed nothing */
     prof.sampler_running = 0;
     prof.refcount = 0;
 }
@@ -110,9 +112,11 @@ claim_existing(VALUE threads, VALUE caller, rperf_ractor_slot_t *main_ractor, in
     long n = RARRAY_LEN(threads);
     for (long i = 0; i < n; i++) {
         VALUE th = RARRAY_AREF(threads, i);
-        if (th == caller) continue;
+        if (th == caller)
+            continue;
         rperf_thread_slot_t *slot = rperf_slot_claim(th, now);
-        if (slot && !slot->ractor) slot->ractor = main_ractor;  /* blocked since start */
+        if (slot && !slot->ractor)
+            slot->ractor = main_ractor; /* blocked since start */
     }
 }
 
@@ -125,7 +129,8 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     Check_Type(config, T_HASH);
     Check_Type(threads, T_ARRAY);
     cleanup_forked_child();
-    if (rperf_contention_active()) rb_raise(rperf_eStateError, "rperf: profiler is already running");
+    if (rperf_contention_active())
+        rb_raise(rperf_eStateError, "rperf: profiler is already running");
 
     rperf_contention_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
@@ -188,7 +193,8 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
 static void
 teardown(void)
 {
-    if (prof.sampler_running) rperf_sampler_free();
+    if (prof.sampler_running)
+        rperf_sampler_free();
     prof.sampler_running = 0;
     prof.refcount = 0;
     rperf_contention_destroy();
@@ -198,8 +204,11 @@ static VALUE
 build_report(int final, int clear, int64_t end_ns)
 {
     rperf_report_params_t params = {
-        .module = mRperf, .mode = prof.mode, .frequency = prof.frequency,
-        .sampler_running = prof.sampler_running, .counters_only = prof.mode == 2,
+        .module = mRperf,
+        .mode = prof.mode,
+        .frequency = prof.frequency,
+        .sampler_running = prof.sampler_running,
+        .counters_only = prof.mode == 2,
     };
     return rperf_report_build(&params, final, clear, end_ns);
 }
@@ -216,7 +225,8 @@ rb_rperf_stop(VALUE self)
 {
     (void)self;
     cleanup_forked_child();
-    if (!rperf_contention_active()) return Qnil;
+    if (!rperf_contention_active())
+        return Qnil;
 
     /* After remove returns no callback runs any more, so every ring,
      * buffer and slot may be read and then freed. A paused profile keeps
@@ -224,12 +234,14 @@ rb_rperf_stop(VALUE self)
     rperf_contention_stop_recording();
     rperf_gvl_hooks_remove();
     rperf_gc_hooks_remove();
-    if (prof.sampler_running) rperf_sampler_stop();
+    if (prof.sampler_running)
+        rperf_sampler_stop();
     int64_t end = rperf_now_ns();
     int state = 0;
     VALUE report = rb_protect(build_final, (VALUE)&end, &state);
     teardown();
-    if (state) rb_jump_tag(state);
+    if (state)
+        rb_jump_tag(state);
     return report;
 }
 
@@ -240,9 +252,11 @@ rb_rperf_snapshot(VALUE self, VALUE vclear)
 {
     (void)self;
     cleanup_forked_child();
-    if (!rperf_contention_active()) return Qnil;
+    if (!rperf_contention_active())
+        return Qnil;
     int clear = RTEST(vclear);
-    if (prof.sampler_running) rperf_sampler_flush();
+    if (prof.sampler_running)
+        rperf_sampler_flush();
     int64_t end = rperf_now_ns();
     return build_report(0, clear, end);
 }
@@ -268,14 +282,16 @@ claim_current(void)
     rperf_thread_slot_t *slot = rperf_slot_find(thread);
     if (!slot) {
         slot = rperf_slot_claim(thread, rperf_contention_now_clipped());
-        if (!slot) return NULL;
+        if (!slot)
+            return NULL;
         rperf_slot_write_begin(slot);
         RPERF_STORE(slot->state, RPERF_STATE_RUNNING);
         rperf_slot_write_end(slot);
     }
     if (!RPERF_LOAD(slot->ractor)) {
         rperf_ractor_slot_t *r = rperf_ractor_register_current();
-        if (r) RPERF_STORE(slot->ractor, r);
+        if (r)
+            RPERF_STORE(slot->ractor, r);
     }
     return slot;
 }
@@ -286,10 +302,13 @@ rb_rperf_set_label(VALUE self, VALUE vid)
 {
     (void)self;
     int id = NUM2INT(vid);
-    if (id < 0) rb_raise(rb_eArgError, "rperf: negative label set id %d", id);
-    if (!rperf_contention_active()) return vid;
+    if (id < 0)
+        rb_raise(rb_eArgError, "rperf: negative label set id %d", id);
+    if (!rperf_contention_active())
+        return vid;
     rperf_thread_slot_t *slot = claim_current();
-    if (slot) rperf_contention_set_label(slot, id);
+    if (slot)
+        rperf_contention_set_label(slot, id);
     return vid;
 }
 
@@ -297,7 +316,8 @@ static VALUE
 rb_rperf_get_label(VALUE self)
 {
     (void)self;
-    if (!rperf_contention_active()) return INT2FIX(0);
+    if (!rperf_contention_active())
+        return INT2FIX(0);
     rperf_thread_slot_t *slot = rperf_slot_find(rb_thread_current());
     return INT2NUM(slot ? RPERF_LOAD(slot->label_set_id) : 0);
 }
@@ -307,13 +327,15 @@ static VALUE
 rb_rperf_profile_inc(VALUE self)
 {
     (void)self;
-    if (!rperf_contention_active()) return Qfalse;
+    if (!rperf_contention_active())
+        return Qfalse;
     prof.refcount++;
     if (prof.refcount == 1) {
         int64_t now = rperf_now_ns();
         rperf_contention_resume(rb_thread_current(), rperf_ractor_lookup_current(), now);
         /* Re-bases every slot's sample clock itself. */
-        if (prof.sampler_running) rperf_sampler_resume();
+        if (prof.sampler_running)
+            rperf_sampler_resume();
     }
     return Qtrue;
 }
@@ -323,11 +345,14 @@ static VALUE
 rb_rperf_profile_dec(VALUE self)
 {
     (void)self;
-    if (!rperf_contention_active()) return Qfalse;
-    if (prof.refcount <= 0) rb_raise(rperf_eStateError, "rperf: profile refcount would go negative (unbalanced profile)");
+    if (!rperf_contention_active())
+        return Qfalse;
+    if (prof.refcount <= 0)
+        rb_raise(rperf_eStateError, "rperf: profile refcount would go negative (unbalanced profile)");
     prof.refcount--;
     if (prof.refcount == 0) {
-        if (prof.sampler_running) rperf_sampler_pause();
+        if (prof.sampler_running)
+            rperf_sampler_pause();
         rperf_contention_pause(rperf_now_ns());
     }
     return Qtrue;
@@ -340,9 +365,11 @@ static VALUE
 rb_rperf_thread_contention(VALUE self)
 {
     (void)self;
-    if (!rperf_contention_active()) return Qnil;
+    if (!rperf_contention_active())
+        return Qnil;
     rperf_thread_slot_t *slot = claim_current();
-    if (!slot) return Qnil;
+    if (!slot)
+        return Qnil;
     int64_t totals[RPERF_STATE_COUNT];
     int64_t now = rperf_now_ns();
     rperf_slot_totals_now(slot, now, totals);
@@ -374,14 +401,15 @@ opt_str(VALUE opts, const char *key)
  * rendering after the first skips the parse. */
 typedef struct parsed_report {
     rga_report_t *report;
-    size_t json_bytes;             /* the model's size is about this much */
+    size_t json_bytes; /* the model's size is about this much */
 } parsed_report_t;
 
 static void
 parsed_report_free(void *ptr)
 {
     parsed_report_t *p = ptr;
-    if (p->report) rga_report_free(p->report);
+    if (p->report)
+        rga_report_free(p->report);
     ruby_xfree(p);
 }
 
@@ -394,7 +422,7 @@ parsed_report_memsize(const void *ptr)
 
 static const rb_data_type_t parsed_report_type = {
     .wrap_struct_name = "rperf_parsed_report",
-    .function = { .dmark = NULL, .dfree = parsed_report_free, .dsize = parsed_report_memsize },
+    .function = {.dmark = NULL, .dfree = parsed_report_free, .dsize = parsed_report_memsize},
     .flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
@@ -405,8 +433,10 @@ raise_analysis_error(VALUE klass, const rga_error_t *err)
 {
     char msg[768];
     rga_error_format(err, msg, sizeof(msg));
-    if (err->code == RGA_ERR_ARGUMENT) klass = rb_eArgError;
-    else if (err->code == RGA_ERR_NOMEM) klass = rperf_eResourceError;
+    if (err->code == RGA_ERR_ARGUMENT)
+        klass = rb_eArgError;
+    else if (err->code == RGA_ERR_NOMEM)
+        klass = rperf_eResourceError;
     rb_raise(klass, "%s", msg);
     return Qnil;
 }
@@ -425,10 +455,10 @@ rb_rperf_parse_report(VALUE self, VALUE json)
     VALUE obj = TypedData_Make_Struct(rb_cObject, parsed_report_t, &parsed_report_type, p);
     rga_error_t err;
     memset(&err, 0, sizeof(err));
-    rga_status_t st = rga_report_load_buffer(RSTRING_PTR(json), (size_t)RSTRING_LEN(json), NULL,
-                                             &p->report, &err);
+    rga_status_t st = rga_report_load_buffer(RSTRING_PTR(json), (size_t)RSTRING_LEN(json), NULL, &p->report, &err);
     RB_GC_GUARD(json);
-    if (st != RGA_OK) raise_analysis_error(rperf_eReportError, &err);
+    if (st != RGA_OK)
+        raise_analysis_error(rperf_eReportError, &err);
     p->json_bytes = (size_t)RSTRING_LEN(json);
     return obj;
 #else
@@ -447,10 +477,12 @@ rb_rperf_parsed_intervals(VALUE self, VALUE parsed)
 #ifdef RPERF_HAVE_ANALYSIS
     const parsed_report_t *p = rb_check_typeddata(parsed, &parsed_report_type);
     const rga_report_t *r = p->report;
-    if (!r->intervals_text_length) return Qnil;
+    if (!r->intervals_text_length)
+        return Qnil;
     size_t n = r->n_intervals;
     rperf_interval_t *records = malloc((n ? n : 1) * sizeof(*records));
-    if (!records) rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
+    if (!records)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
     for (size_t i = 0; i < n; i++) {
         const rga_interval_t *iv = &r->intervals[i];
         if (r->threads[iv->thread_index].seq > INT32_MAX || iv->label_set > INT32_MAX) {
@@ -459,14 +491,16 @@ rb_rperf_parsed_intervals(VALUE self, VALUE parsed)
             return Qnil;
         }
         records[i] = (rperf_interval_t){
-            .start_ns = iv->start_ns, .end_ns = iv->end_ns,
+            .start_ns = iv->start_ns,
+            .end_ns = iv->end_ns,
             .thread_seq = (int32_t)r->threads[iv->thread_index].seq,
-            .label_set_id = (int32_t)iv->label_set, .stack_id = iv->stack, .state = iv->state,
+            .label_set_id = (int32_t)iv->label_set,
+            .stack_id = iv->stack,
+            .state = iv->state,
         };
     }
     VALUE list = rperf_interval_list_new(records, n);
-    return rb_ary_new_from_args(3, SIZET2NUM(r->intervals_text_offset),
-                                SIZET2NUM(r->intervals_text_length), list);
+    return rb_ary_new_from_args(3, SIZET2NUM(r->intervals_text_offset), SIZET2NUM(r->intervals_text_length), list);
 #else
     (void)parsed;
     rb_raise(rperf_eUnsupportedError, "rperf: this build has no analysis module");
@@ -526,7 +560,8 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     RB_GC_GUARD(keep);
     RB_GC_GUARD(state);
     RB_GC_GUARD(parsed);
-    if (rc != 0) raise_analysis_error(rperf_eRenderError, &err);
+    if (rc != 0)
+        raise_analysis_error(rperf_eRenderError, &err);
     VALUE result = rb_str_new(out, (long)out_len);
     free(out);
     return result;
@@ -550,7 +585,8 @@ after_fork_child(void)
     rperf_gc_hooks_after_fork_child();
     rperf_contention_after_fork_child();
     rperf_native_tid_reset();
-    if (prof.sampler_running) rperf_sampler_after_fork_child();
+    if (prof.sampler_running)
+        rperf_sampler_after_fork_child();
 }
 
 /* Rperf::LIMITS: { option => { min:, max:, default:, unit: } } for every
@@ -559,21 +595,20 @@ static void
 define_limits(void)
 {
     VALUE limits = rb_hash_new();
-#define RPERF_DEFINE_LIMIT(name, min, max, dflt, unit)                                  \
-    do {                                                                                \
-        VALUE h = rb_hash_new();                                                        \
-        rb_hash_aset(h, ID2SYM(rb_intern("min")), LL2NUM(min));                        \
-        rb_hash_aset(h, ID2SYM(rb_intern("max")), LL2NUM(max));                        \
-        rb_hash_aset(h, ID2SYM(rb_intern("default")), LL2NUM(dflt));                   \
+#define RPERF_DEFINE_LIMIT(name, min, max, dflt, unit) \
+    do { \
+        VALUE h = rb_hash_new(); \
+        rb_hash_aset(h, ID2SYM(rb_intern("min")), LL2NUM(min)); \
+        rb_hash_aset(h, ID2SYM(rb_intern("max")), LL2NUM(max)); \
+        rb_hash_aset(h, ID2SYM(rb_intern("default")), LL2NUM(dflt)); \
         rb_hash_aset(h, ID2SYM(rb_intern("unit")), rb_obj_freeze(rb_str_new_cstr(unit))); \
-        rb_hash_aset(limits, ID2SYM(rb_intern(#name)), rb_obj_freeze(h));              \
+        rb_hash_aset(limits, ID2SYM(rb_intern(#name)), rb_obj_freeze(h)); \
     } while (0);
     RPERF_OPTION_LIMITS(RPERF_DEFINE_LIMIT)
 #undef RPERF_DEFINE_LIMIT
     rb_hash_aset(limits, ID2SYM(rb_intern("ractors")), INT2NUM(RPERF_MAX_RACTORS));
     rb_hash_aset(limits, ID2SYM(rb_intern("stack_depth")), INT2NUM(RPERF_MAX_STACK_DEPTH));
-    rb_hash_aset(limits, ID2SYM(rb_intern("report_inflated_bytes")),
-                 LL2NUM(RPERF_REPORT_INFLATED_BYTES_DEFAULT));
+    rb_hash_aset(limits, ID2SYM(rb_intern("report_inflated_bytes")), LL2NUM(RPERF_REPORT_INFLATED_BYTES_DEFAULT));
     rb_define_const(mRperf, "LIMITS", rb_obj_freeze(limits));
 }
 
@@ -594,9 +629,18 @@ Init_rperf_ext(void)
     rb_define_module_function(mRperf, "_c_parse_report", rb_rperf_parse_report, 1);
     rb_define_module_function(mRperf, "_c_parsed_intervals", rb_rperf_parsed_intervals, 1);
     rb_define_module_function(mRperf, "_c_render", rb_rperf_render, 3);
-    const char *priv[] = { "_c_start", "_c_stop", "_c_snapshot", "_c_running?", "_c_set_label",
-                           "_c_get_label", "_c_profile_inc", "_c_profile_dec",
-                           "_c_thread_contention", "_c_parse_report", "_c_parsed_intervals", "_c_render" };
+    const char *priv[] = {"_c_start",
+                          "_c_stop",
+                          "_c_snapshot",
+                          "_c_running?",
+                          "_c_set_label",
+                          "_c_get_label",
+                          "_c_profile_inc",
+                          "_c_profile_dec",
+                          "_c_thread_contention",
+                          "_c_parse_report",
+                          "_c_parsed_intervals",
+                          "_c_render"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

@@ -17,7 +17,8 @@
 static void
 spin_lock(rperf_sample_buffers_t *bufs)
 {
-    if (!atomic_exchange_explicit(&bufs->lock, 1, memory_order_acquire)) return;
+    if (!atomic_exchange_explicit(&bufs->lock, 1, memory_order_acquire))
+        return;
     atomic_fetch_add_explicit(&bufs->contended, 1, memory_order_relaxed);
     for (unsigned spins = 0;; spins++) {
         if (!atomic_load_explicit(&bufs->lock, memory_order_relaxed) &&
@@ -25,7 +26,8 @@ spin_lock(rperf_sample_buffers_t *bufs)
             return;
         /* The holder may have been descheduled mid-copy; give it the CPU
          * instead of burning ours. */
-        if (spins > 64) sched_yield();
+        if (spins > 64)
+            sched_yield();
     }
 }
 
@@ -53,12 +55,13 @@ buffer_init(rperf_sample_buffer_t *buf, uint32_t sample_capacity, uint32_t frame
 }
 
 int
-rperf_sample_buffers_init(rperf_sample_buffers_t *bufs, uint32_t sample_capacity,
-                          uint32_t frame_capacity)
+rperf_sample_buffers_init(rperf_sample_buffers_t *bufs, uint32_t sample_capacity, uint32_t frame_capacity)
 {
     memset(bufs, 0, sizeof(*bufs));
-    if (buffer_init(&bufs->buf[0], sample_capacity, frame_capacity) < 0) goto fail;
-    if (buffer_init(&bufs->buf[1], sample_capacity, frame_capacity) < 0) goto fail;
+    if (buffer_init(&bufs->buf[0], sample_capacity, frame_capacity) < 0)
+        goto fail;
+    if (buffer_init(&bufs->buf[1], sample_capacity, frame_capacity) < 0)
+        goto fail;
     atomic_init(&bufs->lock, 0);
     atomic_init(&bufs->dropped, 0);
     atomic_init(&bufs->contended, 0);
@@ -79,17 +82,17 @@ rperf_sample_buffers_free(rperf_sample_buffers_t *bufs)
 }
 
 int
-rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth,
-                           int synthetic, int64_t weight_ns, int64_t blame_ns,
-                           int thread_seq, int label_set_id)
+rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth, int synthetic,
+                           int64_t weight_ns, int64_t blame_ns, int thread_seq, int label_set_id)
 {
-    if (depth < 0) depth = 0;
-    if (depth > RPERF_MAX_STACK_DEPTH) depth = RPERF_MAX_STACK_DEPTH;
+    if (depth < 0)
+        depth = 0;
+    if (depth > RPERF_MAX_STACK_DEPTH)
+        depth = RPERF_MAX_STACK_DEPTH;
 
     spin_lock(bufs);
     rperf_sample_buffer_t *buf = &bufs->buf[bufs->active];
-    if (buf->sample_count >= buf->sample_capacity ||
-        buf->frame_capacity - buf->frame_count < (uint32_t)depth) {
+    if (buf->sample_count >= buf->sample_capacity || buf->frame_capacity - buf->frame_count < (uint32_t)depth) {
         spin_unlock(bufs);
         atomic_fetch_add_explicit(&bufs->dropped, 1, memory_order_relaxed);
         return -1;
@@ -102,7 +105,8 @@ rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, in
     s->synthetic = (int16_t)synthetic;
     s->thread_seq = thread_seq;
     s->label_set_id = label_set_id;
-    if (depth > 0) memcpy(buf->frames + buf->frame_count, frames, sizeof(VALUE) * (size_t)depth);
+    if (depth > 0)
+        memcpy(buf->frames + buf->frame_count, frames, sizeof(VALUE) * (size_t)depth);
     buf->frame_count += (uint32_t)depth;
     buf->sample_count++;
     spin_unlock(bufs);
@@ -136,7 +140,8 @@ rperf_sample_buffers_mark(rperf_sample_buffers_t *bufs)
         uint32_t frame_count = __atomic_load_n(&buf->frame_count, __ATOMIC_ACQUIRE);
         /* mark_locations pins and tolerates stale slots: a drain may be
          * walking this buffer right now. */
-        if (buf->frames) rb_gc_mark_locations(buf->frames, buf->frames + frame_count);
+        if (buf->frames)
+            rb_gc_mark_locations(buf->frames, buf->frames + frame_count);
     }
 }
 

@@ -36,10 +36,10 @@
 
 typedef struct rperf_sample {
     int64_t weight_ns;
-    int64_t blame_ns;       /* weight_ns x waiters for its Ractor's GVL */
-    uint32_t frame_start;   /* index into the buffer's frame pool */
-    int16_t depth;          /* real frames, leaf first */
-    int16_t synthetic;      /* synthetic leaf frame id, or RPERF_NO_SYNTHETIC */
+    int64_t blame_ns;     /* weight_ns x waiters for its Ractor's GVL */
+    uint32_t frame_start; /* index into the buffer's frame pool */
+    int16_t depth;        /* real frames, leaf first */
+    int16_t synthetic;    /* synthetic leaf frame id, or RPERF_NO_SYNTHETIC */
     int thread_seq;
     int label_set_id;
 } rperf_sample_t;
@@ -55,21 +55,19 @@ typedef struct rperf_sample_buffer {
 
 typedef struct rperf_sample_buffers {
     rperf_sample_buffer_t buf[2];
-    int active;                 /* written under `lock` */
-    atomic_int lock;            /* writer/swap spinlock */
+    int active;      /* written under `lock` */
+    atomic_int lock; /* writer/swap spinlock */
     atomic_uint_fast64_t dropped;
     atomic_uint_fast64_t contended; /* writes that found the lock taken */
 } rperf_sample_buffers_t;
 
 /* Returns 0, or -1 (nothing allocated) when memory is short. */
-int  rperf_sample_buffers_init(rperf_sample_buffers_t *bufs, uint32_t sample_capacity,
-                               uint32_t frame_capacity);
+int rperf_sample_buffers_init(rperf_sample_buffers_t *bufs, uint32_t sample_capacity, uint32_t frame_capacity);
 void rperf_sample_buffers_free(rperf_sample_buffers_t *bufs);
 
 /* Appends one sample; returns 0, or -1 when it was dropped (counted). */
-int rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth,
-                               int synthetic, int64_t weight_ns, int64_t blame_ns,
-                               int thread_seq, int label_set_id);
+int rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth, int synthetic,
+                               int64_t weight_ns, int64_t blame_ns, int thread_seq, int label_set_id);
 
 /* Makes the other buffer active and returns the previously active one for
  * draining (it may be empty). */

@@ -53,16 +53,16 @@
  * slot's hooks reach it through the seq they already hold: no pointer in
  * the slot, no extra load. */
 typedef struct sampler_thread {
-    int64_t sample_prev_ns;         /* the sample clock: thread CPU ns (cpu mode) or monotonic ns (wall) */
-    clockid_t cpu_clock;            /* the thread's CPU clock, valid when has_cpu_clock */
+    int64_t sample_prev_ns; /* the sample clock: thread CPU ns (cpu mode) or monotonic ns (wall) */
+    clockid_t cpu_clock;    /* the thread's CPU clock, valid when has_cpu_clock */
     int has_cpu_clock;
-    uint32_t generation;            /* sampler run whose clock sample_prev_ns is */
+    uint32_t generation; /* sampler run whose clock sample_prev_ns is */
     int has_clock_thread;
-    pthread_t clock_thread;         /* native thread whose CPU clock is cpu_clock */
-    int64_t pending_ns[RPERF_SYNTHETIC_FRAMES];  /* short synthetic time not yet attributed */
+    pthread_t clock_thread;                     /* native thread whose CPU clock is cpu_clock */
+    int64_t pending_ns[RPERF_SYNTHETIC_FRAMES]; /* short synthetic time not yet attributed */
     int pending_label_set_id[RPERF_SYNTHETIC_FRAMES];
-    int64_t gc_cpu_from_ns;         /* cpu mode: thread CPU clock where the GC span began, 0 if unknown */
-} __attribute__((aligned(RPERF_CACHE_LINE))) sampler_thread_t;  /* written by its own thread's hooks */
+    int64_t gc_cpu_from_ns; /* cpu mode: thread CPU clock where the GC span began, 0 if unknown */
+} __attribute__((aligned(RPERF_CACHE_LINE))) sampler_thread_t; /* written by its own thread's hooks */
 
 static struct {
     atomic_int running;
@@ -71,20 +71,20 @@ static struct {
     int64_t interval_ns;
     uint32_t generation;
     int signo;
-    int initialized;                 /* job registered, GC root installed */
+    int initialized; /* job registered, GC root installed */
     rb_postponed_job_handle_t job;
 
     rperf_sample_buffers_t buffers;
     rperf_frame_table_t frames;
     rperf_agg_table_t agg;
-    int has_data;                    /* buffers/tables allocated */
+    int has_data; /* buffers/tables allocated */
 
     /* Serialises drains (worker) with flush/clear/report (GVL side). Never
      * taken by the GC mark function: a holder may be stopped at a Ractor
      * barrier while another Ractor runs GC. */
     pthread_mutex_t drain_mutex;
 
-    sampler_thread_t *threads;       /* opts.max_threads entries */
+    sampler_thread_t *threads; /* opts.max_threads entries */
     int max_threads;
 
     atomic_uint_fast64_t trigger_count;
@@ -92,16 +92,16 @@ static struct {
     atomic_uint_fast64_t sampling_time_ns;
     atomic_uint_fast64_t synthetic_samples;
     atomic_uint_fast64_t synthetic_time_ns;
-    atomic_uint_fast64_t dropped_samples;      /* besides buffer drops */
+    atomic_uint_fast64_t dropped_samples; /* besides buffer drops */
     atomic_uint_fast64_t dropped_aggregation;
     atomic_uint_fast64_t ractor_signals;
     atomic_uint_fast64_t ractor_samples;
-    uint64_t buffer_dropped_base;              /* buffer counters at the last clear */
+    uint64_t buffer_dropped_base; /* buffer counters at the last clear */
     uint64_t buffer_contention_base;
 } g = {.drain_mutex = PTHREAD_MUTEX_INITIALIZER};
 
-static atomic_int g_signal_armed;   /* the handler triggers the job only when set */
-static int g_handler_signo;         /* signal whose handler is installed (kept for the process) */
+static atomic_int g_signal_armed; /* the handler triggers the job only when set */
+static int g_handler_signo;       /* signal whose handler is installed (kept for the process) */
 
 static inline int64_t
 monotonic_ns(void)
@@ -115,7 +115,8 @@ static inline int
 clock_ns(clockid_t clock, int64_t *out)
 {
     struct timespec ts;
-    if (clock_gettime(clock, &ts) != 0) return -1;
+    if (clock_gettime(clock, &ts) != 0)
+        return -1;
     *out = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     return 0;
 }
@@ -147,19 +148,23 @@ prime_slot(rperf_thread_slot_t *slot, sampler_thread_t *st)
         pthread_t self = pthread_self();
         if (!st->has_clock_thread || !pthread_equal(st->clock_thread, self) || !st->has_cpu_clock) {
             clockid_t clock;
-            if (pthread_getcpuclockid(self, &clock) != 0) return 1;
+            if (pthread_getcpuclockid(self, &clock) != 0)
+                return 1;
             st->cpu_clock = clock;
             st->has_cpu_clock = 1;
             st->clock_thread = self;
             st->has_clock_thread = 1;
             restart = 1;
         }
-        if (!restart) return 0;
+        if (!restart)
+            return 0;
         int64_t now;
-        if (clock_ns(st->cpu_clock, &now) != 0) return 1;
+        if (clock_ns(st->cpu_clock, &now) != 0)
+            return 1;
         st->sample_prev_ns = now;
     } else {
-        if (!restart) return 0;
+        if (!restart)
+            return 0;
         st->sample_prev_ns = monotonic_ns();
     }
     if (st->generation != g.generation) {
@@ -174,17 +179,19 @@ rperf_sampler_reset_slot_clock(rperf_thread_slot_t *slot)
 {
     sampler_thread_t *st = state_of(slot);
     int64_t now;
-    if (!st) return;
+    if (!st)
+        return;
     if (g.opts.mode == RPERF_MODE_WALL) {
         st->sample_prev_ns = monotonic_ns();
     } else if (st->has_cpu_clock && st->has_clock_thread && clock_ns(st->cpu_clock, &now) == 0) {
         /* The slot's own clock, read from here: never the caller's. */
         st->sample_prev_ns = now;
     } else {
-        st->generation = 0;  /* re-based on its own thread when next seen */
+        st->generation = 0; /* re-based on its own thread when next seen */
         return;
     }
-    if (st->generation != g.generation) memset(st->pending_ns, 0, sizeof(st->pending_ns));
+    if (st->generation != g.generation)
+        memset(st->pending_ns, 0, sizeof(st->pending_ns));
     st->generation = g.generation;
 }
 
@@ -214,11 +221,10 @@ recording(void)
 }
 
 static void
-write_sample(const VALUE *frames, int depth, int synthetic, int64_t weight_ns, int64_t blame_ns,
-             int thread_seq, int label_set_id)
+write_sample(const VALUE *frames, int depth, int synthetic, int64_t weight_ns, int64_t blame_ns, int thread_seq,
+             int label_set_id)
 {
-    rperf_sample_buffers_write(&g.buffers, frames, depth, synthetic, weight_ns, blame_ns, thread_seq,
-                               label_set_id);
+    rperf_sample_buffers_write(&g.buffers, frames, depth, synthetic, weight_ns, blame_ns, thread_seq, label_set_id);
 }
 
 /* Postponed job: runs at a safepoint on whichever thread serviced the
@@ -227,7 +233,8 @@ static void
 sample_job(void *arg)
 {
     (void)arg;
-    if (!recording()) return;
+    if (!recording())
+        return;
     int64_t started = monotonic_ns();
     VALUE thread = rb_thread_current();
     rperf_thread_slot_t *slot = slot_of(thread);
@@ -236,27 +243,31 @@ sample_job(void *arg)
         count(&g.dropped_samples, 1);
         return;
     }
-    if (prime_slot(slot, st)) return;
+    if (prime_slot(slot, st))
+        return;
     int64_t now;
     if (g.opts.mode == RPERF_MODE_CPU) {
         /* prime_slot made this native thread the slot's clock owner, so the
          * calling thread's clock is the slot's clock (and the kernel's fast path). */
-        if (clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return;
+        if (clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) != 0)
+            return;
     } else {
         now = started;
     }
     int64_t weight = now - st->sample_prev_ns;
     st->sample_prev_ns = now;
-    if (weight <= 0) return;
+    if (weight <= 0)
+        return;
 
     VALUE frames[RPERF_MAX_STACK_DEPTH];
     int depth = rb_profile_frames(0, RPERF_MAX_STACK_DEPTH, frames, NULL);
     const rperf_ractor_slot_t *own = RPERF_LOAD(slot->ractor);
     int waiters = own ? rperf_ractor_waiters(own) : 0;
-    write_sample(frames, depth, RPERF_NO_SYNTHETIC, weight, weight * (waiters > 0 ? waiters : 0),
-                 slot->seq, slot->label_set_id);
+    write_sample(frames, depth, RPERF_NO_SYNTHETIC, weight, weight * (waiters > 0 ? waiters : 0), slot->seq,
+                 slot->label_set_id);
 
-    if (!own || !own->main) count(&g.ractor_samples, 1);
+    if (!own || !own->main)
+        count(&g.ractor_samples, 1);
     count(&g.sampling_count, 1);
     count(&g.sampling_time_ns, (uint64_t)(monotonic_ns() - started));
 }
@@ -269,14 +280,17 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
     int depth = -1;
     uint64_t written = 0;
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
-        if (!(frames_mask & (1u << frame)) || st->pending_ns[frame] <= 0) continue;
+        if (!(frames_mask & (1u << frame)) || st->pending_ns[frame] <= 0)
+            continue;
         /* One walk serves every frame: the thread has not run since. */
-        if (depth < 0) depth = rb_profile_thread_frames(thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
+        if (depth < 0)
+            depth = rb_profile_thread_frames(thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
         write_sample(frames, depth, frame, st->pending_ns[frame], 0, slot->seq, st->pending_label_set_id[frame]);
         st->pending_ns[frame] = 0;
         written++;
     }
-    if (!written) return;
+    if (!written)
+        return;
     uint64_t spent = (uint64_t)(monotonic_ns() - started);
     count(&g.sampling_count, written);
     count(&g.synthetic_samples, written);
@@ -295,31 +309,39 @@ accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
            const int64_t weights[RPERF_SYNTHETIC_FRAMES])
 {
     int64_t total = 0;
-    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) total += weights[frame];
-    if (!prime_slot(slot, st)) st->sample_prev_ns += total;
+    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++)
+        total += weights[frame];
+    if (!prime_slot(slot, st))
+        st->sample_prev_ns += total;
     int label = slot->label_set_id;
     unsigned relabel = 0, due = 0;
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
         if (weights[frame] > 0 && st->pending_ns[frame] > 0 && st->pending_label_set_id[frame] != label)
             relabel |= 1u << frame;
     }
-    if (relabel) emit_pending(slot, st, thread, relabel);
+    if (relabel)
+        emit_pending(slot, st, thread, relabel);
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
-        if (weights[frame] <= 0) continue;
+        if (weights[frame] <= 0)
+            continue;
         st->pending_ns[frame] += weights[frame];
         st->pending_label_set_id[frame] = label;
-        if (st->pending_ns[frame] >= g.interval_ns) due |= 1u << frame;
+        if (st->pending_ns[frame] >= g.interval_ns)
+            due |= 1u << frame;
     }
-    if (due) emit_pending(slot, st, thread, due);
+    if (due)
+        emit_pending(slot, st, thread, due);
 }
 
 void
-rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t blocked_ns,
-                             int64_t wait_ns)
+rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t blocked_ns, int64_t wait_ns)
 {
-    if (blocked_ns < 0) blocked_ns = 0;
-    if (wait_ns < 0) wait_ns = 0;
-    if (!slot || blocked_ns + wait_ns == 0 || g.opts.mode == RPERF_MODE_CPU || !recording()) return;
+    if (blocked_ns < 0)
+        blocked_ns = 0;
+    if (wait_ns < 0)
+        wait_ns = 0;
+    if (!slot || blocked_ns + wait_ns == 0 || g.opts.mode == RPERF_MODE_CPU || !recording())
+        return;
     sampler_thread_t *st = state_of(slot);
     if (!st) {
         count(&g.dropped_samples, 1);
@@ -334,17 +356,20 @@ rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t bl
 void
 rperf_sampler_gc_span_begin(rperf_thread_slot_t *slot)
 {
-    if (!slot || g.opts.mode != RPERF_MODE_CPU || !recording()) return;
+    if (!slot || g.opts.mode != RPERF_MODE_CPU || !recording())
+        return;
     sampler_thread_t *st = state_of(slot);
     int64_t now;
-    if (st) st->gc_cpu_from_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) == 0 ? now : 0;
+    if (st)
+        st->gc_cpu_from_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) == 0 ? now : 0;
 }
 
 void
-rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
-                               enum rperf_synthetic_frame frame, int64_t weight_ns)
+rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread, enum rperf_synthetic_frame frame,
+                               int64_t weight_ns)
 {
-    if (weight_ns <= 0 || !slot || (unsigned)frame >= RPERF_SYNTHETIC_FRAMES || !recording()) return;
+    if (weight_ns <= 0 || !slot || (unsigned)frame >= RPERF_SYNTHETIC_FRAMES || !recording())
+        return;
     int cpu_mode = g.opts.mode == RPERF_MODE_CPU;
     if (cpu_mode && (frame == RPERF_FRAME_GVL_BLOCKED || frame == RPERF_FRAME_GVL_WAIT))
         return;
@@ -360,9 +385,10 @@ rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread,
         int64_t now;
         if (clock_ns(CLOCK_THREAD_CPUTIME_ID, &now) == 0) {
             weight_ns = now - st->gc_cpu_from_ns;
-            st->gc_cpu_from_ns = now;  /* a phase change continues from here */
+            st->gc_cpu_from_ns = now; /* a phase change continues from here */
         }
-        if (weight_ns <= 0) return;
+        if (weight_ns <= 0)
+            return;
     }
     int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[frame] = weight_ns;
@@ -389,45 +415,55 @@ worker_tick(void *arg)
 {
     (void)arg;
     count(&g.trigger_count, 1);
-    rb_postponed_job_trigger(g.job);  /* from a non-Ruby thread: the main Ractor */
-    if (g.signo <= 0) return;
+    rb_postponed_job_trigger(g.job); /* from a non-Ruby thread: the main Ractor */
+    if (g.signo <= 0)
+        return;
 
     /* Only the main Ractor registered: nothing to signal (a new Ractor
      * registers from its first RESUMED), and no slot scan per tick. */
-    if (rperf_ractor_count() <= 1) return;
+    if (rperf_ractor_count() <= 1)
+        return;
     /* GVL holders outside the main Ractor (or in a Ractor not identified
      * yet): RUNNING slots, whose native id the RESUMED hook recorded. At
      * most MAX_TARGETS per tick; the scan starts where the last one stopped
      * so that, with more holders than that, every one gets its turn. */
-    static int scan_from;   /* worker thread only */
+    static int scan_from; /* worker thread only */
     pid_t targets[MAX_TARGETS];
     int n = 0;
     int slots = rperf_slot_count();
     for (int k = 0; k < slots && n < MAX_TARGETS; k++) {
         int seq = 1 + (scan_from + k) % slots;
         const rperf_thread_slot_t *slot = rperf_slot_by_seq(seq);
-        if (!slot || RPERF_LOAD(slot->state) != RPERF_STATE_RUNNING || RPERF_LOAD(slot->exited)) continue;
+        if (!slot || RPERF_LOAD(slot->state) != RPERF_STATE_RUNNING || RPERF_LOAD(slot->exited))
+            continue;
         const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
-        if (ractor && ractor->main) continue;
+        if (ractor && ractor->main)
+            continue;
         pid_t tid = (pid_t)RPERF_LOAD(slot->native_id);
-        if (tid > 0) targets[n++] = tid;
-        if (n == MAX_TARGETS) scan_from = seq % slots;
+        if (tid > 0)
+            targets[n++] = tid;
+        if (n == MAX_TARGETS)
+            scan_from = seq % slots;
     }
-    if (!n) return;
+    if (!n)
+        return;
     /* The triggered-job bitset is VM-wide: two Ractors servicing it at the
      * same moment would share one run. Spreading the signals over the
      * interval gives each holder its own moment. */
     /* Half the interval at most, so the next tick is not late. */
     int64_t gap = g.interval_ns / (2 * (n + 1));
-    if (gap > MAX_SIGNAL_GAP_NS) gap = MAX_SIGNAL_GAP_NS;
+    if (gap > MAX_SIGNAL_GAP_NS)
+        gap = MAX_SIGNAL_GAP_NS;
     pid_t pid = getpid();
     for (int i = 0; i < n; i++) {
         if (gap >= MIN_SIGNAL_GAP_NS) {
             struct timespec pause = {.tv_sec = (time_t)(gap / 1000000000LL), .tv_nsec = (long)(gap % 1000000000LL)};
             nanosleep(&pause, NULL);
         }
-        if (!recording()) return;
-        if (syscall(SYS_tgkill, pid, targets[i], g.signo) == 0) count(&g.ractor_signals, 1);
+        if (!recording())
+            return;
+        if (syscall(SYS_tgkill, pid, targets[i], g.signo) == 0)
+            count(&g.ractor_signals, 1);
     }
 }
 
@@ -435,13 +471,15 @@ worker_tick(void *arg)
 static void
 drain_locked(void)
 {
-    if (!g.has_data) return;
+    if (!g.has_data)
+        return;
     rperf_sample_buffer_t *buf = rperf_sample_buffers_swap(&g.buffers);
     uint32_t ids[RPERF_MAX_STACK_DEPTH + 1];
     for (uint32_t n = 0; n < buf->sample_count; n++) {
         const rperf_sample_t *s = &buf->samples[n];
         uint32_t depth = 0;
-        if (s->synthetic != RPERF_NO_SYNTHETIC) ids[depth++] = (uint32_t)s->synthetic;
+        if (s->synthetic != RPERF_NO_SYNTHETIC)
+            ids[depth++] = (uint32_t)s->synthetic;
         const VALUE *frames = buf->frames + s->frame_start;
         int complete = 1;
         for (int j = 0; j < s->depth; j++) {
@@ -492,7 +530,8 @@ static const rb_data_type_t root_type = {
 void
 rperf_sampler_mark(void)
 {
-    if (!g.has_data) return;
+    if (!g.has_data)
+        return;
     /* Buffers before the frame table: a drain publishes table ids before it
      * empties a buffer, so every frame is seen in one place or the other. */
     rperf_sample_buffers_mark(&g.buffers);
@@ -502,7 +541,8 @@ rperf_sampler_mark(void)
 static int
 initialize_once(const char **err)
 {
-    if (g.initialized) return 0;
+    if (g.initialized)
+        return 0;
     g.job = rb_postponed_job_preregister(0, sample_job, NULL);
     if (g.job == POSTPONED_JOB_HANDLE_INVALID) {
         *err = "no free postponed job slot";
@@ -517,14 +557,14 @@ initialize_once(const char **err)
 static int
 install_handler(int signo, const char **err)
 {
-    if (g_handler_signo == signo) return 0;
+    if (g_handler_signo == signo)
+        return 0;
     struct sigaction current, action;
     if (sigaction(signo, NULL, &current) != 0) {
         *err = "invalid signal number";
         return -1;
     }
-    if ((current.sa_flags & SA_SIGINFO) ? current.sa_sigaction != signal_handler
-                                        : current.sa_handler != SIG_DFL) {
+    if ((current.sa_flags & SA_SIGINFO) ? current.sa_sigaction != signal_handler : current.sa_handler != SIG_DFL) {
         *err = "the timer signal already has a handler in this process";
         return -1;
     }
@@ -545,7 +585,8 @@ install_handler(int signo, const char **err)
 static void
 release_data(void)
 {
-    if (!g.has_data) return;
+    if (!g.has_data)
+        return;
     g.has_data = 0;
     free(g.threads);
     g.threads = NULL;
@@ -586,9 +627,11 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
         *err = "mode must be cpu or wall";
         return -1;
     }
-    if (initialize_once(err) < 0) return -1;
+    if (initialize_once(err) < 0)
+        return -1;
     int signo = opts->signal < 0 ? SIGRTMIN + 6 : opts->signal;
-    if (signo > 0 && install_handler(signo, err) < 0) return -1;
+    if (signo > 0 && install_handler(signo, err) < 0)
+        return -1;
 
     release_data();
     /* RPERF_SAMPLER_BUFFER_SAMPLES shrinks the buffers so tests can prove
@@ -597,7 +640,8 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
     const char *override = getenv("RPERF_SAMPLER_BUFFER_SAMPLES");
     if (override) {
         long wanted = strtol(override, NULL, 10);
-        if (wanted >= 1 && wanted < BUFFER_SAMPLES) buffer_samples = (uint32_t)wanted;
+        if (wanted >= 1 && wanted < BUFFER_SAMPLES)
+            buffer_samples = (uint32_t)wanted;
     }
     if (rperf_sample_buffers_init(&g.buffers, buffer_samples, BUFFER_FRAMES) < 0) {
         *err = "out of memory for sample buffers";
@@ -617,7 +661,8 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
     }
     g.max_threads = opts->max_threads > 0 ? opts->max_threads : RPERF_MAX_THREADS_DEFAULT;
     g.threads = aligned_alloc(RPERF_CACHE_LINE, (size_t)g.max_threads * sizeof(sampler_thread_t));
-    if (g.threads) memset(g.threads, 0, (size_t)g.max_threads * sizeof(sampler_thread_t));
+    if (g.threads)
+        memset(g.threads, 0, (size_t)g.max_threads * sizeof(sampler_thread_t));
     if (!g.threads) {
         rperf_sample_buffers_free(&g.buffers);
         rperf_frame_table_free(&g.frames);
@@ -630,7 +675,8 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
     g.signo = signo;
     g.interval_ns = 1000000000LL / opts->frequency;
     g.generation++;
-    if (g.generation == 0) g.generation = 1;  /* 0 means "never seen" */
+    if (g.generation == 0)
+        g.generation = 1; /* 0 means "never seen" */
     reset_stats();
 
     atomic_store(&g.paused, opts->deferred ? 1 : 0);
@@ -663,9 +709,11 @@ flush_pending_cb(rperf_thread_slot_t *slot, void *arg)
 {
     (void)arg;
     sampler_thread_t *st = state_of(slot);
-    if (!st || st->generation != g.generation) return;
+    if (!st || st->generation != g.generation)
+        return;
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
-        if (st->pending_ns[frame] <= 0) continue;
+        if (st->pending_ns[frame] <= 0)
+            continue;
         /* Other threads' stacks cannot be walked safely from here (they
          * may run in another Ractor): the time keeps its synthetic frame. */
         write_sample(NULL, 0, frame, st->pending_ns[frame], 0, slot->seq, st->pending_label_set_id[frame]);
@@ -680,17 +728,20 @@ flush_pending_cb(rperf_thread_slot_t *slot, void *arg)
 static void
 flush_exited_cb(rperf_thread_slot_t *slot, void *arg)
 {
-    if (__atomic_load_n(&slot->exited, __ATOMIC_ACQUIRE)) flush_pending_cb(slot, arg);
+    if (__atomic_load_n(&slot->exited, __ATOMIC_ACQUIRE))
+        flush_pending_cb(slot, arg);
 }
 
 void
 rperf_sampler_stop(void)
 {
-    if (!atomic_load(&g.running)) return;
+    if (!atomic_load(&g.running))
+        return;
     int was_paused = atomic_load(&g.paused);
     atomic_store(&g_signal_armed, 0);
     rperf_timer_stop();
-    if (!was_paused) rperf_slots_foreach(flush_pending_cb, NULL);
+    if (!was_paused)
+        rperf_slots_foreach(flush_pending_cb, NULL);
     atomic_store(&g.running, 0);
     rperf_sampler_flush();
 }
@@ -698,7 +749,8 @@ rperf_sampler_stop(void)
 void
 rperf_sampler_free(void)
 {
-    if (atomic_load(&g.running)) return;
+    if (atomic_load(&g.running))
+        return;
     pthread_mutex_lock(&g.drain_mutex);
     release_data();
     pthread_mutex_unlock(&g.drain_mutex);
@@ -707,14 +759,16 @@ rperf_sampler_free(void)
 void
 rperf_sampler_pause(void)
 {
-    if (!atomic_load(&g.running) || atomic_exchange(&g.paused, 1)) return;
+    if (!atomic_load(&g.running) || atomic_exchange(&g.paused, 1))
+        return;
     rperf_timer_disarm();
 }
 
 void
 rperf_sampler_resume(void)
 {
-    if (!atomic_load(&g.running) || !atomic_load(&g.paused)) return;
+    if (!atomic_load(&g.running) || !atomic_load(&g.paused))
+        return;
     rperf_slots_foreach(reset_slot_cb, NULL);
     atomic_store(&g.paused, 0);
     rperf_timer_arm();
@@ -739,7 +793,8 @@ rperf_sampler_clear(void)
 {
     pthread_mutex_lock(&g.drain_mutex);
     drain_locked();
-    if (g.has_data) rperf_agg_table_clear(&g.agg);
+    if (g.has_data)
+        rperf_agg_table_clear(&g.agg);
     reset_stats();
     pthread_mutex_unlock(&g.drain_mutex);
 }
@@ -772,7 +827,8 @@ rperf_sampler_fill_report(VALUE report)
     rperf_sampler_stats_t stats;
     VALUE frames_ary, stacks_ary, samples_ary, blame_ary, raw_ary = Qnil;
 
-    if (atomic_load(&g.running)) rperf_slots_foreach(flush_exited_cb, NULL);
+    if (atomic_load(&g.running))
+        rperf_slots_foreach(flush_exited_cb, NULL);
     pthread_mutex_lock(&g.drain_mutex);
     drain_locked();
     if (!g.has_data) {
@@ -790,7 +846,8 @@ rperf_sampler_fill_report(VALUE report)
             uint32_t depth;
             const uint32_t *ids = rperf_agg_table_stack_frames(at, id, &depth);
             VALUE stack = rb_ary_new_capa(depth);
-            for (uint32_t j = 0; j < depth; j++) rb_ary_push(stack, UINT2NUM(ids[j]));
+            for (uint32_t j = 0; j < depth; j++)
+                rb_ary_push(stack, UINT2NUM(ids[j]));
             rb_ary_push(stacks_ary, stack);
         }
         samples_ary = rb_ary_new_capa(at->entry_count);
@@ -819,7 +876,8 @@ rperf_sampler_fill_report(VALUE report)
     rb_hash_aset(report, rb_str_new_cstr("stacks"), stacks_ary);
     rb_hash_aset(report, rb_str_new_cstr("samples"), samples_ary);
     rb_hash_aset(report, rb_str_new_cstr("blame"), blame_ary);
-    if (!NIL_P(raw_ary)) rb_hash_aset(report, rb_str_new_cstr("raw_samples"), raw_ary);
+    if (!NIL_P(raw_ary))
+        rb_hash_aset(report, rb_str_new_cstr("raw_samples"), raw_ary);
 
     VALUE key = rb_str_new_cstr("stats");
     VALUE stats_hash = rb_hash_aref(report, key);
@@ -848,7 +906,8 @@ rperf_sampler_after_fork_child(void)
     atomic_store(&g.paused, 0);
     rperf_timer_after_fork_child();
     g.drain_mutex = fresh;
-    if (g.has_data) rperf_sample_buffers_after_fork(&g.buffers);
+    if (g.has_data)
+        rperf_sample_buffers_after_fork(&g.buffers);
     /* No free() here: another parent thread (the worker draining) may have
      * held the allocator's lock at fork, and not every allocator (ASan's
      * quarantine) resets it for the child. rperf_sampler_free, on the

@@ -53,41 +53,41 @@
 #include <ruby.h>
 #include <stdint.h>
 
-#include "report_format.h"  /* enum rperf_synthetic_frame */
+#include "report_format.h" /* enum rperf_synthetic_frame */
 
 enum rperf_sampler_mode { RPERF_MODE_CPU = 0, RPERF_MODE_WALL = 1 };
 
 typedef struct rperf_sampler_opts {
-    int frequency;          /* Hz, RPERF_FREQUENCY_MIN..MAX (rperf_limits.h) */
-    int mode;               /* enum rperf_sampler_mode */
-    int aggregate;          /* 1: aggregate; 0: also keep raw samples */
-    int signal;             /* >0 RT signal number, 0 = condvar worker (no signals), -1 = default */
-    int deferred;           /* 1: start paused (profile refcount 0) */
-    int max_threads;        /* slot pool capacity (seq range); 0 = RPERF_MAX_THREADS_DEFAULT */
+    int frequency;   /* Hz, RPERF_FREQUENCY_MIN..MAX (rperf_limits.h) */
+    int mode;        /* enum rperf_sampler_mode */
+    int aggregate;   /* 1: aggregate; 0: also keep raw samples */
+    int signal;      /* >0 RT signal number, 0 = condvar worker (no signals), -1 = default */
+    int deferred;    /* 1: start paused (profile refcount 0) */
+    int max_threads; /* slot pool capacity (seq range); 0 = RPERF_MAX_THREADS_DEFAULT */
 } rperf_sampler_opts_t;
 
 typedef struct rperf_sampler_stats {
-    uint64_t trigger_count;         /* timer ticks */
-    uint64_t sampling_count;        /* stacks captured by the job and by hooks */
-    uint64_t sampling_time_ns;      /* time in the job plus hook stack captures */
+    uint64_t trigger_count;    /* timer ticks */
+    uint64_t sampling_count;   /* stacks captured by the job and by hooks */
+    uint64_t sampling_time_ns; /* time in the job plus hook stack captures */
     uint64_t dropped_samples;
     uint64_t dropped_aggregation;
-    uint64_t synthetic_samples;     /* of sampling_count: captured by hooks */
-    uint64_t synthetic_time_ns;     /* of sampling_time_ns: spent in hooks */
-    uint64_t ractor_signals;        /* ticks sent to non-main Ractors' GVL holders */
-    uint64_t ractor_samples;        /* samples the job took on a signalled thread */
-    uint64_t buffer_contention;     /* buffer writes that found the spinlock taken */
+    uint64_t synthetic_samples; /* of sampling_count: captured by hooks */
+    uint64_t synthetic_time_ns; /* of sampling_time_ns: spent in hooks */
+    uint64_t ractor_signals;    /* ticks sent to non-main Ractors' GVL holders */
+    uint64_t ractor_samples;    /* samples the job took on a signalled thread */
+    uint64_t buffer_contention; /* buffer writes that found the spinlock taken */
 } rperf_sampler_stats_t;
 
-struct rperf_thread_slot;  /* thread_slot.h */
+struct rperf_thread_slot; /* thread_slot.h */
 
 /* 1 when this build samples stacks (sampler.c), 0 for sampler_stub.c. */
-int  rperf_sampler_supported(void);
+int rperf_sampler_supported(void);
 
 /* Lifecycle (GVL held, main Ractor). start returns 0, or -1 with *err set
  * (e.g. "timer_create failed"); on failure nothing is left running. */
-int  rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err);
-int  rperf_sampler_running(void);
+int rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err);
+int rperf_sampler_running(void);
 /* Stops the timer and joins the worker; buffers and pending synthetic time
  * are flushed into the tables (pending time without a stack, as a stack of
  * its synthetic frame alone). Call it after removing the hooks. Data stays
@@ -101,7 +101,7 @@ void rperf_sampler_free(void);
  * rperf_sampler_reset_slot_clock) and re-arms the timer. */
 void rperf_sampler_pause(void);
 void rperf_sampler_resume(void);
-int  rperf_sampler_paused(void);
+int rperf_sampler_paused(void);
 
 /* Reset a slot's sampler clock to "now" in that thread's own clock: the
  * slot's thread CPU clock (pthread_getcpuclockid of its native thread,
@@ -119,15 +119,14 @@ void rperf_sampler_reset_slot_clock(struct rperf_thread_slot *slot);
  * slot's sample clock by weight_ns so the next regular sample does not count
  * the same time again. In cpu mode GVL frames are ignored and GC frames
  * take their weight from the thread's CPU clock (rperf_sampler_gc_span_begin). */
-void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread,
-                                    enum rperf_synthetic_frame frame, int64_t weight_ns);
+void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread, enum rperf_synthetic_frame frame,
+                                    int64_t weight_ns);
 /* RESUMED in wall mode: the [GVL blocked] and [GVL wait] time that ends
  * now, in one call, with the rules of rperf_sampler_record_synthetic for
  * each frame (per-frame accumulation and threshold); when both frames are
  * due at once, one stack walk serves the two (the thread has not run in
  * between). Negative weights count as 0; no-op in cpu mode. */
-void rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64_t blocked_ns,
-                                  int64_t wait_ns);
+void rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64_t blocked_ns, int64_t wait_ns);
 /* GC hooks, on the collecting thread, at the start of each GC bracket: in
  * cpu mode the GC frames recorded until the next call are then weighted by
  * that thread's CPU clock (one clock read per bracket and phase) instead of

@@ -14,7 +14,11 @@
 
 #include <string.h>
 
-int rperf_sampler_supported(void) { return 0; }
+int
+rperf_sampler_supported(void)
+{
+    return 0;
+}
 
 int
 rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
@@ -24,17 +28,41 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
     return 0;
 }
 
-int  rperf_sampler_running(void) { return 0; }
-void rperf_sampler_stop(void) {}
-void rperf_sampler_free(void) {}
-void rperf_sampler_pause(void) {}
-void rperf_sampler_resume(void) {}
-int  rperf_sampler_paused(void) { return 0; }
-void rperf_sampler_reset_slot_clock(struct rperf_thread_slot *slot) { (void)slot; }
+int
+rperf_sampler_running(void)
+{
+    return 0;
+}
+void
+rperf_sampler_stop(void)
+{
+}
+void
+rperf_sampler_free(void)
+{
+}
+void
+rperf_sampler_pause(void)
+{
+}
+void
+rperf_sampler_resume(void)
+{
+}
+int
+rperf_sampler_paused(void)
+{
+    return 0;
+}
+void
+rperf_sampler_reset_slot_clock(struct rperf_thread_slot *slot)
+{
+    (void)slot;
+}
 
 void
-rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread,
-                               enum rperf_synthetic_frame frame, int64_t weight_ns)
+rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread, enum rperf_synthetic_frame frame,
+                               int64_t weight_ns)
 {
     (void)slot;
     (void)thread;
@@ -43,8 +71,7 @@ rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread,
 }
 
 void
-rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64_t blocked_ns,
-                             int64_t wait_ns)
+rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64_t blocked_ns, int64_t wait_ns)
 {
     (void)slot;
     (void)thread;
@@ -52,9 +79,19 @@ rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64
     (void)wait_ns;
 }
 
-void rperf_sampler_gc_span_begin(struct rperf_thread_slot *slot) { (void)slot; }
-void rperf_sampler_flush(void) {}
-void rperf_sampler_clear(void) {}
+void
+rperf_sampler_gc_span_begin(struct rperf_thread_slot *slot)
+{
+    (void)slot;
+}
+void
+rperf_sampler_flush(void)
+{
+}
+void
+rperf_sampler_clear(void)
+{
+}
 
 void
 rperf_sampler_get_stats(rperf_sampler_stats_t *out)
@@ -76,5 +113,11 @@ rperf_sampler_fill_report(VALUE report)
     rb_hash_aset(report, rb_str_new_cstr("blame"), rb_ary_new());
 }
 
-void rperf_sampler_mark(void) {}
-void rperf_sampler_after_fork_child(void) {}
+void
+rperf_sampler_mark(void)
+{
+}
+void
+rperf_sampler_after_fork_child(void)
+{
+}

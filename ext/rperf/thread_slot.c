@@ -19,15 +19,16 @@ static int slot_key_ready;
 static struct {
     rperf_thread_slot_t *slots;
     int capacity;
-    int claimed;              /* atomic: next index to hand out (may exceed capacity) */
-    uint64_t dropped;         /* atomic */
-    int abandoned;            /* fork child: claim nothing more */
+    int claimed;      /* atomic: next index to hand out (may exceed capacity) */
+    uint64_t dropped; /* atomic */
+    int abandoned;    /* fork child: claim nothing more */
 } pool;
 
 void
 rperf_slot_key_init(void)
 {
-    if (slot_key_ready) return;
+    if (slot_key_ready)
+        return;
     slot_key = rb_internal_thread_specific_key_create();
     slot_key_ready = 1;
 }
@@ -68,11 +69,13 @@ rperf_slot_pool_active(void)
 void
 rperf_slot_pool_destroy(void)
 {
-    if (!pool.slots) return;
+    if (!pool.slots)
+        return;
     int n = rperf_slot_count();
     for (int i = 0; i < n; i++) {
         rperf_thread_slot_t *slot = &pool.slots[i];
-        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE)) continue;
+        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE))
+            continue;
         /* The thread object is alive (we marked it), so its storage exists. */
         if (rperf_slot_find(slot->thread) == slot)
             rb_internal_thread_specific_set(slot->thread, slot_key, NULL);
@@ -116,11 +119,13 @@ rperf_slot_pool_reset_dropped(void)
 void
 rperf_slot_pool_mark(void)
 {
-    if (!pool.slots) return;
+    if (!pool.slots)
+        return;
     int n = rperf_slot_count();
     for (int i = 0; i < n; i++) {
         rperf_thread_slot_t *slot = &pool.slots[i];
-        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE)) continue;
+        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE))
+            continue;
         rb_gc_mark(slot->thread);
     }
 }
@@ -128,11 +133,13 @@ rperf_slot_pool_mark(void)
 rperf_thread_slot_t *
 rperf_slot_find(VALUE thread)
 {
-    if (!pool.slots || !slot_key_ready) return NULL;
+    if (!pool.slots || !slot_key_ready)
+        return NULL;
     rperf_thread_slot_t *slot = rb_internal_thread_specific_get(thread, slot_key);
     /* A pointer left by an earlier pool (cleared at destroy, so only after a
      * fork) must not be trusted: check it points into this pool. */
-    if (slot < pool.slots || slot >= pool.slots + pool.capacity) return NULL;
+    if (slot < pool.slots || slot >= pool.slots + pool.capacity)
+        return NULL;
     return slot;
 }
 
@@ -140,8 +147,10 @@ rperf_thread_slot_t *
 rperf_slot_claim(VALUE thread, int64_t now_ns)
 {
     rperf_thread_slot_t *slot = rperf_slot_find(thread);
-    if (slot) return slot;
-    if (!pool.slots || pool.abandoned) return NULL;
+    if (slot)
+        return slot;
+    if (!pool.slots || pool.abandoned)
+        return NULL;
 
     int idx = __atomic_fetch_add(&pool.claimed, 1, __ATOMIC_RELAXED);
     if (idx >= pool.capacity) {
@@ -165,7 +174,8 @@ rperf_slot_claim(VALUE thread, int64_t now_ns)
 rperf_thread_slot_t *
 rperf_slot_by_seq(int seq)
 {
-    if (!pool.slots || seq < 1 || seq > rperf_slot_count()) return NULL;
+    if (!pool.slots || seq < 1 || seq > rperf_slot_count())
+        return NULL;
     rperf_thread_slot_t *slot = &pool.slots[seq - 1];
     return __atomic_load_n(&slot->published, __ATOMIC_ACQUIRE) ? slot : NULL;
 }
@@ -173,11 +183,13 @@ rperf_slot_by_seq(int seq)
 void
 rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg)
 {
-    if (!pool.slots) return;
+    if (!pool.slots)
+        return;
     int n = rperf_slot_count();
     for (int i = 0; i < n; i++) {
         rperf_thread_slot_t *slot = &pool.slots[i];
-        if (__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE)) fn(slot, arg);
+        if (__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE))
+            fn(slot, arg);
     }
 }
 
@@ -186,7 +198,8 @@ rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
 {
     for (;;) {
         uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
-        if (v1 & 1) continue;
+        if (v1 & 1)
+            continue;
         out->state = RPERF_LOAD(slot->state);
         out->exited = RPERF_LOAD(slot->exited);
         out->state_since_ns = RPERF_LOAD(slot->state_since_ns);
@@ -194,10 +207,12 @@ rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
         out->last_seen_ns = RPERF_LOAD(slot->last_seen_ns);
         out->ready_ns = RPERF_LOAD(slot->ready_ns);
         out->timeline_from_ns = RPERF_LOAD(slot->timeline_from_ns);
-        for (int i = 0; i < RPERF_STATE_COUNT; i++) out->totals[i] = RPERF_LOAD(slot->totals[i]);
+        for (int i = 0; i < RPERF_STATE_COUNT; i++)
+            out->totals[i] = RPERF_LOAD(slot->totals[i]);
         out->acquisitions = RPERF_LOAD(slot->acquisitions);
         out->waits = RPERF_LOAD(slot->waits);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&slot->version, __ATOMIC_RELAXED) == v1) return;
+        if (__atomic_load_n(&slot->version, __ATOMIC_RELAXED) == v1)
+            return;
     }
 }

@@ -34,7 +34,7 @@
 
 /* State numbers are those of report.json intervals (enum rperf_state). */
 #include "report_format.h"
-#include "ractor_table.h"  /* RPERF_CACHE_LINE; slots point at their Ractor */
+#include "ractor_table.h" /* RPERF_CACHE_LINE; slots point at their Ractor */
 
 /* A consistent copy of a slot's accounting, taken by rperf_slot_read(). */
 typedef struct rperf_slot_view {
@@ -54,28 +54,28 @@ typedef struct rperf_slot_view {
  * threads' slots never share a line (no false sharing between CPUs). */
 typedef struct rperf_thread_slot {
     /* ---- identity, read by every part ---- */
-    int seq;                      /* 1-based, = index + 1 */
-    int label_set_id;             /* current label set; written by the thread itself */
-    VALUE thread;                 /* the Ruby Thread; kept alive by the profiler's mark */
+    int seq;          /* 1-based, = index + 1 */
+    int label_set_id; /* current label set; written by the thread itself */
+    VALUE thread;     /* the Ruby Thread; kept alive by the profiler's mark */
 
     /* ---- contention accounting: written only by this thread's events ---- */
-    uint32_t version;             /* seqlock: odd while a writer is mid-update */
-    int state;                    /* enum rperf_state after the last event */
+    uint32_t version; /* seqlock: odd while a writer is mid-update */
+    int state;        /* enum rperf_state after the last event */
     int exited;
-    int64_t state_since_ns;       /* when `state` began (clipped to resume/start) */
+    int64_t state_since_ns; /* when `state` began (clipped to resume/start) */
     int64_t first_seen_ns;
     int64_t last_seen_ns;
     int64_t totals[RPERF_STATE_COUNT];
     uint64_t acquisitions;
     uint64_t waits;
-    int64_t ready_ns;             /* READY time of the wait in progress, 0 if none */
-    int64_t ready_blocked_ns;     /* blocked time the last READY closed (sampler weight) */
-    int64_t timeline_from_ns;     /* start of the next timeline interval (coalescing) */
-    uint64_t hook_events;         /* events handled for this thread */
-    int64_t native_id;            /* OS thread id seen at a RESUMED, 0 if unknown */
+    int64_t ready_ns;                     /* READY time of the wait in progress, 0 if none */
+    int64_t ready_blocked_ns;             /* blocked time the last READY closed (sampler weight) */
+    int64_t timeline_from_ns;             /* start of the next timeline interval (coalescing) */
+    uint64_t hook_events;                 /* events handled for this thread */
+    int64_t native_id;                    /* OS thread id seen at a RESUMED, 0 if unknown */
     rperf_ractor_slot_t *ractor;          /* NULL until identified; never changes after */
     rperf_ractor_slot_t *waiting_counted; /* Ractor whose waiters count includes us */
-    int gc_depth;                 /* inside a GC enter/exit bracket */
+    int gc_depth;                         /* inside a GC enter/exit bracket */
 
     /* ---- wait time no edge could name (unknown Ractor, full table); atomic,
      * emptied by the result builder ---- */
@@ -83,25 +83,25 @@ typedef struct rperf_thread_slot {
     uint64_t unknown_edge_count;
 
     /* ---- written only by the result builder / label switch (mutex held) ---- */
-    int64_t base_totals[RPERF_STATE_COUNT];   /* snapshot(clear) baselines */
+    int64_t base_totals[RPERF_STATE_COUNT]; /* snapshot(clear) baselines */
     uint64_t base_acquisitions;
     uint64_t base_waits;
     uint64_t base_hook_events;
-    int64_t label_base[RPERF_STATE_COUNT];    /* totals already flushed to label_totals */
-    int published;                /* 1 once the slot is initialised (release) */
+    int64_t label_base[RPERF_STATE_COUNT]; /* totals already flushed to label_totals */
+    int published;                         /* 1 once the slot is initialised (release) */
 } __attribute__((aligned(RPERF_CACHE_LINE))) rperf_thread_slot_t;
 
 /* Relaxed access for fields that one thread writes while another reads. */
-#define RPERF_LOAD(x)     __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define RPERF_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define RPERF_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-int  rperf_slot_pool_create(int capacity, const char **err);
+int rperf_slot_pool_create(int capacity, const char **err);
 void rperf_slot_pool_destroy(void);
-int  rperf_slot_pool_active(void);
-int  rperf_slot_count(void);          /* slots claimed so far */
-uint64_t rperf_slot_dropped(void);    /* claims refused because the pool was full */
+int rperf_slot_pool_active(void);
+int rperf_slot_count(void);        /* slots claimed so far */
+uint64_t rperf_slot_dropped(void); /* claims refused because the pool was full */
 void rperf_slot_pool_reset_dropped(void);
-void rperf_slot_pool_mark(void);      /* rb_gc_mark every slot's thread */
+void rperf_slot_pool_mark(void); /* rb_gc_mark every slot's thread */
 /* Fork child: forget the pool without touching other threads' state. */
 void rperf_slot_pool_abandon(void);
 
@@ -110,7 +110,7 @@ void rperf_slot_key_init(void);
 
 rperf_thread_slot_t *rperf_slot_find(VALUE thread);
 rperf_thread_slot_t *rperf_slot_claim(VALUE thread, int64_t now_ns);
-rperf_thread_slot_t *rperf_slot_by_seq(int seq);   /* NULL when unpublished */
+rperf_thread_slot_t *rperf_slot_by_seq(int seq); /* NULL when unpublished */
 
 void rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg);
 

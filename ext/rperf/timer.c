@@ -28,14 +28,14 @@
 static struct {
     pthread_t thread;
     pthread_mutex_t mutex;
-    pthread_cond_t cond;      /* CLOCK_MONOTONIC; startup handshake and condvar ticks */
-    int started;              /* worker thread exists */
-    int ready;                /* handshake: worker finished its setup */
+    pthread_cond_t cond; /* CLOCK_MONOTONIC; startup handshake and condvar ticks */
+    int started;         /* worker thread exists */
+    int ready;           /* handshake: worker finished its setup */
     const char *setup_error;
     atomic_int stop;
     atomic_int armed;
     int64_t interval_ns;
-    int signo;                /* 0: condvar mode */
+    int signo; /* 0: condvar mode */
     timer_t timer_id;
     int has_timer;
     pid_t worker_tid;
@@ -90,7 +90,8 @@ signal_loop(void)
     while (!atomic_load(&g_timer.stop)) {
         siginfo_t info;
         int got = sigtimedwait(&set, &info, &drain_period);
-        if (atomic_load(&g_timer.stop)) break;
+        if (atomic_load(&g_timer.stop))
+            break;
         /* SI_TIMER: a timer expiry; anything else (our own wake-up) is not
          * a tick. */
         if (got == g_timer.signo && info.si_code == SI_TIMER && atomic_load(&g_timer.armed))
@@ -108,19 +109,23 @@ condvar_loop(void)
     while (!atomic_load(&g_timer.stop)) {
         int armed = atomic_load(&g_timer.armed);
         int64_t now = monotonic_ns();
-        if (armed && !was_armed) next_tick = now + g_timer.interval_ns;
+        if (armed && !was_armed)
+            next_tick = now + g_timer.interval_ns;
         was_armed = armed;
         int64_t wake = now + RPERF_TIMER_DRAIN_NS;
-        if (armed && next_tick < wake) wake = next_tick;
+        if (armed && next_tick < wake)
+            wake = next_tick;
         struct timespec deadline = ns_to_timespec(wake);
         pthread_cond_timedwait(&g_timer.cond, &g_timer.mutex, &deadline);
-        if (atomic_load(&g_timer.stop)) break;
+        if (atomic_load(&g_timer.stop))
+            break;
         pthread_mutex_unlock(&g_timer.mutex);
         now = monotonic_ns();
         if (atomic_load(&g_timer.armed) && was_armed && now >= next_tick) {
             g_timer.cb.tick(g_timer.cb.arg);
             next_tick += g_timer.interval_ns;
-            if (next_tick <= now) next_tick = now + g_timer.interval_ns;
+            if (next_tick <= now)
+                next_tick = now + g_timer.interval_ns;
         }
         g_timer.cb.drain(g_timer.cb.arg);
         pthread_mutex_lock(&g_timer.mutex);
@@ -146,7 +151,8 @@ worker_main(void *arg)
             return NULL;
         }
         g_timer.has_timer = 1;
-        if (atomic_load(&g_timer.armed)) set_timer(g_timer.interval_ns);
+        if (atomic_load(&g_timer.armed))
+            set_timer(g_timer.interval_ns);
         finish_setup(NULL);
         signal_loop();
         timer_delete(g_timer.timer_id);
@@ -159,8 +165,8 @@ worker_main(void *arg)
 }
 
 int
-rperf_timer_start(int64_t interval_ns, int signo, int armed,
-                  const rperf_timer_callbacks_t *callbacks, const char **err)
+rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_callbacks_t *callbacks,
+                  const char **err)
 {
     pthread_condattr_t attr;
     sigset_t all, saved;
@@ -194,7 +200,8 @@ rperf_timer_start(int64_t interval_ns, int signo, int armed,
         goto fail;
     }
     pthread_mutex_lock(&g_timer.mutex);
-    while (!g_timer.ready) pthread_cond_wait(&g_timer.cond, &g_timer.mutex);
+    while (!g_timer.ready)
+        pthread_cond_wait(&g_timer.cond, &g_timer.mutex);
     pthread_mutex_unlock(&g_timer.mutex);
     if (g_timer.setup_error) {
         pthread_join(g_timer.thread, NULL);
@@ -224,7 +231,8 @@ wake_worker(void)
 void
 rperf_timer_stop(void)
 {
-    if (!g_timer.started) return;
+    if (!g_timer.started)
+        return;
     atomic_store(&g_timer.stop, 1);
     wake_worker();
     pthread_join(g_timer.thread, NULL);
@@ -235,16 +243,21 @@ rperf_timer_stop(void)
 void
 rperf_timer_arm(void)
 {
-    if (!g_timer.started || atomic_exchange(&g_timer.armed, 1)) return;
-    if (g_timer.signo > 0) set_timer(g_timer.interval_ns);
-    else wake_worker();
+    if (!g_timer.started || atomic_exchange(&g_timer.armed, 1))
+        return;
+    if (g_timer.signo > 0)
+        set_timer(g_timer.interval_ns);
+    else
+        wake_worker();
 }
 
 void
 rperf_timer_disarm(void)
 {
-    if (!g_timer.started || !atomic_exchange(&g_timer.armed, 0)) return;
-    if (g_timer.signo > 0) set_timer(0);
+    if (!g_timer.started || !atomic_exchange(&g_timer.armed, 0))
+        return;
+    if (g_timer.signo > 0)
+        set_timer(0);
 }
 
 void

@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RPERF_TIMER_DRAIN_NS 10000000LL /* 10 ms */
-#define RPERF_TIMER_THREAD_NAME "rperf-sampler"  /* the worker's comm (at most 15 chars) */
+#define RPERF_TIMER_DRAIN_NS 10000000LL         /* 10 ms */
+#define RPERF_TIMER_THREAD_NAME "rperf-sampler" /* the worker's comm (at most 15 chars) */
 
 typedef struct rperf_timer_callbacks {
     void (*tick)(void *arg);
@@ -34,8 +34,8 @@ typedef struct rperf_timer_callbacks {
     void *arg;
 } rperf_timer_callbacks_t;
 
-int  rperf_timer_start(int64_t interval_ns, int signo, int armed,
-                       const rperf_timer_callbacks_t *callbacks, const char **err);
+int rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_callbacks_t *callbacks,
+                      const char **err);
 void rperf_timer_stop(void);
 void rperf_timer_arm(void);
 void rperf_timer_disarm(void);

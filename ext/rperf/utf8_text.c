@@ -9,7 +9,7 @@
 
 #include <ruby/encoding.h>
 
-#define REPLACEMENT_CHARACTER "\xEF\xBF\xBD"  /* U+FFFD in UTF-8 */
+#define REPLACEMENT_CHARACTER "\xEF\xBF\xBD" /* U+FFFD in UTF-8 */
 
 VALUE
 rperf_utf8_text(VALUE str)
@@ -24,21 +24,19 @@ rperf_utf8_text(VALUE str)
             return out;
         }
         out = rb_str_dup(str);
-    }
-    else if (enc != rb_ascii8bit_encoding() &&
-             rb_econv_has_convpath_p(rb_enc_name(enc), rb_enc_name(utf8))) {
+    } else if (enc != rb_ascii8bit_encoding() && rb_econv_has_convpath_p(rb_enc_name(enc), rb_enc_name(utf8))) {
         /* Invalid input and characters UTF-8 lacks become U+FFFD here. */
-        out = rb_str_encode(str, rb_enc_from_encoding(utf8),
-                            ECONV_INVALID_REPLACE | ECONV_UNDEF_REPLACE, Qnil);
-        if (out == str) out = rb_str_dup(str);
-    }
-    else {
+        out = rb_str_encode(str, rb_enc_from_encoding(utf8), ECONV_INVALID_REPLACE | ECONV_UNDEF_REPLACE, Qnil);
+        if (out == str)
+            out = rb_str_dup(str);
+    } else {
         /* Binary (or an encoding without a converter): the bytes as UTF-8. */
         out = rb_str_dup(str);
     }
     rb_enc_associate(out, utf8);
     VALUE scrubbed = rb_str_scrub(out, rb_utf8_str_new_cstr(REPLACEMENT_CHARACTER));
-    if (NIL_P(scrubbed)) return out;
+    if (NIL_P(scrubbed))
+        return out;
     rb_enc_associate(scrubbed, utf8);
     return scrubbed;
 }

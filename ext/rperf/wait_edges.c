@@ -22,10 +22,10 @@
 
 struct rperf_holder_ring {
     /* Written by every push and deferral: one line. */
-    uint64_t head;            /* segments written so far */
-    uint64_t pending_head;    /* head when the oldest pending wait ended */
-    int64_t clip_ns;          /* deferred waits start no earlier (last clearing cut) */
-    int lock;                 /* spinlock: the holder vs a report builder */
+    uint64_t head;         /* segments written so far */
+    uint64_t pending_head; /* head when the oldest pending wait ended */
+    int64_t clip_ns;       /* deferred waits start no earlier (last clearing cut) */
+    int lock;              /* spinlock: the holder vs a report builder */
     int npending;
     int ractor_id;
     rperf_pending_wait_t pending[RPERF_PENDING_WAITS] __attribute__((aligned(CACHE_LINE)));
@@ -40,19 +40,20 @@ typedef struct edge_entry {
 
 static struct {
     edge_entry_t *entries;
-    size_t mask;          /* buckets - 1 */
-    size_t limit;         /* max_edges */
+    size_t mask;  /* buckets - 1 */
+    size_t limit; /* max_edges */
     size_t used;
-    int lock;             /* spinlock */
-    uint64_t dropped;     /* atomic */
-    uint64_t contended;   /* atomic: table and ring locks */
+    int lock;           /* spinlock */
+    uint64_t dropped;   /* atomic */
+    uint64_t contended; /* atomic: table and ring locks */
     rperf_edge_lost_fn lost;
 } table;
 
 static void
 spin_lock(int *lock)
 {
-    if (!__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) return;
+    if (!__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
+        return;
     __atomic_fetch_add(&table.contended, 1, __ATOMIC_RELAXED);
     while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(lock, __ATOMIC_RELAXED))
@@ -73,8 +74,7 @@ static uint32_t
 edge_hash(const rperf_edge_t *e)
 {
     uint32_t h = 2166136261u;
-    const int32_t parts[6] = { e->ractor, e->waiter, e->holder, e->waiter_label,
-                               e->holder_label, e->kind };
+    const int32_t parts[6] = {e->ractor, e->waiter, e->holder, e->waiter_label, e->holder_label, e->kind};
     for (int i = 0; i < 6; i++) {
         h ^= (uint32_t)parts[i];
         h *= 16777619u;
@@ -86,19 +86,20 @@ static int
 edge_same_key(const rperf_edge_t *a, const rperf_edge_t *b)
 {
     return a->ractor == b->ractor && a->waiter == b->waiter && a->holder == b->holder &&
-           a->waiter_label == b->waiter_label && a->holder_label == b->holder_label &&
-           a->kind == b->kind;
+           a->waiter_label == b->waiter_label && a->holder_label == b->holder_label && a->kind == b->kind;
 }
 
 /* Table lock held. Returns 0, or -1 when the table is full. */
 static int
 table_add_locked(const rperf_edge_t *e, uint32_t h)
 {
-    if (!table.entries) return -1;
+    if (!table.entries)
+        return -1;
     for (size_t i = h & table.mask;; i = (i + 1) & table.mask) {
         edge_entry_t *slot = &table.entries[i];
         if (!slot->used) {
-            if (table.used >= table.limit) return -1;
+            if (table.used >= table.limit)
+                return -1;
             slot->edge = *e;
             slot->hash = h;
             slot->used = 1;
@@ -116,11 +117,14 @@ table_add_locked(const rperf_edge_t *e, uint32_t h)
 int
 rperf_edges_create(long capacity, rperf_edge_lost_fn lost)
 {
-    if (capacity < 1) capacity = 1;
+    if (capacity < 1)
+        capacity = 1;
     size_t buckets = 16;
-    while (buckets < (size_t)capacity * 2) buckets <<= 1;
+    while (buckets < (size_t)capacity * 2)
+        buckets <<= 1;
     table.entries = calloc(buckets, sizeof(edge_entry_t));
-    if (!table.entries) return -1;
+    if (!table.entries)
+        return -1;
     table.mask = buckets - 1;
     table.limit = (size_t)capacity;
     table.used = 0;
@@ -153,7 +157,7 @@ typedef struct batch {
     int last_wait[BATCH_BUCKETS];
     unsigned char used[BATCH_BUCKETS];
     int n;
-    rperf_edge_list_t *list;  /* NULL: spill into the table */
+    rperf_edge_list_t *list; /* NULL: spill into the table */
 } batch_t;
 
 static void
@@ -167,10 +171,12 @@ batch_init(batch_t *b, rperf_edge_list_t *list)
 static void
 batch_spill(batch_t *b)
 {
-    if (b->n == 0) return;
+    if (b->n == 0)
+        return;
     if (b->list) {
         for (int i = 0; i < BATCH_BUCKETS; i++) {
-            if (b->used[i]) rperf_edge_list_add(b->list, &b->items[i]);
+            if (b->used[i])
+                rperf_edge_list_add(b->list, &b->items[i]);
         }
         batch_init(b, b->list);
         return;
@@ -178,14 +184,17 @@ batch_spill(batch_t *b)
     int dropped = 0;
     spin_lock(&table.lock);
     for (int i = 0; i < BATCH_BUCKETS; i++) {
-        if (!b->used[i]) continue;
+        if (!b->used[i])
+            continue;
         if (table_add_locked(&b->items[i], b->hash[i]) < 0) {
             dropped = 1;
-            if (table.lost) table.lost(b->items[i].waiter, b->items[i].wait_ns);
+            if (table.lost)
+                table.lost(b->items[i].waiter, b->items[i].wait_ns);
         }
     }
     spin_unlock(&table.lock);
-    if (dropped) __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
+    if (dropped)
+        __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
     batch_init(b, NULL);
 }
 
@@ -194,14 +203,18 @@ batch_spill(batch_t *b)
 static void
 batch_add(batch_t *b, rperf_edge_t *key, int wait, int64_t ns)
 {
-    if (ns <= 0) return;
-    if (key->kind != RPERF_HOLDER_THREAD) key->holder = 0;
-    if (key->kind == RPERF_HOLDER_HANDOFF || key->kind == RPERF_HOLDER_UNKNOWN) key->holder_label = 0;
+    if (ns <= 0)
+        return;
+    if (key->kind != RPERF_HOLDER_THREAD)
+        key->holder = 0;
+    if (key->kind == RPERF_HOLDER_HANDOFF || key->kind == RPERF_HOLDER_UNKNOWN)
+        key->holder_label = 0;
     uint32_t h = edge_hash(key);
     for (;;) {
         for (uint32_t i = h & (BATCH_BUCKETS - 1);; i = (i + 1) & (BATCH_BUCKETS - 1)) {
             if (!b->used[i]) {
-                if (b->n >= BATCH_LIMIT) break;
+                if (b->n >= BATCH_LIMIT)
+                    break;
                 b->used[i] = 1;
                 b->hash[i] = h;
                 b->items[i] = *key;
@@ -228,10 +241,11 @@ batch_add(batch_t *b, rperf_edge_t *key, int wait, int64_t ns)
 /* Ring lock held (or ring NULL). Splits wait number `wait`, [from, to),
  * over the segments written before `head`. */
 static void
-attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch, int ractor_id,
-                 int waiter, int waiter_label, int64_t from, int64_t to, int wait, batch_t *b)
+attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch, int ractor_id, int waiter,
+                 int waiter_label, int64_t from, int64_t to, int wait, batch_t *b)
 {
-    if (to <= from) return;
+    if (to <= from)
+        return;
     rperf_edge_t key;
     memset(&key, 0, sizeof(key));
     key.ractor = ractor_id;
@@ -251,7 +265,8 @@ attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch,
                 key.holder_label = s->holder_label;
                 batch_add(b, &key, wait, seg_end - lo);
             }
-            if (s->start_ns < seg_end) seg_end = s->start_ns;
+            if (s->start_ns < seg_end)
+                seg_end = s->start_ns;
         }
     }
     if (seg_end > from) {
@@ -264,7 +279,8 @@ attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch,
 static void
 flush_locked(rperf_holder_ring_t *ring, rperf_wait_take_fn take, void *arg)
 {
-    if (ring->npending == 0) return;
+    if (ring->npending == 0)
+        return;
     batch_t batch;
     batch_init(&batch, NULL);
     int kept = 0;
@@ -274,12 +290,13 @@ flush_locked(rperf_holder_ring_t *ring, rperf_wait_take_fn take, void *arg)
             ring->pending[kept++] = *p;
             continue;
         }
-        attribute_locked(ring, p->ring_head, p->epoch, ring->ractor_id, p->waiter,
-                         p->waiter_label, p->from_ns, p->to_ns, i, &batch);
+        attribute_locked(ring, p->ring_head, p->epoch, ring->ractor_id, p->waiter, p->waiter_label, p->from_ns,
+                         p->to_ns, i, &batch);
     }
     batch_spill(&batch);
     ring->npending = kept;
-    if (kept) ring->pending_head = ring->pending[0].ring_head;
+    if (kept)
+        ring->pending_head = ring->pending[0].ring_head;
 }
 
 /* ------------------------------------------------------------------ */
@@ -289,7 +306,8 @@ rperf_holder_ring_t *
 rperf_holder_ring_create(int ractor_id)
 {
     rperf_holder_ring_t *ring = aligned_alloc(CACHE_LINE, sizeof(rperf_holder_ring_t));
-    if (!ring) return NULL;
+    if (!ring)
+        return NULL;
     memset(ring, 0, sizeof(*ring));
     ring->ractor_id = ractor_id;
     return ring;
@@ -304,20 +322,22 @@ rperf_holder_ring_destroy(rperf_holder_ring_t *ring)
 static rperf_holder_segment_t *
 ring_last(rperf_holder_ring_t *ring)
 {
-    if (ring->head == 0) return NULL;
+    if (ring->head == 0)
+        return NULL;
     return &ring->seg[(ring->head - 1) % RPERF_HOLDER_RING_SIZE];
 }
 
 void
-rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind,
-                       int holder_seq, int holder_label, uint32_t epoch)
+rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind, int holder_seq, int holder_label,
+                       uint32_t epoch)
 {
-    if (!ring) return;
+    if (!ring)
+        return;
     spin_lock(&ring->lock);
     rperf_holder_segment_t *last = ring_last(ring);
     /* Same holder again (a label-less re-push): keep the older start. */
-    if (!(last && last->kind == kind && last->holder_seq == holder_seq &&
-          last->holder_label == holder_label && last->epoch == epoch)) {
+    if (!(last && last->kind == kind && last->holder_seq == holder_seq && last->holder_label == holder_label &&
+          last->epoch == epoch)) {
         /* Pending waits must still find their segments. */
         if (ring->npending && ring->head - ring->pending_head >= RPERF_HOLDER_RING_SIZE / 2)
             flush_locked(ring, NULL, NULL);
@@ -335,7 +355,8 @@ rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind,
 void
 rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq, int holder_label)
 {
-    if (!ring) return;
+    if (!ring)
+        return;
     spin_lock(&ring->lock);
     rperf_holder_segment_t *last = ring_last(ring);
     if (last && last->kind == RPERF_HOLDER_HANDOFF && last->holder_seq == holder_seq) {
@@ -346,20 +367,23 @@ rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq, int
 }
 
 void
-rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label,
-                 int64_t from, int64_t to)
+rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label, int64_t from, int64_t to)
 {
-    if (!ring) return;
+    if (!ring)
+        return;
     spin_lock(&ring->lock);
     /* Under the lock: a cut that cleared the table while this hook waited
      * for the lock counted the part before it as an open wait. */
-    if (from < ring->clip_ns) from = ring->clip_ns;
+    if (from < ring->clip_ns)
+        from = ring->clip_ns;
     if (to <= from) {
         spin_unlock(&ring->lock);
         return;
     }
-    if (ring->npending == RPERF_PENDING_WAITS) flush_locked(ring, NULL, NULL);
-    if (ring->npending == 0) ring->pending_head = ring->head;
+    if (ring->npending == RPERF_PENDING_WAITS)
+        flush_locked(ring, NULL, NULL);
+    if (ring->npending == 0)
+        ring->pending_head = ring->head;
     rperf_pending_wait_t *p = &ring->pending[ring->npending++];
     p->from_ns = from;
     p->to_ns = to;
@@ -371,15 +395,16 @@ rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int wait
 }
 
 void
-rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter,
-                     int waiter_label, int64_t from, int64_t to, rperf_edge_list_t *into)
+rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter, int waiter_label,
+                     int64_t from, int64_t to, rperf_edge_list_t *into)
 {
     batch_t batch;
     batch_init(&batch, into);
-    if (ring) spin_lock(&ring->lock);
-    attribute_locked(ring, ring ? ring->head : 0, epoch, ractor_id, waiter, waiter_label, from, to,
-                     0, &batch);
-    if (ring) spin_unlock(&ring->lock);
+    if (ring)
+        spin_lock(&ring->lock);
+    attribute_locked(ring, ring ? ring->head : 0, epoch, ractor_id, waiter, waiter_label, from, to, 0, &batch);
+    if (ring)
+        spin_unlock(&ring->lock);
     batch_spill(&batch);
 }
 
@@ -389,38 +414,44 @@ rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, i
 uint64_t
 rperf_edges_dropped(int clear)
 {
-    if (clear) return __atomic_exchange_n(&table.dropped, 0, __ATOMIC_RELAXED);
+    if (clear)
+        return __atomic_exchange_n(&table.dropped, 0, __ATOMIC_RELAXED);
     return __atomic_load_n(&table.dropped, __ATOMIC_RELAXED);
 }
 
 uint64_t
 rperf_edges_lock_contended(int clear)
 {
-    if (clear) return __atomic_exchange_n(&table.contended, 0, __ATOMIC_RELAXED);
+    if (clear)
+        return __atomic_exchange_n(&table.contended, 0, __ATOMIC_RELAXED);
     return __atomic_load_n(&table.contended, __ATOMIC_RELAXED);
 }
 
 int
-rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_fn take, void *arg,
-                int clear, int64_t clip_ns, rperf_edge_list_t *out)
+rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_fn take, void *arg, int clear,
+                int64_t clip_ns, rperf_edge_list_t *out)
 {
     memset(out, 0, sizeof(*out));
     /* Allocate before locking: hooks must never spin behind malloc. */
     size_t cap = table.limit;
     out->items = malloc((cap ? cap : 1) * sizeof(rperf_edge_t));
-    if (!out->items) return -1;
+    if (!out->items)
+        return -1;
     out->capacity = cap;
     /* Ring locks in index order, then the table's: the order hooks use. */
     for (int i = 0; i < nrings; i++) {
-        if (rings[i]) spin_lock(&rings[i]->lock);
+        if (rings[i])
+            spin_lock(&rings[i]->lock);
     }
     for (int i = 0; i < nrings; i++) {
-        if (rings[i]) flush_locked(rings[i], take, arg);
+        if (rings[i])
+            flush_locked(rings[i], take, arg);
     }
     if (table.entries) {
         spin_lock(&table.lock);
         for (size_t i = 0; i <= table.mask && out->count < cap; i++) {
-            if (table.entries[i].used) out->items[out->count++] = table.entries[i].edge;
+            if (table.entries[i].used)
+                out->items[out->count++] = table.entries[i].edge;
         }
         if (clear) {
             memset(table.entries, 0, (table.mask + 1) * sizeof(edge_entry_t));
@@ -429,8 +460,10 @@ rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_f
         spin_unlock(&table.lock);
     }
     for (int i = nrings - 1; i >= 0; i--) {
-        if (!rings[i]) continue;
-        if (clear && rings[i]->clip_ns < clip_ns) rings[i]->clip_ns = clip_ns;
+        if (!rings[i])
+            continue;
+        if (clear && rings[i]->clip_ns < clip_ns)
+            rings[i]->clip_ns = clip_ns;
         spin_unlock(&rings[i]->lock);
     }
     return 0;
@@ -450,7 +483,8 @@ rperf_edge_list_add(rperf_edge_list_t *list, const rperf_edge_t *e)
     if (list->count == list->capacity) {
         size_t cap = list->capacity ? list->capacity * 2 : 16;
         rperf_edge_t *p = realloc(list->items, cap * sizeof(rperf_edge_t));
-        if (!p) return;
+        if (!p)
+            return;
         list->items = p;
         list->capacity = cap;
     }

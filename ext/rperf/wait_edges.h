@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report_format.h"  /* enum rperf_holder_kind */
+#include "report_format.h" /* enum rperf_holder_kind */
 
 /* A deferred wait is split before the ring has moved on half its size
  * since it was deferred, so every wait still sees the RING_SIZE/2 segments
@@ -44,16 +44,16 @@
 
 typedef struct rperf_holder_segment {
     int64_t start_ns;
-    int32_t holder_seq;       /* thread seq for THREAD and GC, 0 otherwise */
+    int32_t holder_seq; /* thread seq for THREAD and GC, 0 otherwise */
     int32_t holder_label;
-    uint32_t epoch;           /* profile resume epoch when written */
-    uint8_t kind;             /* enum rperf_holder_kind */
+    uint32_t epoch; /* profile resume epoch when written */
+    uint8_t kind;   /* enum rperf_holder_kind */
 } rperf_holder_segment_t;
 
 typedef struct rperf_pending_wait {
     int64_t from_ns;
     int64_t to_ns;
-    uint64_t ring_head;       /* segments written when the wait ended */
+    uint64_t ring_head; /* segments written when the wait ended */
     int32_t waiter;
     int32_t waiter_label;
     uint32_t epoch;
@@ -80,28 +80,27 @@ typedef struct rperf_edge_list {
 
 rperf_holder_ring_t *rperf_holder_ring_create(int ractor_id);
 void rperf_holder_ring_destroy(rperf_holder_ring_t *ring);
-void rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind,
-                            int holder_seq, int holder_label, uint32_t epoch);
+void rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind, int holder_seq, int holder_label,
+                            uint32_t epoch);
 /* A duplicate SUSPENDED of `holder_seq`: its previous release was not one,
  * so the hand-off segment it opened becomes that thread's again. */
-void rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq,
-                                       int holder_label);
+void rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq, int holder_label);
 /* Queues the wait [from, to) of `waiter` for attribution (from clipped to
  * the last clearing cut); flushes the batch when it is full. */
-void rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label,
-                      int64_t from, int64_t to);
+void rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label, int64_t from,
+                      int64_t to);
 /* Chooses, per deferred wait, whether a report takes it now (return 1) or
  * it stays deferred (0; it may move p->from_ns later). */
 typedef int (*rperf_wait_take_fn)(rperf_pending_wait_t *p, void *arg);
 /* Splits the wait [from, to), still open, over `ring` (NULL: all unknown)
  * into `into`. Segments written in an older epoch are unknown. */
-void rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter,
-                          int waiter_label, int64_t from, int64_t to, rperf_edge_list_t *into);
+void rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter, int waiter_label,
+                          int64_t from, int64_t to, rperf_edge_list_t *into);
 
 /* Called with (waiter seq, ns) for wait time a full table could not take;
  * may run in hook context (atomics only). */
 typedef void (*rperf_edge_lost_fn)(int waiter, int64_t ns);
-int  rperf_edges_create(long capacity, rperf_edge_lost_fn lost);
+int rperf_edges_create(long capacity, rperf_edge_lost_fn lost);
 void rperf_edges_destroy(void);
 uint64_t rperf_edges_dropped(int clear);
 uint64_t rperf_edges_lock_contended(int clear);
@@ -111,8 +110,8 @@ uint64_t rperf_edges_lock_contended(int clear);
  * copies the table into `out` (caller frees the list) and, with clear,
  * empties it and clips every wait deferred from now on to start no
  * earlier than `clip_ns`. Returns 0, or -1 when out of memory. */
-int  rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_fn take,
-                     void *arg, int clear, int64_t clip_ns, rperf_edge_list_t *out);
+int rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_fn take, void *arg, int clear,
+                    int64_t clip_ns, rperf_edge_list_t *out);
 
 void rperf_edge_list_add(rperf_edge_list_t *list, const rperf_edge_t *e);
 void rperf_edge_list_free(rperf_edge_list_t *list);

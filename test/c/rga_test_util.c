@@ -53,7 +53,8 @@ const char rga_test_small_report[] =
     "   \"holder_label_set\":0,\"wait_ns\":50,\"count\":1}],\n"
     " \"blame\":[[0,1,0,300]]}\n";
 
-char *rga_test_tempfile(const char *prefix)
+char *
+rga_test_tempfile(const char *prefix)
 {
     const char *dir = getenv("TMPDIR");
     char path[512];
@@ -65,7 +66,8 @@ char *rga_test_tempfile(const char *prefix)
     return strdup(path);
 }
 
-char *rga_test_generate(const char *args)
+char *
+rga_test_generate(const char *args)
 {
     char *tmpl = rga_test_tempfile("rga_gen");
     if (!tmpl)
@@ -80,7 +82,8 @@ char *rga_test_generate(const char *args)
     return tmpl;
 }
 
-char *rga_test_slurp(const char *path, size_t *len)
+char *
+rga_test_slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -101,7 +104,8 @@ char *rga_test_slurp(const char *path, size_t *len)
     return buf;
 }
 
-rga_report_t *rga_test_load(const char *text)
+rga_report_t *
+rga_test_load(const char *text)
 {
     rga_report_t *r = NULL;
     rga_error_t err;
@@ -114,7 +118,8 @@ rga_report_t *rga_test_load(const char *text)
     return r;
 }
 
-rga_report_t *rga_test_load_generated(const char *args)
+rga_report_t *
+rga_test_load_generated(const char *args)
 {
     char *path = rga_test_generate(args);
     assert_non_null(path);

@@ -61,7 +61,8 @@ test_stacks_and_entries(void **state)
     assert_int_equal(at.entry_count, 2);
     int64_t thread1 = 0;
     for (uint32_t i = 0; i < at.entry_count; i++)
-        if (at.entries[i].thread_seq == 1) thread1 = at.entries[i].weight_ns + at.entries[i].blame_ns;
+        if (at.entries[i].thread_seq == 1)
+            thread1 = at.entries[i].weight_ns + at.entries[i].blame_ns;
     assert_int_equal(thread1, 155);
     /* max_entries is 2: a third (stack, thread, label set) is refused. */
     assert_int_equal(rperf_agg_table_add(&at, sb, 1, 0, 1, 0), -1);

@@ -16,7 +16,8 @@
 #include "rga.h"
 #include "rga_test_util.h"
 
-static json_t *build(const rga_report_t *r, const rga_filter_spec_t *spec, const rga_html_limits_t *lim)
+static json_t *
+build(const rga_report_t *r, const rga_filter_spec_t *spec, const rga_html_limits_t *lim)
 {
     rga_filter_t f;
     rga_error_t err;
@@ -28,7 +29,8 @@ static json_t *build(const rga_report_t *r, const rga_filter_spec_t *spec, const
     return data;
 }
 
-static json_int_t at(const json_t *obj, const char *column, size_t i)
+static json_int_t
+at(const json_t *obj, const char *column, size_t i)
 {
     const json_t *v = json_array_get(json_object_get(obj, column), i);
     assert_non_null(v);
@@ -36,7 +38,8 @@ static json_int_t at(const json_t *obj, const char *column, size_t i)
 }
 
 /* Interval time per (thread seq, state) in the data block: kept intervals plus buckets. */
-static void embedded_time(const json_t *iv, int64_t *ns, size_t n_seq)
+static void
+embedded_time(const json_t *iv, int64_t *ns, size_t n_seq)
 {
     size_t kept = json_array_size(json_object_get(iv, "thread"));
     assert_int_equal(kept, (size_t)json_integer_value(json_object_get(iv, "kept")));
@@ -48,7 +51,8 @@ static void embedded_time(const json_t *iv, int64_t *ns, size_t n_seq)
     const json_t *rows = json_object_get(json_object_get(iv, "buckets"), "rows");
     size_t r;
     json_t *row;
-    json_array_foreach(rows, r, row) {
+    json_array_foreach(rows, r, row)
+    {
         json_int_t seq = json_integer_value(json_array_get(row, 0));
         for (size_t s = 0; s < RGA_STATE_COUNT; s++)
             ns[seq * RGA_STATE_COUNT + s] += json_integer_value(json_array_get(json_array_get(row, 1), s));
@@ -58,14 +62,16 @@ static void embedded_time(const json_t *iv, int64_t *ns, size_t n_seq)
 /* The drawn levels say the same as the exact totals, within the rounding:
  * half a 63rd of a bucket per bucket (a nonzero share below that rounds up
  * to one 63rd). */
-static void check_levels(const json_t *iv, int64_t axis)
+static void
+check_levels(const json_t *iv, int64_t axis)
 {
     const json_t *buckets = json_object_get(iv, "buckets");
     size_t n = (size_t)json_integer_value(json_object_get(buckets, "count"));
     size_t r;
     json_t *row;
     size_t rows = 0;
-    json_array_foreach(json_object_get(buckets, "rows"), r, row) {
+    json_array_foreach(json_object_get(buckets, "rows"), r, row)
+    {
         for (size_t s = 0; s < RGA_STATE_COUNT; s++) {
             const char *levels = json_string_value(json_array_get(json_array_get(row, 2), s));
             int64_t exact = json_integer_value(json_array_get(json_array_get(row, 1), s));
@@ -89,7 +95,8 @@ static void check_levels(const json_t *iv, int64_t axis)
     assert_true(rows > 0);
 }
 
-static void report_time(const rga_report_t *r, int64_t *ns)
+static void
+report_time(const rga_report_t *r, int64_t *ns)
 {
     for (size_t i = 0; i < r->n_intervals; i++) {
         const rga_interval_t *iv = &r->intervals[i];
@@ -97,7 +104,8 @@ static void report_time(const rga_report_t *r, int64_t *ns)
     }
 }
 
-static void small_report_keeps_every_interval(void **state)
+static void
+small_report_keeps_every_interval(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -126,7 +134,8 @@ static void small_report_keeps_every_interval(void **state)
     rga_report_free(r);
 }
 
-static void large_report_aggregates_without_losing_time(void **state)
+static void
+large_report_aggregates_without_losing_time(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load_generated("--threads 6 --ractors 2 --labels 3 --slices 3000 --seed 5");
@@ -161,7 +170,8 @@ static void large_report_aggregates_without_losing_time(void **state)
     rga_report_free(r);
 }
 
-static void edges_beyond_the_cap_fold_into_other(void **state)
+static void
+edges_beyond_the_cap_fold_into_other(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load_generated("--threads 9 --labels 3 --slices 800 --seed 2");
@@ -172,7 +182,8 @@ static void edges_beyond_the_cap_fold_into_other(void **state)
     int64_t *want = calloc(64, sizeof(int64_t)), *got = calloc(64, sizeof(int64_t));
     for (size_t e = 0; e < r->n_edges; e++)
         want[r->edges[e].waiter] += r->edges[e].wait_ns;
-    json_array_foreach(json_object_get(data, "edges"), i, row) {
+    json_array_foreach(json_object_get(data, "edges"), i, row)
+    {
         bool is_other = strcmp(json_string_value(json_array_get(row, 1)), "other") == 0;
         named += !is_other;
         other += is_other;
@@ -188,7 +199,8 @@ static void edges_beyond_the_cap_fold_into_other(void **state)
     rga_report_free(r);
 }
 
-static void filter_limits_what_is_embedded(void **state)
+static void
+filter_limits_what_is_embedded(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -211,7 +223,8 @@ static void filter_limits_what_is_embedded(void **state)
 }
 
 /* The page's data block, parsed back: the text between the JSON script's tags. */
-static json_t *page_data(const char *page)
+static json_t *
+page_data(const char *page)
 {
     const char *open = strstr(page, "<script type=\"application/json\" id=\"rperf-data\">");
     assert_non_null(open);
@@ -224,7 +237,8 @@ static json_t *page_data(const char *page)
     return data;
 }
 
-static void page_is_complete_and_data_cannot_escape(void **state)
+static void
+page_is_complete_and_data_cannot_escape(void **state)
 {
     (void)state;
     /* A label value that would end the script element if written raw. */
@@ -265,7 +279,8 @@ static void page_is_complete_and_data_cannot_escape(void **state)
     free(text);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_report_keeps_every_interval),

@@ -29,8 +29,10 @@ static int
 reference_cmp(const void *a, const void *b)
 {
     const rperf_interval_t *x = a, *y = b;
-    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns ? -1 : 1;
-    if (x->thread_seq != y->thread_seq) return x->thread_seq < y->thread_seq ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->thread_seq != y->thread_seq)
+        return x->thread_seq < y->thread_seq ? -1 : 1;
     return (x->label_set_id > y->label_set_id) - (x->label_set_id < y->label_set_id);
 }
 
@@ -69,7 +71,8 @@ static void
 test_short_inputs(void **state)
 {
     (void)state;
-    for (size_t n = 0; n <= 70; n++) check_against_reference(n, 1000, 50, 4);
+    for (size_t n = 0; n <= 70; n++)
+        check_against_reference(n, 1000, 50, 4);
 }
 
 static void

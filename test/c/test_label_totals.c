@@ -13,7 +13,7 @@
 #include "label_totals.h"
 
 #define THREADS 40
-#define LABELS 25   /* 1,000 rows: the table grows from 64 several times */
+#define LABELS 25 /* 1,000 rows: the table grows from 64 several times */
 
 static void
 test_rows_survive_growth_and_copy_once(void **state)

@@ -11,7 +11,8 @@
 
 #include "rga_test_util.h"
 
-static rga_report_t *gen_load(const char *args)
+static rga_report_t *
+gen_load(const char *args)
 {
     char *path = rga_test_generate(args);
     assert_non_null(path);
@@ -23,7 +24,8 @@ static rga_report_t *gen_load(const char *args)
     return r;
 }
 
-static void test_series_on_one_axis(void **state)
+static void
+test_series_on_one_axis(void **state)
 {
     (void)state;
     rga_report_t *in[2];
@@ -43,7 +45,8 @@ static void test_series_on_one_axis(void **state)
     assert_int_equal(m->n_intervals, in[0]->n_intervals + in[1]->n_intervals);
     for (size_t i = 0; i < m->n_threads; i++) {
         for (int s = 0; s < RGA_STATE_COUNT; s++)
-            assert_int_equal(m->threads[i].state_ns[s], in[0]->threads[i].state_ns[s] + in[1]->threads[i].state_ns[s]);
+            assert_int_equal(m->threads[i].state_ns[s],
+                             in[0]->threads[i].state_ns[s] + in[1]->threads[i].state_ns[s]);
         assert_int_equal(m->threads[i].first_seen_ns, in[0]->threads[i].first_seen_ns);
         assert_int_equal(m->threads[i].last_seen_ns, shift + in[1]->threads[i].last_seen_ns);
     }
@@ -76,7 +79,8 @@ static void test_series_on_one_axis(void **state)
 
 /* The same report twice, or two cuts whose time ranges overlap, would count
  * the overlap twice: refused, naming the inputs by position. */
-static void test_refuses_overlap(void **state)
+static void
+test_refuses_overlap(void **state)
 {
     (void)state;
     rga_report_t *in[2];
@@ -104,7 +108,8 @@ static void test_refuses_overlap(void **state)
     rga_report_free(in[1]);
 }
 
-static void test_refuses_other_process(void **state)
+static void
+test_refuses_other_process(void **state)
 {
     (void)state;
     rga_report_t *in[2];
@@ -119,7 +124,8 @@ static void test_refuses_other_process(void **state)
     rga_report_free(in[1]);
 }
 
-static void test_merge_of_one_is_a_copy(void **state)
+static void
+test_merge_of_one_is_a_copy(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -135,7 +141,8 @@ static void test_merge_of_one_is_a_copy(void **state)
     rga_report_free(r);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_on_one_axis),

@@ -16,7 +16,8 @@
 #include "rga.h"
 #include "rga_test_util.h"
 
-static char *render(const char *view, const rga_view_opts_t *opts, size_t *len)
+static char *
+render(const char *view, const rga_view_opts_t *opts, size_t *len)
 {
     char *out = NULL;
     rga_error_t err;
@@ -31,7 +32,8 @@ static char *render(const char *view, const rga_view_opts_t *opts, size_t *len)
     return out;
 }
 
-static void test_every_view(void **state)
+static void
+test_every_view(void **state)
 {
     (void)state;
     size_t len;
@@ -65,7 +67,8 @@ static void test_every_view(void **state)
     json_t *events = json_object_get(j, "traceEvents");
     size_t complete = 0, names = 0, i;
     json_t *ev;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         const char *ph = json_string_value(json_object_get(ev, "ph"));
         if (strcmp(ph, "X") == 0) {
             complete++;
@@ -82,14 +85,15 @@ static void test_every_view(void **state)
     /* Labels travel as args. */
     json_t *first_wait = NULL;
     json_array_foreach(events, i, ev) if (strcmp(json_string_value(json_object_get(ev, "name")), "gvl_wait") == 0 &&
-                                         !first_wait) first_wait = ev;
+                                          !first_wait) first_wait = ev;
     assert_non_null(first_wait);
     assert_string_equal(json_string_value(json_object_get(json_object_get(first_wait, "args"), "tenant")), "x");
     json_decref(j);
     free(s);
 }
 
-static void test_errors(void **state)
+static void
+test_errors(void **state)
 {
     (void)state;
     char *out = (char *)1;
@@ -112,7 +116,8 @@ static void test_errors(void **state)
     assert_null(out);
 }
 
-static void test_memory_equals_file(void **state)
+static void
+test_memory_equals_file(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -148,7 +153,8 @@ static void test_memory_equals_file(void **state)
 /* A write goes to a temporary beside the file: the file holds its old bytes
  * until the close succeeds, keeps its permissions, and a discarded write
  * leaves it (and its directory) exactly as it was. */
-static void test_file_replaced_only_on_success(void **state)
+static void
+test_file_replaced_only_on_success(void **state)
 {
     (void)state;
     char *path = rga_test_tempfile("rga_keep");
@@ -191,7 +197,8 @@ static void test_file_replaced_only_on_success(void **state)
 }
 
 /* A device is written in place and survives a failed write. */
-static void test_device_written_in_place(void **state)
+static void
+test_device_written_in_place(void **state)
 {
     (void)state;
     rga_error_t err;
@@ -216,7 +223,8 @@ static void test_device_written_in_place(void **state)
     assert_int_equal(rga_output_open(&o, "/", &err), RGA_ERR_IO);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_view),

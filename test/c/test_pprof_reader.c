@@ -30,7 +30,8 @@ typedef struct entries {
     size_t n;
 } entries_t;
 
-static void add(entries_t *list, const char *key, int64_t weight)
+static void
+add(entries_t *list, const char *key, int64_t weight)
 {
     for (size_t i = 0; i < list->n; i++)
         if (strcmp(list->e[i].key, key) == 0) {
@@ -42,13 +43,15 @@ static void add(entries_t *list, const char *key, int64_t weight)
     list->e[list->n++].weight = weight;
 }
 
-static int cmp_entry(const void *a, const void *b)
+static int
+cmp_entry(const void *a, const void *b)
 {
     return strcmp(((const entry_t *)a)->key, ((const entry_t *)b)->key);
 }
 
 /* Runs go tool pprof with args on path; returns its stdout (malloc'd). */
-static char *go_pprof(const char *args, const char *path)
+static char *
+go_pprof(const char *args, const char *path)
 {
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "go tool pprof %s '%s' 2>/dev/null", args, path);
@@ -71,7 +74,8 @@ static char *go_pprof(const char *args, const char *path)
 
 /* Parses `-raw` text: samples with their labels, resolved through the
  * Locations section, into entries keyed like expected(). */
-static entries_t parse_raw(char *text)
+static entries_t
+parse_raw(char *text)
 {
     static char names[MAX_LOCATIONS][256];
     char *loc = strstr(text, "\nLocations\n");
@@ -144,7 +148,8 @@ static entries_t parse_raw(char *text)
 
 /* The same entries from the report tables; only label sets holding
  * key=value when key is not NULL. */
-static entries_t expected(const rga_report_t *r, const char *key, const char *value)
+static entries_t
+expected(const rga_report_t *r, const char *key, const char *value)
 {
     entries_t list = {0};
     for (size_t i = 0; i < r->n_samples; i++) {
@@ -173,7 +178,8 @@ static entries_t expected(const rga_report_t *r, const char *key, const char *va
     return list;
 }
 
-static void assert_same(const entries_t *got, const entries_t *want)
+static void
+assert_same(const entries_t *got, const entries_t *want)
 {
     assert_true(want->n > 0);
     for (size_t i = 0; i < got->n && i < want->n; i++) {
@@ -185,7 +191,8 @@ static void assert_same(const entries_t *got, const entries_t *want)
 
 static char *workdir;
 
-static int setup(void **state)
+static int
+setup(void **state)
 {
     (void)state;
     /* go wants a writable HOME and build cache; no network is used. */
@@ -205,7 +212,8 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
+static int
+teardown(void **state)
 {
     (void)state;
     char cmd[700];
@@ -216,7 +224,8 @@ static int teardown(void **state)
     return 0;
 }
 
-static char *write_pprof(const rga_report_t *r)
+static char *
+write_pprof(const rga_report_t *r)
 {
     char *out = NULL;
     size_t len = 0;
@@ -231,7 +240,8 @@ static char *write_pprof(const rga_report_t *r)
     return path;
 }
 
-static void test_raw_matches_report(void **state)
+static void
+test_raw_matches_report(void **state)
 {
     (void)state;
     char *report = rga_test_generate("--threads 6 --ractors 2 --labels 4 --slices 300 --seed 21");
@@ -275,7 +285,8 @@ static void test_raw_matches_report(void **state)
 
 /* Ruby names look like demangled C++ to pprof ("<main>", "block (2 levels)
  * in <main>"); its text views must still show them whole. */
-static void test_ruby_names_kept_whole(void **state)
+static void
+test_ruby_names_kept_whole(void **state)
 {
     (void)state;
     static const char report[] =
@@ -303,7 +314,8 @@ static void test_ruby_names_kept_whole(void **state)
     rga_report_free(r);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_raw_matches_report),
                                        cmocka_unit_test(test_ruby_names_kept_whole)};

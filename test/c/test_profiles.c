@@ -51,7 +51,8 @@ static const char known_report[] =
     "\"samples\":[[0,1000,1,0],[1,200,1,1],[2,300,2,1],[3,50,2,0],[4,70,1,0],[5,400,2,0],[0,5,2,1]],"
     "\"intervals\":[],\"edges\":[],\"blame\":[]}";
 
-static char *render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, size_t *len)
+static char *
+render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, size_t *len)
 {
     char *out = NULL;
     rga_error_t err;
@@ -61,7 +62,8 @@ static char *render(const rga_report_t *r, const char *view, const rga_view_opts
     return out;
 }
 
-static int64_t sample_total(const rga_report_t *r)
+static int64_t
+sample_total(const rga_report_t *r)
 {
     int64_t total = 0;
     for (size_t i = 0; i < r->n_samples; i++)
@@ -69,7 +71,8 @@ static int64_t sample_total(const rga_report_t *r)
     return total;
 }
 
-static rga_profile_t model(const rga_report_t *r, const char *state, const char *thread)
+static rga_profile_t
+model(const rga_report_t *r, const char *state, const char *thread)
 {
     rga_filter_spec_t spec = {thread, 0, NULL, 0, state};
     rga_filter_t f;
@@ -81,7 +84,8 @@ static rga_profile_t model(const rga_report_t *r, const char *state, const char 
     return p;
 }
 
-static void test_model_states(void **state)
+static void
+test_model_states(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(known_report);
@@ -96,8 +100,11 @@ static void test_model_states(void **state)
     assert_int_equal(all.period_ns, 10000000);
     rga_profile_free(&all);
 
-    struct { const char *state; int64_t total; size_t n; } cases[] = {
-        {"running", 1000 + 300 + 50 + 5, 4}, {"gvl_wait", 200, 1}, {"blocked", 400, 1}, {"gc", 70, 1}};
+    struct {
+        const char *state;
+        int64_t total;
+        size_t n;
+    } cases[] = {{"running", 1000 + 300 + 50 + 5, 4}, {"gvl_wait", 200, 1}, {"blocked", 400, 1}, {"gc", 70, 1}};
     int64_t sum = 0;
     for (size_t i = 0; i < 4; i++) {
         rga_profile_t p = model(r, cases[i].state, NULL);
@@ -128,7 +135,8 @@ typedef struct folded {
     size_t n;
 } folded_t;
 
-static folded_t read_folded(const char *text)
+static folded_t
+read_folded(const char *text)
 {
     folded_t f = {0};
     char *copy = strdup(text);
@@ -148,7 +156,8 @@ static folded_t read_folded(const char *text)
     return f;
 }
 
-static void free_folded(folded_t *f)
+static void
+free_folded(folded_t *f)
 {
     for (size_t i = 0; i < f->n; i++)
         free(f->stacks[i]);
@@ -156,7 +165,8 @@ static void free_folded(folded_t *f)
     free(f->weights);
 }
 
-static int64_t folded_weight(const folded_t *f, const char *stack)
+static int64_t
+folded_weight(const folded_t *f, const char *stack)
 {
     for (size_t i = 0; i < f->n; i++)
         if (strcmp(f->stacks[i], stack) == 0)
@@ -165,7 +175,8 @@ static int64_t folded_weight(const folded_t *f, const char *stack)
 }
 
 /* The folded text of a report sample, built from the report tables alone. */
-static void expected_stack(const rga_report_t *r, const rga_sample_t *s, char *buf, size_t size)
+static void
+expected_stack(const rga_report_t *r, const rga_sample_t *s, char *buf, size_t size)
 {
     const rga_stack_t *st = &r->stacks[s->stack];
     buf[0] = '\0';
@@ -182,7 +193,8 @@ static void expected_stack(const rga_report_t *r, const rga_sample_t *s, char *b
 }
 
 /* Every distinct stack of the report comes back with the summed weight. */
-static void check_round_trip(const rga_report_t *r)
+static void
+check_round_trip(const rga_report_t *r)
 {
     size_t len;
     char *text = render(r, "collapsed", NULL, &len);
@@ -208,7 +220,8 @@ static void check_round_trip(const rga_report_t *r)
     free(text);
 }
 
-static void test_collapsed_known(void **state)
+static void
+test_collapsed_known(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(known_report);
@@ -235,7 +248,8 @@ static void test_collapsed_known(void **state)
     rga_report_free(r);
 }
 
-static void test_collapsed_synthetic(void **state)
+static void
+test_collapsed_synthetic(void **state)
 {
     (void)state;
     char *path = rga_test_generate("--threads 6 --ractors 2 --labels 4 --slices 300 --seed 11");
@@ -252,7 +266,8 @@ static void test_collapsed_synthetic(void **state)
 
 /* ---- top -------------------------------------------------------------------------- */
 
-static const rga_top_row_t *top_row(const rga_top_t *t, const char *name)
+static const rga_top_row_t *
+top_row(const rga_top_t *t, const char *name)
 {
     for (size_t i = 0; i < t->n_rows; i++)
         if (strcmp(t->profile->functions[t->rows[i].function].name, name) == 0)
@@ -260,7 +275,8 @@ static const rga_top_row_t *top_row(const rga_top_t *t, const char *name)
     return NULL;
 }
 
-static void test_top_known(void **state)
+static void
+test_top_known(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(known_report);
@@ -294,14 +310,15 @@ static void test_top_known(void **state)
     assert_non_null(strstr(text, "cpu time 2.02µs over 2 threads, 7 functions (2 shown)"));
     assert_non_null(strstr(text, "work"));
     assert_non_null(strstr(text, "64.4%")); /* 1305 of 2025 */
-    assert_null(strstr(text, "odd;name")); /* beyond the 2 rows */
+    assert_null(strstr(text, "odd;name"));  /* beyond the 2 rows */
     free(text);
     rga_report_free(r);
 }
 
 /* ---- speedscope ------------------------------------------------------------------- */
 
-static void test_speedscope_known(void **state)
+static void
+test_speedscope_known(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(known_report);
@@ -343,7 +360,8 @@ static void test_speedscope_known(void **state)
 
 /* ---- pprof, decoded with protobuf-c ------------------------------------------------ */
 
-static Perftools__Profiles__Profile *decode_pprof(const char *gz, size_t len)
+static Perftools__Profiles__Profile *
+decode_pprof(const char *gz, size_t len)
 {
     z_stream z = {0};
     assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
@@ -368,7 +386,8 @@ static Perftools__Profiles__Profile *decode_pprof(const char *gz, size_t len)
     return p;
 }
 
-static void test_pprof_known(void **state)
+static void
+test_pprof_known(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(known_report);
@@ -438,7 +457,8 @@ static void test_pprof_known(void **state)
 }
 
 /* A report without samples: valid empty outputs. */
-static void test_empty(void **state)
+static void
+test_empty(void **state)
 {
     (void)state;
     char *path = rga_test_generate("--threads 2 --slices 10 --seed 2");
@@ -478,7 +498,8 @@ static void test_empty(void **state)
 }
 
 /* Replaces the known report's samples with two of weight w (caller frees). */
-static char *with_two_weights(const char *w)
+static char *
+with_two_weights(const char *w)
 {
     char *text = strdup(known_report);
     char *samples = strstr(text, "\"samples\":[");
@@ -495,7 +516,8 @@ static char *with_two_weights(const char *w)
 /* Weights whose total is just below INT64_MAX: every view sums them
  * without overflowing (UBSan would stop the sanitizer build); a total past
  * INT64_MAX is refused when the report is loaded, naming the sample. */
-static void test_huge_weights(void **state)
+static void
+test_huge_weights(void **state)
 {
     (void)state;
     char *patched = with_two_weights("4600000000000000000");
@@ -521,13 +543,18 @@ static void test_huge_weights(void **state)
     free(patched);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_states),   cmocka_unit_test(test_collapsed_known),
-        cmocka_unit_test(test_collapsed_synthetic), cmocka_unit_test(test_top_known),
-        cmocka_unit_test(test_speedscope_known), cmocka_unit_test(test_pprof_known),
-        cmocka_unit_test(test_empty),          cmocka_unit_test(test_huge_weights),
+        cmocka_unit_test(test_model_states),
+        cmocka_unit_test(test_collapsed_known),
+        cmocka_unit_test(test_collapsed_synthetic),
+        cmocka_unit_test(test_top_known),
+        cmocka_unit_test(test_speedscope_known),
+        cmocka_unit_test(test_pprof_known),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_huge_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,8 @@ test_ids_in_order_and_tokens_find_their_slot(void **state)
     for (int i = 0; i < 3; i++) {
         assert_ptr_equal(rperf_ractor_table_decode(tokens[i]), slots[i]);
         assert_ptr_equal(rperf_ractor_by_id(i + 1), slots[i]);
-        for (int j = 0; j < i; j++) assert_true(tokens[i] != tokens[j]);
+        for (int j = 0; j < i; j++)
+            assert_true(tokens[i] != tokens[j]);
     }
     assert_null(rperf_ractor_by_id(0));
     assert_null(rperf_ractor_by_id(4));
@@ -71,7 +72,7 @@ test_tokens_of_an_earlier_profile_find_nothing(void **state)
     uintptr_t fresh;
     rperf_ractor_slot_t *r = rperf_ractor_table_add(&fresh);
     assert_non_null(r);
-    assert_int_equal(r->id, 1);          /* the same index as the old token */
+    assert_int_equal(r->id, 1); /* the same index as the old token */
     assert_true(fresh != old);
     assert_null(rperf_ractor_table_decode(old));
     assert_ptr_equal(rperf_ractor_table_decode(fresh), r);
@@ -82,10 +83,12 @@ test_a_full_table_refuses(void **state)
 {
     (void)state;
     uintptr_t token;
-    for (int i = 0; i < RPERF_MAX_RACTORS; i++) assert_non_null(rperf_ractor_table_add(&token));
+    for (int i = 0; i < RPERF_MAX_RACTORS; i++)
+        assert_non_null(rperf_ractor_table_add(&token));
     assert_int_equal(rperf_ractor_count(), RPERF_MAX_RACTORS);
     uintptr_t last = token;
-    for (int i = 0; i < 3; i++) assert_null(rperf_ractor_table_add(&token));
+    for (int i = 0; i < 3; i++)
+        assert_null(rperf_ractor_table_add(&token));
     assert_int_equal(rperf_ractor_count(), RPERF_MAX_RACTORS);
     assert_int_equal(rperf_ractor_table_decode(last)->id, RPERF_MAX_RACTORS);
 }
@@ -94,13 +97,13 @@ static void
 test_timeline_buffer_only_when_asked(void **state)
 {
     (void)state;
-    rperf_interval_t rec = { .start_ns = 1, .end_ns = 2, .thread_seq = 1, .stack_id = -1 };
+    rperf_interval_t rec = {.start_ns = 1, .end_ns = 2, .thread_seq = 1, .stack_id = -1};
     uintptr_t token;
     rperf_ractor_slot_t *r = rperf_ractor_table_add(&token);
     assert_int_equal(rperf_interval_buffer_push(&r->intervals, &rec), 0);
     assert_int_equal(rperf_interval_buffer_count(&r->intervals), 1);
 
-    rperf_ractor_table_open(0, 16);      /* reopening closes the old table */
+    rperf_ractor_table_open(0, 16); /* reopening closes the old table */
     r = rperf_ractor_table_add(&token);
     assert_int_equal(rperf_interval_buffer_push(&r->intervals, &rec), -1);
     assert_int_equal(rperf_interval_buffer_count(&r->intervals), 0);
@@ -143,8 +146,10 @@ test_concurrent_adds_get_distinct_slots(void **state)
     (void)state;
     static int ids[ADDERS][ADDS_EACH];
     pthread_t threads[ADDERS];
-    for (int t = 0; t < ADDERS; t++) assert_int_equal(pthread_create(&threads[t], NULL, add_many, ids[t]), 0);
-    for (int t = 0; t < ADDERS; t++) pthread_join(threads[t], NULL);
+    for (int t = 0; t < ADDERS; t++)
+        assert_int_equal(pthread_create(&threads[t], NULL, add_many, ids[t]), 0);
+    for (int t = 0; t < ADDERS; t++)
+        pthread_join(threads[t], NULL);
     int seen[ADDERS * ADDS_EACH + 1];
     memset(seen, 0, sizeof(seen));
     for (int t = 0; t < ADDERS; t++) {

@@ -14,7 +14,8 @@
 #include "rga_test_util.h"
 
 /* Copy of text with the first occurrence of from replaced by to. */
-static char *replace(const char *text, const char *from, const char *to)
+static char *
+replace(const char *text, const char *from, const char *to)
 {
     const char *at = strstr(text, from);
     assert_non_null(at);
@@ -28,7 +29,8 @@ static char *replace(const char *text, const char *from, const char *to)
     return out;
 }
 
-static rga_status_t load_text(const char *text, rga_error_t *err)
+static rga_status_t
+load_text(const char *text, rga_error_t *err)
 {
     rga_report_t *r = NULL;
     rga_status_t st = rga_report_load_buffer(text, strlen(text), "in.json", &r, err);
@@ -39,7 +41,8 @@ static rga_status_t load_text(const char *text, rga_error_t *err)
     return st;
 }
 
-static void expect_error(const char *text, rga_status_t code, const char *path, const char *reason_part)
+static void
+expect_error(const char *text, rga_status_t code, const char *path, const char *reason_part)
 {
     rga_error_t err;
     rga_status_t st = load_text(text, &err);
@@ -54,7 +57,8 @@ static void expect_error(const char *text, rga_status_t code, const char *path, 
     assert_non_null(strstr(line, "in.json"));
 }
 
-static void test_loads_known_report(void **state)
+static void
+test_loads_known_report(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -86,7 +90,8 @@ static void test_loads_known_report(void **state)
     rga_report_free(r);
 }
 
-static void test_missing_and_unreadable_file(void **state)
+static void
+test_missing_and_unreadable_file(void **state)
 {
     (void)state;
     rga_report_t *r = NULL;
@@ -98,7 +103,8 @@ static void test_missing_and_unreadable_file(void **state)
     assert_int_equal(rga_report_load_file("/", &r, &err), RGA_ERR_IO);
 }
 
-static void test_not_json(void **state)
+static void
+test_not_json(void **state)
 {
     (void)state;
     expect_error("", RGA_ERR_SYNTAX, "", "empty");
@@ -115,7 +121,8 @@ static void test_not_json(void **state)
 
 /* Every prefix of a valid report is an error (never a crash or success), and
  * JSON syntax errors carry a line and column. */
-static void test_every_truncation_fails(void **state)
+static void
+test_every_truncation_fails(void **state)
 {
     (void)state;
     const char *text = rga_test_small_report;
@@ -135,7 +142,8 @@ static void test_every_truncation_fails(void **state)
     }
 }
 
-static void test_syntax_error_position(void **state)
+static void
+test_syntax_error_position(void **state)
 {
     (void)state;
     /* Break the meta line; expect that line and the column of the bad token. */
@@ -162,7 +170,8 @@ static void test_syntax_error_position(void **state)
     free(bad);
 }
 
-static void test_wrong_version_and_format(void **state)
+static void
+test_wrong_version_and_format(void **state)
 {
     (void)state;
     char *v2 = replace(rga_test_small_report, "\"version\":1", "\"version\":2");
@@ -179,7 +188,8 @@ static void test_wrong_version_and_format(void **state)
     free(nov);
 }
 
-static void test_wrong_field_types(void **state)
+static void
+test_wrong_field_types(void **state)
 {
     (void)state;
     char *s = replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":\"400\"");
@@ -214,7 +224,8 @@ static void test_wrong_field_types(void **state)
     free(s);
 }
 
-static void test_negative_and_huge_numbers(void **state)
+static void
+test_negative_and_huge_numbers(void **state)
 {
     (void)state;
     char *s = replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":-5");
@@ -234,7 +245,8 @@ static void test_negative_and_huge_numbers(void **state)
     free(s);
 }
 
-static void test_inconsistent_ids(void **state)
+static void
+test_inconsistent_ids(void **state)
 {
     (void)state;
     char *s = replace(rga_test_small_report, "[1,0,0,300,0,0]", "[9,0,0,300,0,0]");
@@ -269,7 +281,8 @@ static void test_inconsistent_ids(void **state)
     free(s);
 }
 
-static void test_unknown_keys_ignored(void **state)
+static void
+test_unknown_keys_ignored(void **state)
 {
     (void)state;
     char *s = replace(rga_test_small_report, "\"minor\":0,", "\"minor\":3,\"future\":{\"a\":[1,2,{}]},");
@@ -279,7 +292,8 @@ static void test_unknown_keys_ignored(void **state)
     free(s);
 }
 
-static char *write_gzip(const char *text, size_t len)
+static char *
+write_gzip(const char *text, size_t len)
 {
     char *tmpl = rga_test_tempfile("rga_gz");
     assert_non_null(tmpl);
@@ -290,7 +304,8 @@ static char *write_gzip(const char *text, size_t len)
     return tmpl;
 }
 
-static void test_gzip(void **state)
+static void
+test_gzip(void **state)
 {
     (void)state;
     char *path = write_gzip(rga_test_small_report, strlen(rga_test_small_report));
@@ -310,7 +325,8 @@ static void test_gzip(void **state)
     free(path);
 }
 
-static void test_synthetic_report_loads(void **state)
+static void
+test_synthetic_report_loads(void **state)
 {
     (void)state;
     char *path = rga_test_generate("--threads 12 --ractors 3 --labels 6 --slices 500");
@@ -335,7 +351,8 @@ static void test_synthetic_report_loads(void **state)
 }
 
 /* The integer-tuple fast path must give exactly what jansson gives. */
-static void assert_same_model(const rga_report_t *a, const rga_report_t *b)
+static void
+assert_same_model(const rga_report_t *a, const rga_report_t *b)
 {
     assert_int_equal(a->n_intervals, b->n_intervals);
     assert_memory_equal(a->intervals, b->intervals, a->n_intervals * sizeof(*a->intervals));
@@ -349,7 +366,8 @@ static void assert_same_model(const rga_report_t *a, const rga_report_t *b)
     assert_memory_equal(a->stack_frames, b->stack_frames, a->n_stack_frames * sizeof(int64_t));
 }
 
-static void test_fast_path_matches_jansson(void **state)
+static void
+test_fast_path_matches_jansson(void **state)
 {
     (void)state;
     char *path = rga_test_generate("--threads 5 --ractors 2 --labels 3 --slices 300 --seed 9");
@@ -367,13 +385,35 @@ static void test_fast_path_matches_jansson(void **state)
     /* Element spellings at the edge of the fast path: both loaders agree on
      * the outcome, the error and (when valid) the values. */
     static const char *const spellings[] = {
-        "[1,0,0,300,0,0]", "[ 1 , 0 ,\n0,300 ,0,0 ]", "[1,0,-0,300,0,0]", "[01,0,0,300,0,0]",
-        "[1,0,0,300.0,0,0]", "[1,0,0,3e2,0,0]", "[1,0,0,3E2,0,0]", "[1,0,0,300,0,0,]", "[1,0,0,300,0]",
-        "[1,0,0,300,0,0,7]", "[1,0,0,99999999999999999999,0,0]", "[1,0,0,123456789012345678,0,0]",
-        "[1,0,0,1234567890123456789,0,0]", "[1,0,0,-300,0,0]", "[1,0,\"0\",300,0,0]", "[1,0,0,300,0,0",
-        "[1,0,0,300,0,-1]", "[1,0,0,300,0,-2]", "[1,,0,300,0,0]", "[1 0,0,300,0,0]", "[]", "{}", "[1,0,0,+3,0,0]",
-        "[1,0,0,300,0,0]]", "[1,0,0,300,0,0] ", "[1,0,0,300,0,00]", "[1,0,0,9223372036854775807,0,0]",
-        "[1,0,-1,300,0,0]", "[1,0,0,300,4294967296,0]",
+        "[1,0,0,300,0,0]",
+        "[ 1 , 0 ,\n0,300 ,0,0 ]",
+        "[1,0,-0,300,0,0]",
+        "[01,0,0,300,0,0]",
+        "[1,0,0,300.0,0,0]",
+        "[1,0,0,3e2,0,0]",
+        "[1,0,0,3E2,0,0]",
+        "[1,0,0,300,0,0,]",
+        "[1,0,0,300,0]",
+        "[1,0,0,300,0,0,7]",
+        "[1,0,0,99999999999999999999,0,0]",
+        "[1,0,0,123456789012345678,0,0]",
+        "[1,0,0,1234567890123456789,0,0]",
+        "[1,0,0,-300,0,0]",
+        "[1,0,\"0\",300,0,0]",
+        "[1,0,0,300,0,0",
+        "[1,0,0,300,0,-1]",
+        "[1,0,0,300,0,-2]",
+        "[1,,0,300,0,0]",
+        "[1 0,0,300,0,0]",
+        "[]",
+        "{}",
+        "[1,0,0,+3,0,0]",
+        "[1,0,0,300,0,0]]",
+        "[1,0,0,300,0,0] ",
+        "[1,0,0,300,0,00]",
+        "[1,0,0,9223372036854775807,0,0]",
+        "[1,0,-1,300,0,0]",
+        "[1,0,0,300,4294967296,0]",
     };
     for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
         char *text = replace(rga_test_small_report, "[1,0,0,300,0,0]", spellings[i]);
@@ -396,7 +436,8 @@ static void test_fast_path_matches_jansson(void **state)
     }
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loads_known_report),

@@ -55,7 +55,8 @@ static const char report[] =
     "   \"holder_label_set\":0,\"wait_ns\":6000,\"count\":3}],\n"
     " \"blame\":[[1,1,0,100],[2,1,0,90],[3,1,0,80],[5,1,0,70]]}\n";
 
-static void test_line(void **state)
+static void
+test_line(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(report);
@@ -92,7 +93,8 @@ static void test_line(void **state)
     rga_report_free(r);
 }
 
-static rga_summary_t build(const rga_report_t *r)
+static rga_summary_t
+build(const rga_report_t *r)
 {
     rga_filter_t f;
     rga_error_t err;
@@ -103,7 +105,8 @@ static rga_summary_t build(const rga_report_t *r)
     return s;
 }
 
-static char *summary_text(const rga_summary_t *s, size_t columns)
+static char *
+summary_text(const rga_summary_t *s, size_t columns)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -116,7 +119,8 @@ static char *summary_text(const rga_summary_t *s, size_t columns)
 }
 
 /* The rows of the section titled title: "time  share  stack" lines after its header. */
-static size_t section_rows(const char *text, const char *title, char rows[][256], size_t max)
+static size_t
+section_rows(const char *text, const char *title, char rows[][256], size_t max)
 {
     const char *p = strstr(text, title);
     assert_non_null(p);
@@ -135,14 +139,16 @@ static size_t section_rows(const char *text, const char *title, char rows[][256]
 }
 
 /* The stack column of a row: what follows the share ("NN.N%  "). */
-static const char *row_stack(const char *row)
+static const char *
+row_stack(const char *row)
 {
     const char *pct = strchr(row, '%');
     assert_non_null(pct);
     return pct + 3;
 }
 
-static void test_summary_rows_distinct(void **state)
+static void
+test_summary_rows_distinct(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(report);
@@ -188,7 +194,8 @@ static void test_summary_rows_distinct(void **state)
     assert_int_equal(json_array_size(waits), 5);
     size_t i;
     json_t *e;
-    json_array_foreach(waits, i, e) {
+    json_array_foreach(waits, i, e)
+    {
         int64_t id = json_integer_value(json_object_get(e, "stack"));
         json_t *frames = json_object_get(e, "frames");
         assert_int_equal(json_array_size(frames), r->stacks[id].depth);
@@ -201,7 +208,8 @@ static void test_summary_rows_distinct(void **state)
 
 /* A report whose only stack is empty has no frame slots at all (a NULL
  * array): rendering it must not do pointer arithmetic on NULL (UBSan). */
-static void test_only_empty_stacks(void **state)
+static void
+test_only_empty_stacks(void **state)
 {
     (void)state;
     static const char empty[] =
@@ -217,7 +225,8 @@ static void test_only_empty_stacks(void **state)
     rga_report_free(r);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line),

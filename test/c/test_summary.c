@@ -15,7 +15,8 @@
 #include "summary.h"
 #include "summary_json.h"
 
-static rga_summary_t build(const rga_report_t *r, const rga_filter_spec_t *spec)
+static rga_summary_t
+build(const rga_report_t *r, const rga_filter_spec_t *spec)
 {
     rga_filter_t f;
     rga_error_t err;
@@ -26,7 +27,8 @@ static rga_summary_t build(const rga_report_t *r, const rga_filter_spec_t *spec)
     return s;
 }
 
-static const rga_summary_thread_t *thread_row(const rga_summary_t *s, int64_t seq)
+static const rga_summary_thread_t *
+thread_row(const rga_summary_t *s, int64_t seq)
 {
     for (size_t i = 0; i < s->n_threads; i++)
         if (s->threads[i].seq == seq)
@@ -34,7 +36,8 @@ static const rga_summary_thread_t *thread_row(const rga_summary_t *s, int64_t se
     return NULL;
 }
 
-static void test_known_numbers(void **state)
+static void
+test_known_numbers(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -83,7 +86,8 @@ static void test_known_numbers(void **state)
     rga_report_free(r);
 }
 
-static void test_filters(void **state)
+static void
+test_filters(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -124,7 +128,8 @@ static void test_filters(void **state)
     rga_report_free(r);
 }
 
-static void test_text_and_json(void **state)
+static void
+test_text_and_json(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -152,14 +157,16 @@ static void test_text_and_json(void **state)
     json_t *t;
     json_array_foreach(threads, i, t) sum += json_integer_value(json_object_get(t, "gvl_wait_ns"));
     assert_int_equal(sum, json_integer_value(json_object_get(json_object_get(j, "totals"), "gvl_wait_ns")));
-    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "top_holders"), 1), "kind")),
+    assert_string_equal(json_string_value(
+                            json_object_get(json_array_get(json_object_get(j, "top_holders"), 1), "kind")),
                         "gc");
     json_decref(j);
     rga_summary_free(&s);
     rga_report_free(r);
 }
 
-static void test_drops_shown(void **state)
+static void
+test_drops_shown(void **state)
 {
     (void)state;
     char *path = rga_test_generate("--threads 3 --slices 50 --drops");
@@ -184,7 +191,8 @@ static void test_drops_shown(void **state)
 
 /* On synthetic reports: every waiter's holder edges add up to its wait, so the
  * holders table accounts for all of the waiting. */
-static void test_conservation_synthetic(void **state)
+static void
+test_conservation_synthetic(void **state)
 {
     (void)state;
     char *path = rga_test_generate("--threads 9 --ractors 2 --labels 5 --slices 800 --seed 7");
@@ -214,13 +222,12 @@ static void test_conservation_synthetic(void **state)
     free(path);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_numbers),
-        cmocka_unit_test(test_filters),
-        cmocka_unit_test(test_text_and_json),
-        cmocka_unit_test(test_drops_shown),
+        cmocka_unit_test(test_known_numbers),          cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_text_and_json),          cmocka_unit_test(test_drops_shown),
         cmocka_unit_test(test_conservation_synthetic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,8 @@
 
 #include "term_text.h"
 
-static void test_escape(void **state)
+static void
+test_escape(void **state)
 {
     (void)state;
     char out[256];
@@ -19,18 +20,21 @@ static void test_escape(void **state)
     assert_string_equal(rga_term_escape("\033]0;t\a\033[2J\r\n\t\x7f", out, sizeof(out)),
                         "\\x1b]0;t\\x07\\x1b[2J\\x0d\\x0a\\x09\\x7f");
     /* U+009B (CSI as a C1 control) and bytes that are not UTF-8. */
-    assert_string_equal(rga_term_escape("a\xc2\x9b" "b\x9b" "c\xff\xc3", out, sizeof(out)),
+    assert_string_equal(rga_term_escape("a\xc2\x9b"
+                                        "b\x9b"
+                                        "c\xff\xc3",
+                                        out, sizeof(out)),
                         "a\\xc2\\x9bb\\x9bc\\xff\\xc3");
     /* Overlong encodings and surrogates are not UTF-8 either. */
-    assert_string_equal(rga_term_escape("\xc0\xaf\xed\xa0\x80", out, sizeof(out)),
-                        "\\xc0\\xaf\\xed\\xa0\\x80");
+    assert_string_equal(rga_term_escape("\xc0\xaf\xed\xa0\x80", out, sizeof(out)), "\\xc0\\xaf\\xed\\xa0\\x80");
     /* Cut at a boundary: never half a character or half an escape. */
     char small[6];
     assert_string_equal(rga_term_escape("ab\033cd", small, sizeof(small)), "ab");
     assert_string_equal(rga_term_escape("a日本", small, sizeof(small)), "a日");
 }
 
-static void test_width(void **state)
+static void
+test_width(void **state)
 {
     (void)state;
     assert_int_equal(rga_text_width("abc"), 3);
@@ -45,7 +49,8 @@ static void test_width(void **state)
     assert_int_equal(rga_text_prefix("abc", 10), 3);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),

@@ -13,7 +13,8 @@
 #include "rga_test_util.h"
 #include "timeline.h"
 
-static rga_report_t *synthetic(void)
+static rga_report_t *
+synthetic(void)
 {
     char *path = rga_test_generate("--threads 7 --ractors 2 --labels 3 --slices 700 --seed 3");
     assert_non_null(path);
@@ -26,7 +27,8 @@ static rga_report_t *synthetic(void)
 }
 
 /* Interval time of thread index ti in state s clipped to [from, to). */
-static int64_t clipped(const rga_report_t *r, size_t ti, int s, int64_t from, int64_t to)
+static int64_t
+clipped(const rga_report_t *r, size_t ti, int s, int64_t from, int64_t to)
 {
     int64_t sum = 0;
     for (size_t i = 0; i < r->n_intervals; i++) {
@@ -40,7 +42,8 @@ static int64_t clipped(const rga_report_t *r, size_t ti, int s, int64_t from, in
     return sum;
 }
 
-static void check_conservation(const rga_report_t *r, int64_t from, int64_t to, size_t width)
+static void
+check_conservation(const rga_report_t *r, int64_t from, int64_t to, size_t width)
 {
     rga_filter_t f;
     rga_error_t err;
@@ -60,7 +63,8 @@ static void check_conservation(const rga_report_t *r, int64_t from, int64_t to, 
     rga_filter_free(&f);
 }
 
-static void test_conserves_time(void **state)
+static void
+test_conserves_time(void **state)
 {
     (void)state;
     rga_report_t *r = synthetic();
@@ -69,13 +73,15 @@ static void test_conserves_time(void **state)
         check_conservation(r, 0, 0, widths[i]);
     /* Whole axis without a window equals the thread totals (generator covers lifetimes). */
     for (size_t ti = 0; ti < r->n_threads; ti++)
-        assert_int_equal(clipped(r, ti, RGA_STATE_GVL_WAIT, 0, INT64_MAX), r->threads[ti].state_ns[RGA_STATE_GVL_WAIT]);
+        assert_int_equal(clipped(r, ti, RGA_STATE_GVL_WAIT, 0, INT64_MAX),
+                         r->threads[ti].state_ns[RGA_STATE_GVL_WAIT]);
     check_conservation(r, r->meta.duration_ns / 3, r->meta.duration_ns / 2, 61);
     check_conservation(r, 12345, 12345 + 1000, 1000); /* buckets of 1 ns */
     rga_report_free(r);
 }
 
-static void test_dominant_and_idle(void **state)
+static void
+test_dominant_and_idle(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -124,7 +130,8 @@ static void test_dominant_and_idle(void **state)
     rga_report_free(r);
 }
 
-static void test_filtered_rows(void **state)
+static void
+test_filtered_rows(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -140,7 +147,8 @@ static void test_filtered_rows(void **state)
     rga_report_free(r);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conserves_time),

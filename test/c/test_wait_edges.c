@@ -22,7 +22,8 @@ static int64_t lost_ns[16];
 static void
 record_lost(int waiter, int64_t ns)
 {
-    if (waiter >= 0 && waiter < 16) lost_ns[waiter] += ns;
+    if (waiter >= 0 && waiter < 16)
+        lost_ns[waiter] += ns;
 }
 
 static int
@@ -47,8 +48,10 @@ edges_sum(const rperf_edge_list_t *list, int waiter, int kind, int holder)
     int64_t sum = 0;
     for (size_t i = 0; i < list->count; i++) {
         const rperf_edge_t *e = &list->items[i];
-        if (e->waiter != waiter) continue;
-        if (kind >= 0 && (e->kind != kind || e->holder != holder)) continue;
+        if (e->waiter != waiter)
+            continue;
+        if (kind >= 0 && (e->kind != kind || e->holder != holder))
+            continue;
         sum += e->wait_ns;
     }
     return sum;
@@ -123,11 +126,12 @@ test_batches_conserve_every_wait(void **state)
         waited[holder] += t - ready[holder];
         if (turn >= 4) {
             for (int h = 1; h <= 4; h++) {
-                if (h != holder) waits_on[holder][h]++;
+                if (h != holder)
+                    waits_on[holder][h]++;
             }
-        }
-        else {
-            for (int h = 1; h < holder; h++) waits_on[holder][h]++;
+        } else {
+            for (int h = 1; h < holder; h++)
+                waits_on[holder][h]++;
         }
         rperf_holder_ring_push(ring, t, RPERF_HOLDER_THREAD, holder, 0, EPOCH);
         t += 10;
@@ -137,7 +141,8 @@ test_batches_conserve_every_wait(void **state)
     for (int w = 1; w <= 4; w++) {
         assert_int_equal(edges_sum(&list, w, -1, 0), waited[w]);
         for (int h = 1; h <= 4; h++) {
-            if (h == w) continue;
+            if (h == w)
+                continue;
             assert_int_equal(edge_count(&list, w, h), waits_on[w][h]);
         }
     }
@@ -156,8 +161,7 @@ test_deferred_wait_survives_ring_wraparound(void **state)
     rperf_holder_ring_push(ring, 0, RPERF_HOLDER_THREAD, 1, 0, EPOCH);
     rperf_wait_defer(ring, EPOCH, 2, 0, 0, 100);
     for (int i = 0; i < 3 * RPERF_HOLDER_RING_SIZE; i++) {
-        rperf_holder_ring_push(ring, 100 + i, (i & 1) ? RPERF_HOLDER_THREAD : RPERF_HOLDER_HANDOFF,
-                               3, 0, EPOCH);
+        rperf_holder_ring_push(ring, 100 + i, (i & 1) ? RPERF_HOLDER_THREAD : RPERF_HOLDER_HANDOFF, 3, 0, EPOCH);
     }
     rperf_edge_list_t list = flushed_edges(ring);
     assert_int_equal(edges_sum(&list, 2, RPERF_HOLDER_THREAD, 1), 100);
@@ -211,8 +215,10 @@ static int
 take_before(rperf_pending_wait_t *p, void *arg)
 {
     int64_t cut = *(const int64_t *)arg;
-    if (p->to_ns <= cut) return 1;
-    if (p->from_ns < cut) p->from_ns = cut;
+    if (p->to_ns <= cut)
+        return 1;
+    if (p->from_ns < cut)
+        p->from_ns = cut;
     return 0;
 }
 

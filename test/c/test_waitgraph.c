@@ -16,7 +16,8 @@
 #include "rga_test_util.h"
 #include "waitgraph.h"
 
-static rga_waitgraph_t build(const rga_report_t *r, rga_group_by_t by, double min_share)
+static rga_waitgraph_t
+build(const rga_report_t *r, rga_group_by_t by, double min_share)
 {
     rga_filter_t f;
     rga_error_t err;
@@ -27,7 +28,8 @@ static rga_waitgraph_t build(const rga_report_t *r, rga_group_by_t by, double mi
     return g;
 }
 
-static int64_t edge_wait(const rga_waitgraph_t *g, long from, long to)
+static int64_t
+edge_wait(const rga_waitgraph_t *g, long from, long to)
 {
     for (size_t i = 0; i < g->n_edges; i++)
         if ((long)g->edges[i].from == from && (long)g->edges[i].to == to)
@@ -35,7 +37,8 @@ static int64_t edge_wait(const rga_waitgraph_t *g, long from, long to)
     return -1;
 }
 
-static void test_by_thread(void **state)
+static void
+test_by_thread(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -67,7 +70,8 @@ static void test_by_thread(void **state)
     rga_report_free(r);
 }
 
-static void test_by_label_and_ractor(void **state)
+static void
+test_by_label_and_ractor(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -127,7 +131,8 @@ static void test_by_label_and_ractor(void **state)
 }
 
 /* Writes the graph as DOT into memory and reads it back with agmemread. */
-static Agraph_t *dot_roundtrip(const rga_waitgraph_t *g, char **text)
+static Agraph_t *
+dot_roundtrip(const rga_waitgraph_t *g, char **text)
 {
     size_t len = 0;
     FILE *out = open_memstream(text, &len);
@@ -139,7 +144,8 @@ static Agraph_t *dot_roundtrip(const rga_waitgraph_t *g, char **text)
     return back;
 }
 
-static void test_dot_parses_back(void **state)
+static void
+test_dot_parses_back(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -166,7 +172,8 @@ static void test_dot_parses_back(void **state)
 
 /* On a synthetic report, the graph holds all the waiting: edges sum to the
  * threads' GVL wait, and the DOT text carries the same weights. */
-static void test_synthetic_weights(void **state)
+static void
+test_synthetic_weights(void **state)
 {
     (void)state;
     char *path = rga_test_generate("--threads 10 --ractors 2 --labels 4 --slices 600 --seed 11");
@@ -203,7 +210,8 @@ static void test_synthetic_weights(void **state)
  * they carry RGA_WG_STORY_COVER of the wait, at most RGA_WG_STORY_MAX_EDGES:
  * the first edge it leaves out would not have been needed, and node totals
  * keep all the wait. */
-static void test_story_default(void **state)
+static void
+test_story_default(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load_generated("--threads 24 --ractors 2 --labels 4 --slices 600 --seed 5");
@@ -220,8 +228,7 @@ static void test_story_default(void **state)
     }
     int64_t before_last = kept - g.edges[g.n_edges - 1].wait_ns;
     /* Stopped at the cover or at the cap, and not one edge earlier. */
-    assert_true(g.n_edges == RGA_WG_STORY_MAX_EDGES ||
-                (double)kept >= RGA_WG_STORY_COVER * (double)g.total_wait_ns);
+    assert_true(g.n_edges == RGA_WG_STORY_MAX_EDGES || (double)kept >= RGA_WG_STORY_COVER * (double)g.total_wait_ns);
     assert_true((double)before_last < RGA_WG_STORY_COVER * (double)g.total_wait_ns);
     /* Every waiter's node still holds its whole wait. */
     int64_t waited = 0;
@@ -233,7 +240,8 @@ static void test_story_default(void **state)
     rga_report_free(r);
 }
 
-static void test_svg_render(void **state)
+static void
+test_svg_render(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load(rga_test_small_report);
@@ -256,15 +264,13 @@ static void test_svg_render(void **state)
     rga_report_free(r);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_by_thread),
-        cmocka_unit_test(test_by_label_and_ractor),
-        cmocka_unit_test(test_dot_parses_back),
-        cmocka_unit_test(test_synthetic_weights),
-        cmocka_unit_test(test_story_default),
-        cmocka_unit_test(test_svg_render),
+        cmocka_unit_test(test_by_thread),       cmocka_unit_test(test_by_label_and_ractor),
+        cmocka_unit_test(test_dot_parses_back), cmocka_unit_test(test_synthetic_weights),
+        cmocka_unit_test(test_story_default),   cmocka_unit_test(test_svg_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
