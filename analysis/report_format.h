@@ -16,6 +16,8 @@
 
 #define RPERF_REPORT_FORMAT_NAME "rperf-gvl-report"
 #define RPERF_REPORT_VERSION 1
+/* Minor 1 added blocked causes and release edges (docs/report-format.md). */
+#define RPERF_REPORT_MINOR 1
 
 /* Interval tuple states and the order of per-thread state totals. */
 enum rperf_state {
@@ -55,5 +57,31 @@ enum rperf_holder_kind {
     RPERF_HOLDER_UNKNOWN = 3,
     RPERF_HOLDER_KIND_COUNT = 4
 };
+
+/* Why a thread was blocked (off the GVL, not waiting for it). The JSON
+ * carries names (`causes` lists them by id for `interval_causes`); readers
+ * map names to these numbers and read a name they do not know as OTHER.
+ * The threads that another thread wakes (MUTEX..JOIN) get a releaser. */
+enum rperf_blocked_cause {
+    RPERF_CAUSE_UNKNOWN = 0, /* no frame seen: blocked since before the profile, or unreadable */
+    RPERF_CAUSE_IO = 1,      /* IO and socket reads, writes, select, wait_*, accept, connect */
+    RPERF_CAUSE_SLEEP = 2,   /* Kernel#sleep */
+    RPERF_CAUSE_MUTEX = 3,   /* Thread::Mutex#lock/synchronize, Monitor */
+    RPERF_CAUSE_CONDVAR = 4, /* Thread::ConditionVariable#wait (Mutex#sleep under it) */
+    RPERF_CAUSE_QUEUE = 5,   /* Thread::Queue#pop, Thread::SizedQueue#pop/#push */
+    RPERF_CAUSE_JOIN = 6,    /* Thread#join/#value */
+    RPERF_CAUSE_RACTOR = 7,  /* Ractor.receive/.select/.yield, Ractor#take */
+    RPERF_CAUSE_PROCESS = 8, /* Process.wait and friends, Kernel#system */
+    RPERF_CAUSE_OTHER = 9,   /* any other method: named in `blocked_methods` */
+    RPERF_CAUSE_COUNT = 10
+};
+
+#define RPERF_CAUSE_NAMES \
+    { \
+        "unknown", "io", "sleep", "mutex", "condvar", "queue", "join", "ractor", "process", "other" \
+    }
+
+/* Causes whose waits another thread of the same Ractor ends. */
+#define RPERF_CAUSE_RELEASABLE(cause) ((cause) >= RPERF_CAUSE_MUTEX && (cause) <= RPERF_CAUSE_JOIN)
 
 #endif

@@ -26,8 +26,10 @@ typedef struct rperf_interval {
     int64_t end_ns;
     int32_t thread_seq;
     int32_t label_set_id;
-    int32_t stack_id; /* -1: no stack captured */
-    uint8_t state;    /* enum rperf_state */
+    int32_t stack_id;     /* -1: no stack captured */
+    int32_t releaser_seq; /* blocked: the thread that woke it, 0 if none is known */
+    uint8_t state;        /* enum rperf_state */
+    uint8_t cause;        /* blocked: enum rperf_blocked_cause; else 0 */
 } rperf_interval_t;
 
 typedef struct rperf_interval_buffer {
