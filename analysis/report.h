@@ -56,6 +56,22 @@ typedef enum rga_holder_kind {
     RGA_HOLDER_UNKNOWN = RPERF_HOLDER_UNKNOWN
 } rga_holder_kind_t;
 
+/* Why a thread was blocked (report_format.h). A cause name this reader does
+ * not know reads as RGA_CAUSE_OTHER. */
+enum rga_cause {
+    RGA_CAUSE_UNKNOWN = RPERF_CAUSE_UNKNOWN,
+    RGA_CAUSE_IO = RPERF_CAUSE_IO,
+    RGA_CAUSE_SLEEP = RPERF_CAUSE_SLEEP,
+    RGA_CAUSE_MUTEX = RPERF_CAUSE_MUTEX,
+    RGA_CAUSE_CONDVAR = RPERF_CAUSE_CONDVAR,
+    RGA_CAUSE_QUEUE = RPERF_CAUSE_QUEUE,
+    RGA_CAUSE_JOIN = RPERF_CAUSE_JOIN,
+    RGA_CAUSE_RACTOR = RPERF_CAUSE_RACTOR,
+    RGA_CAUSE_PROCESS = RPERF_CAUSE_PROCESS,
+    RGA_CAUSE_OTHER = RPERF_CAUSE_OTHER,
+    RGA_CAUSE_COUNT = RPERF_CAUSE_COUNT
+};
+
 typedef struct rga_meta {
     char *tool, *tool_version, *ruby_version, *program, *mode;
     int64_t pid, frequency, start_time_ns, start_monotonic_ns, duration_ns, sequence;
@@ -65,6 +81,7 @@ typedef struct rga_stats {
     int64_t trigger_count, sampling_count, sampling_time_ns, hook_events, hook_time_ns;
     int64_t dropped_samples, dropped_aggregation, dropped_intervals, dropped_edges, dropped_threads,
         dropped_label_sets;
+    int64_t dropped_causes, dropped_blocked_edges; /* minor 1 */
 } rga_stats_t;
 
 typedef struct rga_ractor {
@@ -82,6 +99,10 @@ typedef struct rga_thread {
     int64_t state_ns[RGA_STATE_COUNT]; /* running, gvl_wait, blocked, gc_mark, gc_sweep */
     int64_t acquisitions, waits;
     int64_t label_set; /* the thread's label set at the end of the interval; -1 = not given */
+    /* Minor 1: blocked time by cause (has_causes: the report gave them). */
+    bool has_causes;
+    int64_t cause_ns[RGA_CAUSE_COUNT];
+    int64_t release_unknown_ns; /* releasable-cause time with no releaser found */
 } rga_thread_t;
 
 typedef struct rga_label_set {
@@ -94,6 +115,8 @@ typedef struct rga_label_set {
 typedef struct rga_label_total {
     int64_t thread, label_set;
     int64_t state_ns[RGA_STATE_COUNT];
+    bool has_causes; /* minor 1: blocked_by_cause given */
+    int64_t cause_ns[RGA_CAUSE_COUNT];
 } rga_label_total_t;
 
 typedef struct rga_frame {
@@ -116,7 +139,31 @@ typedef struct rga_interval {
     uint32_t label_set;
     int32_t stack; /* -1: none */
     uint8_t state;
+    uint8_t cause; /* blocked intervals: enum rga_cause from interval_causes (else UNKNOWN) */
 } rga_interval_t;
+
+/* One interval_causes row. cause_id indexes the report's `causes` list as
+ * loaded; validation maps it to cause and finds the interval. */
+typedef struct rga_interval_cause {
+    int64_t thread, start_ns, cause_id, releaser; /* releaser: a thread seq, 0 = none known */
+    size_t interval;                              /* index into intervals[], set by validation */
+    uint8_t cause;
+} rga_interval_cause_t;
+
+/* A release edge: waiter was blocked on cause until releaser woke it. */
+typedef struct rga_blocked_edge {
+    int64_t ractor, waiter, releaser, waiter_label_set, releaser_label_set, blocked_ns, count;
+    int64_t releaser_stack; /* -1: not known */
+    uint8_t cause;
+} rga_blocked_edge_t;
+
+/* Where a thread was blocked: a leaf method and its cause. */
+typedef struct rga_blocked_method {
+    int64_t thread;
+    char *method;
+    int64_t blocked_ns, count;
+    uint8_t cause;
+} rga_blocked_method_t;
 
 typedef struct rga_edge {
     int64_t ractor, waiter, holder, waiter_label_set, holder_label_set, wait_ns, count;
@@ -153,6 +200,18 @@ typedef struct rga_report {
     size_t n_edges;
     rga_blame_t *blame;
     size_t n_blame;
+    /* Minor 1 (all empty in a minor-0 report). cause_of_id maps the ids of
+     * `causes` to enum rga_cause. interval_causes are sorted by interval
+     * once validated (rga_report_interval_cause bisects them). */
+    uint8_t *cause_of_id;
+    size_t n_cause_ids;
+    rga_interval_cause_t *interval_causes;
+    size_t n_interval_causes;
+    rga_blocked_edge_t *blocked_edges;
+    size_t n_blocked_edges;
+    rga_blocked_method_t *blocked_methods;
+    size_t n_blocked_methods;
+    bool has_causes; /* any blocked-cause data at all: the views show causes only then */
     /* Where the "intervals" array sat in the loaded text (after gunzip), so
      * a caller may read the rest with another parser and take the timeline
      * from here; both 0 when there was none (and in merged reports). */
@@ -207,6 +266,16 @@ rga_status_t rga_report_merge(rga_report_t *const *reports, size_t n, rga_report
 
 /* Name of a state ("running", "gvl_wait", ...). */
 const char *rga_state_name(int state);
+
+/* The interval_causes row of interval index i, or NULL (cause unknown, no
+ * releaser). O(log n). */
+const rga_interval_cause_t *rga_report_interval_cause(const rga_report_t *report, size_t interval);
+
+/* Name of a cause ("mutex", ...); "unknown" out of range. */
+const char *rga_cause_name(int cause);
+
+/* The cause with this name; a name this reader does not know is OTHER. */
+int rga_cause_from_name(const char *name);
 
 /* Name of a holder kind ("thread", "gc", "handoff", "unknown"). */
 const char *rga_holder_kind_name(rga_holder_kind_t kind);

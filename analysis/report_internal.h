@@ -21,6 +21,10 @@ typedef struct rga_report_sums {
     int64_t label_ns;    /* label_totals' state times */
     int64_t edge_wait_ns, edge_count;
     int64_t sample_ns, blame_ns;
+    int64_t cause_ns;                        /* threads' blocked_by_cause and release_unknown_ns */
+    int64_t label_cause_ns;                  /* label_totals' blocked_by_cause */
+    int64_t blocked_edge_ns, blocked_counts; /* blocked_edges' and blocked_methods' ns; their counts */
+    int64_t blocked_method_ns;
     int64_t stats; /* every stats counter */
 } rga_report_sums_t;
 

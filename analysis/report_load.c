@@ -10,7 +10,7 @@
  * '{' and '}'.
  *
  * One exception, for speed: elements of the integer-tuple arrays
- * (intervals, samples, blame, stacks) that are plain `[int,int,...]` are
+ * (intervals, samples, blame, stacks, interval_causes) that are plain `[int,int,...]` are
  * read by fast_tuple() below, which accepts only a strict subset of what
  * jansson accepts and hands everything else to jansson (RGA_LOAD_JANSSON_ONLY
  * turns it off; see docs/performance.md for what it buys).
@@ -54,7 +54,8 @@ typedef struct loader {
     rga_error_t *err;
     rga_report_t *r;
     size_t cap_ractors, cap_threads, cap_label_sets, cap_label_totals, cap_frames, cap_stacks, cap_stack_frames,
-        cap_samples, cap_intervals, cap_edges, cap_blame;
+        cap_samples, cap_intervals, cap_edges, cap_blame, cap_cause_ids, cap_interval_causes, cap_blocked_edges,
+        cap_blocked_methods;
     unsigned seen;     /* bit per top-level key, see key_table */
     bool jansson_only; /* RGA_LOAD_JANSSON_ONLY: no integer-tuple fast path */
 } loader_t;
@@ -364,6 +365,47 @@ tuple_int(loader_t *ld, const elem_t *e, const tuple_t *t, size_t i, int64_t min
 static const char *const state_keys[RGA_STATE_COUNT] = {"running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns",
                                                         "gc_sweep_ns"};
 
+/* A cause name (blocked_edges, blocked_methods): required string; a name
+ * this reader does not know reads as other. */
+static rga_status_t
+obj_cause(loader_t *ld, const elem_t *e, const json_t *obj, uint8_t *out)
+{
+    const json_t *v = json_object_get(obj, "cause");
+    if (!v)
+        return fail_elem(ld, e, "cause", RGA_ERR_SCHEMA, "missing required key");
+    if (!json_is_string(v))
+        return fail_elem(ld, e, "cause", RGA_ERR_SCHEMA, "expected a cause name (a string)");
+    *out = (uint8_t)rga_cause_from_name(json_string_value(v));
+    return RGA_OK;
+}
+
+/* Optional `blocked_by_cause` of a thread or label_totals row: cause name ->
+ * ns. Unknown names add up under other, so their sum must fit. */
+static rga_status_t
+obj_cause_ns(loader_t *ld, const elem_t *e, const json_t *obj, int64_t *cause_ns, bool *has)
+{
+    const json_t *m = json_object_get(obj, "blocked_by_cause");
+    memset(cause_ns, 0, RGA_CAUSE_COUNT * sizeof(int64_t));
+    *has = m != NULL;
+    if (!m)
+        return RGA_OK;
+    if (!json_is_object(m))
+        return fail_elem(ld, e, "blocked_by_cause", RGA_ERR_SCHEMA, "expected an object of cause name -> ns");
+    const char *name;
+    const json_t *val;
+    json_object_foreach((json_t *)m, name, val)
+    {
+        char field[96];
+        snprintf(field, sizeof(field), "blocked_by_cause.%s", name);
+        int64_t ns;
+        TRY(as_int(ld, e, field, val, 0, INT64_MAX, &ns));
+        int c = rga_cause_from_name(name);
+        if (__builtin_add_overflow(cause_ns[c], ns, &cause_ns[c]))
+            return fail_elem(ld, e, field, RGA_ERR_SCHEMA, "value too large: the causes' sum exceeds 2^63-1");
+    }
+    return RGA_OK;
+}
+
 static rga_status_t
 load_ractor(loader_t *ld, const elem_t *e, const json_t *v)
 {
@@ -400,6 +442,8 @@ load_thread(loader_t *ld, const elem_t *e, const json_t *v)
     t->label_set = -1;
     if (json_object_get(v, "label_set"))
         TRY(as_int(ld, e, "label_set", json_object_get(v, "label_set"), 0, UINT32_MAX, &t->label_set));
+    TRY(obj_cause_ns(ld, e, v, t->cause_ns, &t->has_causes));
+    TRY(obj_int(ld, e, v, "release_unknown_ns", false, 0, &t->release_unknown_ns));
     return RGA_OK;
 }
 
@@ -462,10 +506,12 @@ load_label_total(loader_t *ld, const elem_t *e, const json_t *v)
     TRY(need_object(ld, e, v));
     TRY(PUSH(ld, label_totals, n_label_totals, cap_label_totals));
     rga_label_total_t *lt = &ld->r->label_totals[ld->r->n_label_totals];
+    memset(lt, 0, sizeof(*lt));
     TRY(obj_int(ld, e, v, "thread", true, 1, &lt->thread));
     TRY(obj_int(ld, e, v, "label_set", true, 0, &lt->label_set));
     for (int s = 0; s < RGA_STATE_COUNT; s++)
         TRY(obj_int(ld, e, v, state_keys[s], true, 0, &lt->state_ns[s]));
+    TRY(obj_cause_ns(ld, e, v, lt->cause_ns, &lt->has_causes));
     ld->r->n_label_totals++;
     return RGA_OK;
 }
@@ -605,6 +651,69 @@ load_blame(loader_t *ld, const elem_t *e, const tuple_t *v)
     return RGA_OK;
 }
 
+static rga_status_t
+load_cause_name(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    if (!json_is_string(v))
+        return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "expected a cause name (a string)");
+    TRY(PUSH(ld, cause_of_id, n_cause_ids, cap_cause_ids));
+    ld->r->cause_of_id[ld->r->n_cause_ids++] = (uint8_t)rga_cause_from_name(json_string_value(v));
+    return RGA_OK;
+}
+
+static rga_status_t
+load_interval_cause(loader_t *ld, const elem_t *e, const tuple_t *v)
+{
+    TRY(need_tuple(ld, e, v, 4));
+    TRY(PUSH(ld, interval_causes, n_interval_causes, cap_interval_causes));
+    rga_interval_cause_t *c = &ld->r->interval_causes[ld->r->n_interval_causes];
+    memset(c, 0, sizeof(*c));
+    TRY(tuple_int(ld, e, v, 0, 1, UINT32_MAX, &c->thread));
+    TRY(tuple_int(ld, e, v, 1, 0, INT64_MAX, &c->start_ns));
+    TRY(tuple_int(ld, e, v, 2, 0, INT32_MAX, &c->cause_id));
+    TRY(tuple_int(ld, e, v, 3, 0, UINT32_MAX, &c->releaser));
+    ld->r->n_interval_causes++;
+    return RGA_OK;
+}
+
+static rga_status_t
+load_blocked_edge(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_object(ld, e, v));
+    TRY(PUSH(ld, blocked_edges, n_blocked_edges, cap_blocked_edges));
+    rga_blocked_edge_t *b = &ld->r->blocked_edges[ld->r->n_blocked_edges];
+    memset(b, 0, sizeof(*b));
+    TRY(obj_int(ld, e, v, "ractor", true, 1, &b->ractor));
+    TRY(obj_int(ld, e, v, "waiter", true, 1, &b->waiter));
+    TRY(obj_int(ld, e, v, "releaser", true, 1, &b->releaser));
+    TRY(obj_cause(ld, e, v, &b->cause));
+    TRY(obj_int(ld, e, v, "waiter_label_set", true, 0, &b->waiter_label_set));
+    TRY(obj_int(ld, e, v, "releaser_label_set", true, 0, &b->releaser_label_set));
+    TRY(obj_int(ld, e, v, "blocked_ns", true, 0, &b->blocked_ns));
+    TRY(obj_int(ld, e, v, "count", true, 0, &b->count));
+    b->releaser_stack = -1;
+    if (json_object_get(v, "releaser_stack"))
+        TRY(as_int(ld, e, "releaser_stack", json_object_get(v, "releaser_stack"), 0, INT32_MAX, &b->releaser_stack));
+    ld->r->n_blocked_edges++;
+    return RGA_OK;
+}
+
+static rga_status_t
+load_blocked_method(loader_t *ld, const elem_t *e, const json_t *v)
+{
+    TRY(need_object(ld, e, v));
+    TRY(PUSH(ld, blocked_methods, n_blocked_methods, cap_blocked_methods));
+    rga_blocked_method_t *m = &ld->r->blocked_methods[ld->r->n_blocked_methods];
+    memset(m, 0, sizeof(*m));
+    TRY(obj_int(ld, e, v, "thread", true, 1, &m->thread));
+    TRY(obj_cause(ld, e, v, &m->cause));
+    TRY(obj_str(ld, e, v, "method", true, &m->method));
+    ld->r->n_blocked_methods++; /* counted now so that method is freed on a later failure */
+    TRY(obj_int(ld, e, v, "blocked_ns", true, 0, &m->blocked_ns));
+    TRY(obj_int(ld, e, v, "count", true, 0, &m->count));
+    return RGA_OK;
+}
+
 /* ---- small top-level values ----------------------------------------------------------- */
 
 static rga_status_t
@@ -691,6 +800,8 @@ load_stats(loader_t *ld, const elem_t *e, const json_t *v)
         {"dropped_edges", offsetof(rga_stats_t, dropped_edges)},
         {"dropped_threads", offsetof(rga_stats_t, dropped_threads)},
         {"dropped_label_sets", offsetof(rga_stats_t, dropped_label_sets)},
+        {"dropped_causes", offsetof(rga_stats_t, dropped_causes)},
+        {"dropped_blocked_edges", offsetof(rga_stats_t, dropped_blocked_edges)},
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         const json_t *x = json_object_get(v, ints[i].key);
@@ -727,7 +838,11 @@ enum key_bit {
     K_SAMPLES = 1u << 11,
     K_INTERVALS = 1u << 12,
     K_EDGES = 1u << 13,
-    K_BLAME = 1u << 14
+    K_BLAME = 1u << 14,
+    K_CAUSES = 1u << 15,
+    K_INTERVAL_CAUSES = 1u << 16,
+    K_BLOCKED_EDGES = 1u << 17,
+    K_BLOCKED_METHODS = 1u << 18
 };
 
 static const struct {
@@ -751,6 +866,10 @@ static const struct {
     {"intervals", K_INTERVALS, NULL, load_interval},
     {"edges", K_EDGES, load_edge, NULL},
     {"blame", K_BLAME, NULL, load_blame},
+    {"causes", K_CAUSES, load_cause_name, NULL},
+    {"interval_causes", K_INTERVAL_CAUSES, NULL, load_interval_cause},
+    {"blocked_edges", K_BLOCKED_EDGES, load_blocked_edge, NULL},
+    {"blocked_methods", K_BLOCKED_METHODS, load_blocked_method, NULL},
 };
 
 #define FAST_TUPLE_MAX 64

@@ -3,7 +3,10 @@
  * Reports of one process share thread seqs and the monotonic clock, so they
  * are put on one axis by shifting each by its meta.start_monotonic_ns. Label
  * sets, frames and stacks are renumbered by content (each report has its own
- * tables); keyed rows (threads, label totals, edges, blame) are summed.
+ * tables); keyed rows (threads, label totals, edges, blame, release edges,
+ * blocked methods) are summed; interval_causes move with their intervals.
+ * Blocked causes of a thread or label row that one input lacks (a minor-0
+ * report) are counted as unknown, so causes keep summing to blocked_ns.
  * Dictionaries are jansson objects keyed by a text rendering of the key.
  * Refuses reports of different processes (pid), reports whose time ranges
  * overlap (the same report twice, or cuts that are not a series: their
@@ -20,9 +23,10 @@
 typedef struct merger {
     rga_report_t *out;
     rga_error_t *err;
-    json_t *dict_labels, *dict_frames, *dict_stacks, *dict_totals, *dict_edges, *dict_blame;
+    json_t *dict_labels, *dict_frames, *dict_stacks, *dict_totals, *dict_edges, *dict_blame, *dict_blocked_edges,
+        *dict_blocked_methods;
     size_t cap_threads, cap_label_sets, cap_label_totals, cap_frames, cap_stacks, cap_stack_frames, cap_samples,
-        cap_edges, cap_blame, cap_ractors;
+        cap_edges, cap_blame, cap_ractors, cap_interval_causes, cap_blocked_edges, cap_blocked_methods;
 } merger_t;
 
 static bool
@@ -122,6 +126,36 @@ cmp_thread_seq_time(const void *a, const void *b)
     return (x->last_seen_ns > y->last_seen_ns) - (x->last_seen_ns < y->last_seen_ns);
 }
 
+/* a + b, or INT64_MAX when it does not fit: validation of the merged
+ * report then refuses the total with a path, without overflowing here. */
+static int64_t
+sat_add(int64_t a, int64_t b)
+{
+    int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+/* Adds one row's blocked causes into another's. A row without causes (a
+ * minor-0 report of the series) counts its blocked time as unknown, so the
+ * causes keep summing to blocked_ns. Call before adding the state times. */
+static void
+add_causes(int64_t *into, bool *into_has, int64_t into_blocked_ns, const int64_t *from, bool from_has,
+           int64_t from_blocked_ns)
+{
+    if (!*into_has && !from_has)
+        return;
+    if (!*into_has) {
+        memset(into, 0, RGA_CAUSE_COUNT * sizeof(int64_t));
+        into[RGA_CAUSE_UNKNOWN] = into_blocked_ns;
+    }
+    if (from_has)
+        for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+            into[c] = sat_add(into[c], from[c]);
+    else
+        into[RGA_CAUSE_UNKNOWN] = sat_add(into[RGA_CAUSE_UNKNOWN], from_blocked_ns);
+    *into_has = true;
+}
+
 /* Folds the rows of one seq (sorted, latest last) into one: lifetimes span
  * all of them, totals add up, name and exited come from the latest. */
 static void
@@ -143,6 +177,9 @@ coalesce_threads(rga_report_t *out)
         n->exited = t->exited;
         if (t->label_set >= 0)
             n->label_set = t->label_set;
+        add_causes(n->cause_ns, &n->has_causes, n->state_ns[RGA_STATE_BLOCKED], t->cause_ns, t->has_causes,
+                   t->state_ns[RGA_STATE_BLOCKED]);
+        n->release_unknown_ns = sat_add(n->release_unknown_ns, t->release_unknown_ns);
         for (int s = 0; s < RGA_STATE_COUNT; s++)
             n->state_ns[s] += t->state_ns[s];
         n->acquisitions += t->acquisitions;
@@ -290,8 +327,11 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
             out->label_totals[out->n_label_totals] = *lt;
             out->label_totals[out->n_label_totals++].label_set = ls;
         } else {
+            rga_label_total_t *o = &out->label_totals[id];
+            add_causes(o->cause_ns, &o->has_causes, o->state_ns[RGA_STATE_BLOCKED], lt->cause_ns, lt->has_causes,
+                       lt->state_ns[RGA_STATE_BLOCKED]);
             for (int s = 0; s < RGA_STATE_COUNT; s++)
-                out->label_totals[id].state_ns[s] += lt->state_ns[s];
+                o->state_ns[s] += lt->state_ns[s];
         }
     }
     for (size_t i = 0; i < in->n_samples; i++) {
@@ -348,6 +388,61 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
             out->blame[out->n_blame++] = b;
         } else {
             out->blame[id].blame_ns += b.blame_ns;
+        }
+    }
+    for (size_t i = 0; i < in->n_interval_causes; i++) {
+        if (!GROW(m, interval_causes, n_interval_causes, cap_interval_causes))
+            goto fail;
+        rga_interval_cause_t c = in->interval_causes[i];
+        c.start_ns += shift;
+        c.cause_id = c.cause; /* the merged report's causes are the reader's own numbering */
+        out->interval_causes[out->n_interval_causes++] = c;
+    }
+    for (size_t i = 0; i < in->n_blocked_edges; i++) {
+        rga_blocked_edge_t e = in->blocked_edges[i];
+        e.waiter_label_set = map_label(in, label_map, e.waiter_label_set);
+        e.releaser_label_set = map_label(in, label_map, e.releaser_label_set);
+        if (e.releaser_stack >= 0)
+            e.releaser_stack = stack_map[e.releaser_stack];
+        k.len = 0;
+        if (!key_int(&k, e.ractor) || !key_int(&k, e.waiter) || !key_int(&k, e.releaser) || !key_int(&k, e.cause) ||
+            !key_int(&k, e.waiter_label_set) || !key_int(&k, e.releaser_label_set))
+            goto fail;
+        long id = intern(m->dict_blocked_edges, k.s, out->n_blocked_edges);
+        if (id < 0)
+            goto fail;
+        if ((size_t)id == out->n_blocked_edges) {
+            if (!GROW(m, blocked_edges, n_blocked_edges, cap_blocked_edges))
+                goto fail;
+            out->blocked_edges[out->n_blocked_edges++] = e;
+        } else {
+            rga_blocked_edge_t *o = &out->blocked_edges[id];
+            o->blocked_ns += e.blocked_ns;
+            o->count += e.count;
+            if (o->releaser_stack < 0)
+                o->releaser_stack = e.releaser_stack; /* one stack per row: the first one known */
+        }
+    }
+    for (size_t i = 0; i < in->n_blocked_methods; i++) {
+        const rga_blocked_method_t *bm = &in->blocked_methods[i];
+        k.len = 0;
+        if (!key_int(&k, bm->thread) || !key_int(&k, bm->cause) || !key_add(&k, bm->method))
+            goto fail;
+        long id = intern(m->dict_blocked_methods, k.s, out->n_blocked_methods);
+        if (id < 0)
+            goto fail;
+        if ((size_t)id == out->n_blocked_methods) {
+            if (!GROW(m, blocked_methods, n_blocked_methods, cap_blocked_methods))
+                goto fail;
+            rga_blocked_method_t *o = &out->blocked_methods[out->n_blocked_methods];
+            *o = *bm;
+            o->method = dupstr(bm->method);
+            if (!o->method)
+                goto fail;
+            out->n_blocked_methods++;
+        } else {
+            out->blocked_methods[id].blocked_ns += bm->blocked_ns;
+            out->blocked_methods[id].count += bm->count;
         }
     }
     st = RGA_OK;
@@ -426,6 +521,10 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
             first = i;
         total_intervals += reports[i]->n_intervals;
     }
+    int64_t minor = 0; /* the newest input's: the merged report may carry its keys */
+    for (size_t i = 0; i < n; i++)
+        if (reports[i]->minor > minor)
+            minor = reports[i]->minor;
     st = check_series(reports, n, err);
     if (st != RGA_OK)
         goto done;
@@ -437,12 +536,14 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
     m.dict_totals = json_object();
     m.dict_edges = json_object();
     m.dict_blame = json_object();
+    m.dict_blocked_edges = json_object();
+    m.dict_blocked_methods = json_object();
     if (!m.out || !m.dict_labels || !m.dict_frames || !m.dict_stacks || !m.dict_totals || !m.dict_edges ||
-        !m.dict_blame)
+        !m.dict_blame || !m.dict_blocked_edges || !m.dict_blocked_methods)
         goto nomem;
     rga_report_t *out = m.out;
     out->version = base->version;
-    out->minor = base->minor;
+    out->minor = minor;
     out->meta = base->meta;
     out->meta.tool = dupstr(base->meta.tool);
     out->meta.tool_version = dupstr(base->meta.tool_version);
@@ -450,6 +551,12 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
     out->meta.program = dupstr(base->meta.program);
     out->meta.mode = dupstr(base->meta.mode);
     out->meta.sequence = 0;
+    out->cause_of_id = malloc(RGA_CAUSE_COUNT);
+    if (!out->cause_of_id)
+        goto nomem;
+    for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+        out->cause_of_id[c] = (uint8_t)c;
+    out->n_cause_ids = RGA_CAUSE_COUNT;
     if (!out->meta.tool || !out->meta.tool_version || !out->meta.ruby_version || !out->meta.program ||
         !out->meta.mode)
         goto nomem;
@@ -488,6 +595,8 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
         o->dropped_edges += s->dropped_edges;
         o->dropped_threads += s->dropped_threads;
         o->dropped_label_sets += s->dropped_label_sets;
+        o->dropped_causes += s->dropped_causes;
+        o->dropped_blocked_edges += s->dropped_blocked_edges;
     }
     out->meta.duration_ns = end;
     coalesce_threads(out);
@@ -507,6 +616,8 @@ done:
     json_decref(m.dict_totals);
     json_decref(m.dict_edges);
     json_decref(m.dict_blame);
+    json_decref(m.dict_blocked_edges);
+    json_decref(m.dict_blocked_methods);
     rga_report_free(m.out);
     return st;
 }

@@ -44,6 +44,12 @@ rga_report_free(rga_report_t *r)
     free(r->intervals);
     free(r->edges);
     free(r->blame);
+    for (size_t i = 0; i < r->n_blocked_methods; i++)
+        free(r->blocked_methods[i].method);
+    free(r->cause_of_id);
+    free(r->interval_causes);
+    free(r->blocked_edges);
+    free(r->blocked_methods);
     free(r);
 }
 
@@ -96,6 +102,38 @@ rga_state_name(int state)
 {
     static const char *const names[RGA_STATE_COUNT] = {"running", "gvl_wait", "blocked", "gc_mark", "gc_sweep"};
     return (state >= 0 && state < RGA_STATE_COUNT) ? names[state] : "unknown";
+}
+
+const rga_interval_cause_t *
+rga_report_interval_cause(const rga_report_t *r, size_t interval)
+{
+    size_t lo = 0, hi = r->n_interval_causes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->interval_causes[mid].interval < interval)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < r->n_interval_causes && r->interval_causes[lo].interval == interval) ? &r->interval_causes[lo]
+                                                                                      : NULL;
+}
+
+static const char *const cause_names[RGA_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
+
+const char *
+rga_cause_name(int cause)
+{
+    return (cause >= 0 && cause < RGA_CAUSE_COUNT) ? cause_names[cause] : "unknown";
+}
+
+int
+rga_cause_from_name(const char *name)
+{
+    for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+        if (strcmp(cause_names[c], name) == 0)
+            return c;
+    return RGA_CAUSE_OTHER;
 }
 
 const char *

@@ -5,7 +5,10 @@
  * sets and stacks, edges' waiters and holders, stacks' frames), that the
  * keyed arrays have no duplicate keys, that intervals are sorted and those of
  * one thread never overlap, and that every total the analysis computes fits
- * in int64_t (so no view can print a wrapped, negative time). It sorts
+ * in int64_t (so no view can print a wrapped, negative time). Minor 1: every
+ * interval_causes row names a blocked interval (thread seq + start) and a
+ * cause id of `causes`, release edges and blocked methods name threads,
+ * label sets and stacks that exist. It sorts
  * threads and label sets so the lookups in report_model.c can bisect. It does
  * not check the conservation laws: those are properties of the profiler,
  * which its own tests check.
@@ -102,6 +105,27 @@ rga_report_add_sums(const rga_report_t *r, rga_report_sums_t *sums, rga_error_t 
         ADD(sums->edge_wait_ns, r->edges[i].wait_ns, "edges", i, "wait_ns", "total edge wait");
         ADD(sums->edge_count, r->edges[i].count, "edges", i, "count", "total edge count");
     }
+    for (size_t i = 0; i < r->n_threads; i++) {
+        for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+            ADD(sums->cause_ns, r->threads[i].cause_ns[c], "threads", i, "blocked_by_cause",
+                "total blocked time by cause");
+        ADD(sums->cause_ns, r->threads[i].release_unknown_ns, "threads", i, "release_unknown_ns",
+            "total blocked time by cause");
+    }
+    for (size_t i = 0; i < r->n_label_totals; i++)
+        for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+            ADD(sums->label_cause_ns, r->label_totals[i].cause_ns[c], "label_totals", i, "blocked_by_cause",
+                "total label blocked time by cause");
+    for (size_t i = 0; i < r->n_blocked_edges; i++) {
+        ADD(sums->blocked_edge_ns, r->blocked_edges[i].blocked_ns, "blocked_edges", i, "blocked_ns",
+            "total release-edge time");
+        ADD(sums->blocked_counts, r->blocked_edges[i].count, "blocked_edges", i, "count", "total blocked count");
+    }
+    for (size_t i = 0; i < r->n_blocked_methods; i++) {
+        ADD(sums->blocked_method_ns, r->blocked_methods[i].blocked_ns, "blocked_methods", i, "blocked_ns",
+            "total blocked-method time");
+        ADD(sums->blocked_counts, r->blocked_methods[i].count, "blocked_methods", i, "count", "total blocked count");
+    }
     for (size_t i = 0; i < r->n_samples; i++)
         ADD(sums->sample_ns, r->samples[i].weight_ns, "samples", i, "[1]", "total sample weight");
     for (size_t i = 0; i < r->n_blame; i++)
@@ -159,6 +183,128 @@ label_known(const rga_report_t *r, int64_t id)
 {
     /* A report without label_sets still implies the empty set 0. */
     return rga_report_label_set_index(r, id) >= 0 || (id == 0 && r->n_label_sets == 0);
+}
+
+/* A blocked interval as interval_causes rows look it up. */
+typedef struct blocked_key {
+    uint32_t thread_index;
+    int64_t start_ns;
+    size_t interval;
+    size_t row; /* the row that matched it, SIZE_MAX = none yet */
+} blocked_key_t;
+
+static int
+cmp_blocked_key(const void *a, const void *b)
+{
+    const blocked_key_t *x = a, *y = b;
+    if (x->thread_index != y->thread_index)
+        return x->thread_index < y->thread_index ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int
+cmp_cause_row(const void *a, const void *b)
+{
+    const rga_interval_cause_t *x = a, *y = b;
+    return (x->interval > y->interval) - (x->interval < y->interval);
+}
+
+static rga_status_t
+bad_row(rga_error_t *err, size_t index, rga_status_t code, const char *fmt, int64_t a, int64_t b)
+{
+    if (err) {
+        err->line = err->column = 0;
+        snprintf(err->path, sizeof(err->path), "interval_causes[%zu]", index);
+    }
+    return rga_error_set(err, code, fmt, a, b);
+}
+
+/* Matches every interval_causes row to the blocked interval of its thread
+ * that starts at its start_ns (intervals already resolved to thread
+ * indexes), sets the interval's cause, and sorts the rows by interval. */
+static rga_status_t
+resolve_interval_causes(rga_report_t *r, rga_error_t *err)
+{
+    for (size_t i = 0; i < r->n_intervals; i++)
+        r->intervals[i].cause = RGA_CAUSE_UNKNOWN;
+    if (r->n_interval_causes == 0)
+        return RGA_OK;
+    size_t n_keys = 0;
+    for (size_t i = 0; i < r->n_intervals; i++)
+        n_keys += r->intervals[i].state == RGA_STATE_BLOCKED;
+    blocked_key_t *keys = malloc((n_keys ? n_keys : 1) * sizeof(*keys));
+    if (!keys)
+        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory checking interval_causes");
+    n_keys = 0;
+    for (size_t i = 0; i < r->n_intervals; i++)
+        if (r->intervals[i].state == RGA_STATE_BLOCKED)
+            keys[n_keys++] = (blocked_key_t){r->intervals[i].thread_index, r->intervals[i].start_ns, i, SIZE_MAX};
+    if (n_keys > 1)
+        qsort(keys, n_keys, sizeof(*keys), cmp_blocked_key);
+    rga_status_t st = RGA_OK;
+    for (size_t i = 0; i < r->n_interval_causes && st == RGA_OK; i++) {
+        rga_interval_cause_t *c = &r->interval_causes[i];
+        long ti = rga_report_thread_index(r, c->thread);
+        if (ti < 0) {
+            st = bad_ref(err, "interval_causes", i, "[0]", "thread seq", c->thread);
+            break;
+        }
+        if ((uint64_t)c->cause_id >= r->n_cause_ids) {
+            st = bad_ref(err, "interval_causes", i, "[2]", "cause id (an index into causes)", c->cause_id);
+            break;
+        }
+        if (c->releaser != 0 && rga_report_thread_index(r, c->releaser) < 0) {
+            st = bad_ref(err, "interval_causes", i, "[3]", "releaser thread seq", c->releaser);
+            break;
+        }
+        blocked_key_t want = {(uint32_t)ti, c->start_ns, 0, 0};
+        blocked_key_t *k = n_keys ? bsearch(&want, keys, n_keys, sizeof(*keys), cmp_blocked_key) : NULL;
+        if (!k) {
+            st = bad_row(err, i, RGA_ERR_REFERENCE,
+                         "matches no blocked interval: thread %" PRId64 " has none starting at %" PRId64 " ns",
+                         c->thread, c->start_ns);
+            break;
+        }
+        if (k->row != SIZE_MAX) {
+            st = bad_row(err, i, RGA_ERR_SCHEMA,
+                         "a second cause for the blocked interval of thread %" PRId64 " at %" PRId64 " ns",
+                         c->thread, c->start_ns);
+            break;
+        }
+        k->row = i;
+        c->interval = k->interval;
+        c->cause = r->cause_of_id[c->cause_id];
+        r->intervals[k->interval].cause = c->cause;
+    }
+    free(keys);
+    if (st == RGA_OK && r->n_interval_causes > 1)
+        qsort(r->interval_causes, r->n_interval_causes, sizeof(*r->interval_causes), cmp_cause_row);
+    return st;
+}
+
+/* Ids of the release edges and blocked methods. */
+static rga_status_t
+check_blocked_rows(const rga_report_t *r, rga_error_t *err)
+{
+    for (size_t i = 0; i < r->n_blocked_edges; i++) {
+        const rga_blocked_edge_t *e = &r->blocked_edges[i];
+        if (!ractor_known(r, e->ractor))
+            return bad_ref(err, "blocked_edges", i, "ractor", "Ractor id", e->ractor);
+        if (rga_report_thread_index(r, e->waiter) < 0)
+            return bad_ref(err, "blocked_edges", i, "waiter", "thread seq", e->waiter);
+        if (rga_report_thread_index(r, e->releaser) < 0)
+            return bad_ref(err, "blocked_edges", i, "releaser", "thread seq", e->releaser);
+        if (!label_known(r, e->waiter_label_set))
+            return bad_ref(err, "blocked_edges", i, "waiter_label_set", "label set id", e->waiter_label_set);
+        if (!label_known(r, e->releaser_label_set))
+            return bad_ref(err, "blocked_edges", i, "releaser_label_set", "label set id", e->releaser_label_set);
+        if (e->releaser_stack >= 0 && (uint64_t)e->releaser_stack >= r->n_stacks)
+            return bad_ref(err, "blocked_edges", i, "releaser_stack", "stack id", e->releaser_stack);
+    }
+    for (size_t i = 0; i < r->n_blocked_methods; i++)
+        if (rga_report_thread_index(r, r->blocked_methods[i].thread) < 0)
+            return bad_ref(err, "blocked_methods", i, "thread", "thread seq", r->blocked_methods[i].thread);
+    return RGA_OK;
 }
 
 rga_status_t
@@ -294,7 +440,17 @@ rga_report_validate(rga_report_t *r, rga_error_t *err)
         if (!label_known(r, b->label_set))
             return bad_ref(err, "blame", i, "[2]", "label set id", b->label_set);
     }
+    rga_status_t st = resolve_interval_causes(r, err);
+    if (st == RGA_OK)
+        st = check_blocked_rows(r, err);
+    if (st != RGA_OK)
+        return st;
+    r->has_causes = r->n_interval_causes || r->n_blocked_edges || r->n_blocked_methods;
+    for (size_t i = 0; i < r->n_threads; i++)
+        r->has_causes |= r->threads[i].has_causes;
+    for (size_t i = 0; i < r->n_label_totals; i++)
+        r->has_causes |= r->label_totals[i].has_causes;
     rga_report_sums_t sums = {0};
-    rga_status_t st = rga_report_add_sums(r, &sums, err);
+    st = rga_report_add_sums(r, &sums, err);
     return st == RGA_OK ? check_axis(r, err) : st;
 }
