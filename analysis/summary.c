@@ -123,6 +123,88 @@ collect_stacks(const int64_t *sums, size_t n, size_t *count)
     return list;
 }
 
+static int
+cmp_release_key(const void *a, const void *b)
+{
+    const rga_summary_release_t *x = a, *y = b;
+    if (x->releaser != y->releaser)
+        return (x->releaser > y->releaser) - (x->releaser < y->releaser);
+    if (x->waiter != y->waiter)
+        return (x->waiter > y->waiter) - (x->waiter < y->waiter);
+    return x->cause - y->cause;
+}
+
+static int
+cmp_release(const void *a, const void *b)
+{
+    const rga_summary_release_t *x = a, *y = b;
+    if (x->blocked_ns != y->blocked_ns)
+        return x->blocked_ns < y->blocked_ns ? 1 : -1;
+    return cmp_release_key(a, b);
+}
+
+static int
+cmp_method(const void *a, const void *b)
+{
+    const rga_blocked_method_t *x = *(const rga_blocked_method_t *const *)a,
+                               *y = *(const rga_blocked_method_t *const *)b;
+    if (x->cause != y->cause)
+        return (int)x->cause - (int)y->cause;
+    if (x->blocked_ns != y->blocked_ns)
+        return x->blocked_ns < y->blocked_ns ? 1 : -1;
+    if (x->thread != y->thread)
+        return (x->thread > y->thread) - (x->thread < y->thread);
+    return strcmp(x->method, y->method);
+}
+
+/* Release edges summed per (releaser, waiter, cause) over label sets, plus
+ * each waiter's time with no releaser; the blocked methods of the listed
+ * threads. 0, or -1 when out of memory. */
+static int
+build_causes(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s)
+{
+    s->has_causes = r->has_causes;
+    if (!r->has_causes)
+        return 0;
+    s->releases = calloc(r->n_blocked_edges + s->n_threads + 1, sizeof(*s->releases));
+    s->methods = calloc(r->n_blocked_methods + 1, sizeof(*s->methods));
+    if (!s->releases || !s->methods)
+        return -1;
+    for (size_t i = 0; i < r->n_blocked_edges; i++) {
+        const rga_blocked_edge_t *e = &r->blocked_edges[i];
+        if (rga_filter_thread(filter, r, e->waiter) && rga_filter_label_set(filter, r, e->waiter_label_set))
+            s->releases[s->n_releases++] = (rga_summary_release_t){e->releaser, e->waiter, e->cause, e->blocked_ns,
+                                                                   e->count};
+    }
+    /* Fold the label sets apart: equal (releaser, waiter, cause) are adjacent once sorted by key. */
+    if (s->n_releases > 1)
+        qsort(s->releases, s->n_releases, sizeof(*s->releases), cmp_release_key);
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_releases; i++) {
+        rga_summary_release_t *k = kept ? &s->releases[kept - 1] : NULL, *x = &s->releases[i];
+        if (k && cmp_release_key(k, x) == 0) {
+            k->blocked_ns += x->blocked_ns;
+            k->count += x->count;
+        } else {
+            s->releases[kept++] = *x;
+        }
+    }
+    s->n_releases = kept;
+    /* release_unknown_ns is per thread, not per label set: shown without a label filter only. */
+    for (size_t i = 0; i < s->n_threads && !filter->labels_active; i++)
+        if (s->threads[i].release_unknown_ns > 0)
+            s->releases[s->n_releases++] = (rga_summary_release_t){0, s->threads[i].seq, RGA_CAUSE_UNKNOWN,
+                                                                   s->threads[i].release_unknown_ns, 0};
+    if (s->n_releases > 1)
+        qsort(s->releases, s->n_releases, sizeof(*s->releases), cmp_release);
+    for (size_t i = 0; i < r->n_blocked_methods; i++)
+        if (rga_filter_thread(filter, r, r->blocked_methods[i].thread))
+            s->methods[s->n_methods++] = &r->blocked_methods[i];
+    if (s->n_methods > 1)
+        qsort(s->methods, s->n_methods, sizeof(*s->methods), cmp_method);
+    return 0;
+}
+
 rga_status_t
 rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s, rga_error_t *err)
 {
@@ -158,8 +240,12 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
         st->acquisitions = t->acquisitions;
         st->waits = t->waits;
         st->exited = t->exited;
-        if (!filter->labels_active)
+        if (!filter->labels_active) {
             memcpy(st->state_ns, t->state_ns, sizeof(st->state_ns));
+            memcpy(st->cause_ns, t->cause_ns, sizeof(st->cause_ns));
+            st->has_causes = t->has_causes;
+            st->release_unknown_ns = t->release_unknown_ns;
+        }
         row_of_thread[i] = (long)s->n_threads++;
     }
     /* Label totals: per label set, and per thread under a label filter. */
@@ -177,6 +263,17 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
             s->labels[li].state_ns[k] += lt->state_ns[k];
             if (filter->labels_active)
                 s->threads[row_of_thread[ti]].state_ns[k] += lt->state_ns[k];
+        }
+        if (lt->has_causes) {
+            rga_summary_thread_t *th = &s->threads[row_of_thread[ti]];
+            s->labels[li].has_causes = true;
+            if (filter->labels_active)
+                th->has_causes = true;
+            for (int c = 0; c < RGA_CAUSE_COUNT; c++) {
+                s->labels[li].cause_ns[c] += lt->cause_ns[c];
+                if (filter->labels_active)
+                    th->cause_ns[c] += lt->cause_ns[c];
+            }
         }
         s->labels[li].n_threads++;
     }
@@ -269,6 +366,8 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
     s->blame_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_blame_stacks);
     if (!s->blame_stacks)
         goto nomem;
+    if (build_causes(r, filter, s) != 0)
+        goto nomem;
     goto done;
 nomem:
     st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the summary");
@@ -288,5 +387,7 @@ rga_summary_free(rga_summary_t *s)
     free(s->holders);
     free(s->wait_stacks);
     free(s->blame_stacks);
+    free(s->releases);
+    free(s->methods);
     memset(s, 0, sizeof(*s));
 }

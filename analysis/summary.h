@@ -6,7 +6,9 @@
  * Thread totals come from threads[] unless a label filter is active, then
  * from the matching label_totals rows. Holders, wait stacks and blame are
  * restricted to rows whose waiter (holders, wait stacks) or holder (blame)
- * passes the filter. Lists are sorted, largest first.
+ * passes the filter. Lists are sorted, largest first. A report with blocked
+ * causes (minor 1) adds blocked time by cause per thread and label set,
+ * release edges (restricted like holders, by waiter) and blocked methods.
  *
  * The summary borrows strings from the report: keep the report alive while
  * the summary is used. Free with rga_summary_free().
@@ -27,6 +29,9 @@ typedef struct rga_summary_thread {
     int64_t state_ns[RGA_STATE_COUNT];
     int64_t acquisitions, waits;
     bool exited;
+    bool has_causes; /* report minor 1: cause_ns holds blocked_ns by cause */
+    int64_t cause_ns[RGA_CAUSE_COUNT];
+    int64_t release_unknown_ns;
 } rga_summary_thread_t;
 
 typedef struct rga_summary_ractor {
@@ -41,7 +46,18 @@ typedef struct rga_summary_label {
     int64_t label_set;
     size_t n_threads;
     int64_t state_ns[RGA_STATE_COUNT];
+    bool has_causes;
+    int64_t cause_ns[RGA_CAUSE_COUNT];
 } rga_summary_label_t;
+
+/* Who released whom: release edges summed over label sets. releaser 0 is
+ * the waiter's release_unknown_ns (no releaser found; cause UNKNOWN there,
+ * since the report does not split it by cause). */
+typedef struct rga_summary_release {
+    int64_t releaser, waiter;
+    int cause;
+    int64_t blocked_ns, count;
+} rga_summary_release_t;
 
 typedef struct rga_summary_holder {
     rga_holder_kind_t kind;
@@ -74,6 +90,13 @@ typedef struct rga_summary {
     rga_summary_stack_t *blame_stacks;
     size_t n_blame_stacks;
     int64_t total_edge_wait_ns;
+    /* Report minor 1 (empty otherwise): releases by blocked_ns desc, the
+     * listed threads' blocked methods by cause then blocked_ns desc. */
+    bool has_causes;
+    rga_summary_release_t *releases;
+    size_t n_releases;
+    const rga_blocked_method_t **methods;
+    size_t n_methods;
 } rga_summary_t;
 
 rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *out,

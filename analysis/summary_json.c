@@ -51,6 +51,19 @@ stacks_json(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n)
     return arr;
 }
 
+/* {cause: ns} of the nonzero causes. */
+static json_t *
+causes_json(const int64_t *cause_ns)
+{
+    json_t *o = json_object();
+    for (int c = 0; o && c < RGA_CAUSE_COUNT; c++)
+        if (cause_ns[c] > 0 && json_object_set_new(o, rga_cause_name(c), json_integer(cause_ns[c])) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
 /* Sets key to value (stealing it); records failure instead of returning it,
  * so the builder below reads as a list. */
 static void
@@ -77,12 +90,15 @@ rga_summary_to_json(const rga_summary_t *s)
                   "start_monotonic_ns", (json_int_t)r->meta.start_monotonic_ns),
         &ok);
     const rga_stats_t *st = &r->stats;
-    put(root, "dropped",
-        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "samples", (json_int_t)st->dropped_samples, "aggregation",
-                  (json_int_t)st->dropped_aggregation, "intervals", (json_int_t)st->dropped_intervals, "edges",
-                  (json_int_t)st->dropped_edges, "threads", (json_int_t)st->dropped_threads, "label_sets",
-                  (json_int_t)st->dropped_label_sets),
-        &ok);
+    json_t *dropped = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "samples", (json_int_t)st->dropped_samples,
+                                "aggregation", (json_int_t)st->dropped_aggregation, "intervals",
+                                (json_int_t)st->dropped_intervals, "edges", (json_int_t)st->dropped_edges, "threads",
+                                (json_int_t)st->dropped_threads, "label_sets", (json_int_t)st->dropped_label_sets);
+    if (dropped && s->has_causes) {
+        put(dropped, "causes", json_integer(st->dropped_causes), &ok);
+        put(dropped, "blocked_edges", json_integer(st->dropped_blocked_edges), &ok);
+    }
+    put(root, "dropped", dropped, &ok);
     put(root, "totals", states_json(s->total_ns, s->total_lifetime_ns), &ok);
 
     json_t *threads = json_array();
@@ -96,6 +112,10 @@ rga_summary_to_json(const rga_summary_t *s)
             put(o, "exited", json_boolean(t->exited), &ok);
             put(o, "acquisitions", json_integer(t->acquisitions), &ok);
             put(o, "waits", json_integer(t->waits), &ok);
+            if (t->has_causes) {
+                put(o, "blocked_by_cause", causes_json(t->cause_ns), &ok);
+                put(o, "release_unknown_ns", json_integer(t->release_unknown_ns), &ok);
+            }
         }
         if (!o || json_array_append_new(threads, o) != 0)
             ok = false;
@@ -132,6 +152,8 @@ rga_summary_to_json(const rga_summary_t *s)
             put(o, "label_set", json_integer(l->label_set), &ok);
             put(o, "labels", kv, &ok);
             put(o, "threads", json_integer((json_int_t)l->n_threads), &ok);
+            if (l->has_causes)
+                put(o, "blocked_by_cause", causes_json(l->cause_ns), &ok);
         } else {
             json_decref(kv);
         }
@@ -160,6 +182,29 @@ rga_summary_to_json(const rga_summary_t *s)
             ok = false;
     }
     put(root, "top_holders", holders, &ok);
+    if (s->has_causes) {
+        json_t *releases = json_array();
+        for (size_t i = 0; releases && i < s->n_releases; i++) {
+            const rga_summary_release_t *x = &s->releases[i];
+            if (json_array_append_new(releases,
+                                      json_pack("{s:I, s:I, s:s, s:I, s:I}", "releaser", (json_int_t)x->releaser,
+                                                "waiter", (json_int_t)x->waiter, "cause", rga_cause_name(x->cause),
+                                                "blocked_ns", (json_int_t)x->blocked_ns, "count",
+                                                (json_int_t)x->count)) != 0)
+                ok = false;
+        }
+        put(root, "top_releasers", releases, &ok);
+        json_t *methods = json_array();
+        for (size_t i = 0; methods && i < s->n_methods; i++) {
+            const rga_blocked_method_t *m = s->methods[i];
+            if (json_array_append_new(methods,
+                                      json_pack("{s:I, s:s, s:s, s:I, s:I}", "thread", (json_int_t)m->thread,
+                                                "cause", rga_cause_name(m->cause), "method", m->method, "blocked_ns",
+                                                (json_int_t)m->blocked_ns, "count", (json_int_t)m->count)) != 0)
+                ok = false;
+        }
+        put(root, "blocked_methods", methods, &ok);
+    }
     put(root, "top_wait_stacks", stacks_json(s, s->wait_stacks, s->n_wait_stacks), &ok);
     put(root, "top_blame_stacks", stacks_json(s, s->blame_stacks, s->n_blame_stacks), &ok);
     if (!ok) {

@@ -5,6 +5,12 @@
  *  "totals":{...},"threads":[...],"ractors":[...],"label_sets":[...],
  *  "top_waiters":[...],"top_holders":[...],"top_wait_stacks":[...],
  *  "top_blame_stacks":[...]}. Lists are complete (not cut to a top N).
+ * A report with blocked causes (minor 1) adds "blocked_by_cause" ({cause:
+ * ns}, nonzero causes) and "release_unknown_ns" to threads, "blocked_by_cause"
+ * to label sets, "causes" and "blocked_edges" to "dropped", and the lists
+ * "top_releasers" ({releaser, waiter, cause, blocked_ns, count}; releaser 0,
+ * cause "unknown": the waiter's releasable-cause time with no releaser found)
+ * and "blocked_methods" ({thread, cause, method, blocked_ns, count}).
  */
 #ifndef RGA_SUMMARY_JSON_H
 #define RGA_SUMMARY_JSON_H

@@ -226,6 +226,176 @@ write_holders(const rga_summary_t *s, FILE *out, bool color, size_t top)
     return rc;
 }
 
+/* A cause and its time, for listing one row's causes largest first. */
+typedef struct cause_time {
+    int cause;
+    int64_t ns;
+} cause_time_t;
+
+static int
+cmp_cause_time(const void *a, const void *b)
+{
+    const cause_time_t *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    return x->cause - y->cause;
+}
+
+/* Adds one row per nonzero cause of cause_ns (largest first) under the
+ * name, which only the first row shows. */
+static int
+add_cause_rows(rga_table_t *t, const char *name, int64_t blocked_ns, const int64_t *cause_ns)
+{
+    cause_time_t list[RGA_CAUSE_COUNT];
+    size_t n = 0;
+    for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+        if (cause_ns[c] > 0)
+            list[n++] = (cause_time_t){c, cause_ns[c]};
+    qsort(list, n, sizeof(list[0]), cmp_cause_time);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char blocked[32], time[32], share[32];
+        rga_format_duration(blocked_ns, blocked, sizeof(blocked));
+        rga_format_duration(list[i].ns, time, sizeof(time));
+        rga_format_percent(list[i].ns, blocked_ns, share, sizeof(share));
+        const char *cells[] = {i == 0 ? name : "", i == 0 ? blocked : "", rga_cause_name(list[i].cause), time,
+                               share};
+        rc = rga_table_add(t, cells, NULL);
+    }
+    return rc;
+}
+
+static const char *const cause_header[] = {"", "blocked", "cause", "time", "of blocked"};
+
+/* Blocked time by cause per thread and per label set (report minor 1). */
+static int
+write_causes(const rga_summary_t *s, FILE *out, bool color)
+{
+    if (!s->has_causes)
+        return 0;
+    heading(out, "Blocked by cause (per thread)", color);
+    rga_table_t t;
+    const char *header[5];
+    memcpy(header, cause_header, sizeof(header));
+    header[0] = "thread";
+    if (rga_table_init(&t, 5, header) != 0)
+        return -1;
+    rga_table_left(&t, 2);
+    int rc = 0;
+    size_t rows = 0;
+    for (size_t i = 0; i < s->n_threads && rc == 0; i++) {
+        const rga_summary_thread_t *th = &s->threads[i];
+        if (!th->has_causes || th->state_ns[RGA_STATE_BLOCKED] == 0)
+            continue;
+        char name[160];
+        thread_label(s->report, th->seq, name, sizeof(name));
+        rc = add_cause_rows(&t, name, th->state_ns[RGA_STATE_BLOCKED], th->cause_ns);
+        rows++;
+    }
+    if (rc == 0 && rows)
+        rga_table_print(&t, out, 2, color);
+    else if (rc == 0)
+        fprintf(out, "  no thread was blocked\n");
+    rga_table_free(&t);
+    if (rc != 0 || s->n_labels == 0)
+        return rc;
+    heading(out, "Blocked by cause (per label set)", color);
+    header[0] = "labels";
+    if (rga_table_init(&t, 5, header) != 0)
+        return -1;
+    rga_table_left(&t, 2);
+    rows = 0;
+    for (size_t i = 0; i < s->n_labels && rc == 0; i++) {
+        const rga_summary_label_t *l = &s->labels[i];
+        if (!l->has_causes || l->state_ns[RGA_STATE_BLOCKED] == 0)
+            continue;
+        char raw[256], text[256];
+        rga_term_escape(rga_label_set_text(s->report, l->label_set, raw, sizeof(raw)), text, sizeof(text));
+        rc = add_cause_rows(&t, text, l->state_ns[RGA_STATE_BLOCKED], l->cause_ns);
+        rows++;
+    }
+    if (rc == 0 && rows)
+        rga_table_print(&t, out, 2, color);
+    else if (rc == 0)
+        fprintf(out, "  no label set was blocked\n");
+    rga_table_free(&t);
+    return rc;
+}
+
+/* The leaf methods threads were blocked in under the cause `other`. */
+static int
+write_other_methods(const rga_summary_t *s, FILE *out, bool color, size_t top)
+{
+    if (!s->has_causes)
+        return 0;
+    heading(out, "Blocked in other methods", color);
+    rga_table_t t;
+    if (rga_table_init(&t, 4, (const char *const[]){"thread", "method", "blocked", "times"}) != 0)
+        return -1;
+    rga_table_left(&t, 1);
+    int rc = 0;
+    size_t shown = 0;
+    for (size_t i = 0; i < s->n_methods && shown < top && rc == 0; i++) {
+        const rga_blocked_method_t *m = s->methods[i];
+        if (m->cause != RGA_CAUSE_OTHER)
+            continue;
+        char name[160], method[256], time[32], count[32];
+        thread_label(s->report, m->thread, name, sizeof(name));
+        rga_term_escape(m->method, method, sizeof(method));
+        rga_format_duration(m->blocked_ns, time, sizeof(time));
+        snprintf(count, sizeof(count), "%lld", (long long)m->count);
+        const char *cells[] = {name, method, time, count};
+        rc = rga_table_add(&t, cells, NULL);
+        shown++;
+    }
+    if (rc == 0 && shown)
+        rga_table_print(&t, out, 2, color);
+    else if (rc == 0)
+        fprintf(out, "  no thread was blocked in another method\n");
+    rga_table_free(&t);
+    return rc;
+}
+
+/* Release edges: which thread woke which blocked thread, by cause. */
+static int
+write_releasers(const rga_summary_t *s, FILE *out, bool color, size_t top)
+{
+    if (!s->has_causes)
+        return 0;
+    heading(out, "Top releasers (who woke blocked threads)", color);
+    if (s->n_releases == 0) {
+        fprintf(out, "  no release edges\n");
+        return 0;
+    }
+    rga_table_t t;
+    if (rga_table_init(&t, 5, (const char *const[]){"releaser", "waiter", "cause", "blocked", "wakes"}) != 0)
+        return -1;
+    rga_table_left(&t, 1);
+    rga_table_left(&t, 2);
+    int rc = 0;
+    for (size_t i = 0; i < s->n_releases && i < top && rc == 0; i++) {
+        const rga_summary_release_t *x = &s->releases[i];
+        char releaser[160], waiter[160], time[32], count[32];
+        if (x->releaser)
+            thread_label(s->report, x->releaser, releaser, sizeof(releaser));
+        else
+            snprintf(releaser, sizeof(releaser), "[no releaser found]");
+        thread_label(s->report, x->waiter, waiter, sizeof(waiter));
+        rga_format_duration(x->blocked_ns, time, sizeof(time));
+        if (x->releaser)
+            snprintf(count, sizeof(count), "%lld", (long long)x->count);
+        else
+            snprintf(count, sizeof(count), "-");
+        const char *cells[] = {releaser, waiter, x->releaser ? rga_cause_name(x->cause) : "mutex/condvar/queue/join",
+                               time, count};
+        rc = rga_table_add(&t, cells, NULL);
+    }
+    if (rc == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc;
+}
+
 /* A stack table row: one displayed line and the time of every stack that
  * shows as that line. */
 typedef struct stack_row {
@@ -348,6 +518,7 @@ write_header(const rga_summary_t *s, FILE *out, bool color)
         {"samples", st->dropped_samples},     {"aggregation", st->dropped_aggregation},
         {"intervals", st->dropped_intervals}, {"edges", st->dropped_edges},
         {"threads", st->dropped_threads},     {"label_sets", st->dropped_label_sets},
+        {"causes", st->dropped_causes},       {"blocked_edges", st->dropped_blocked_edges},
     };
     bool any = false;
     for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++) {
@@ -375,9 +546,15 @@ rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text
     if (rc == 0)
         rc = write_labels(s, out, color);
     if (rc == 0)
+        rc = write_causes(s, out, color);
+    if (rc == 0)
+        rc = write_other_methods(s, out, color, top);
+    if (rc == 0)
         rc = write_waiters(s, out, color, top);
     if (rc == 0)
         rc = write_holders(s, out, color, top);
+    if (rc == 0)
+        rc = write_releasers(s, out, color, top);
     if (rc == 0)
         rc = write_stacks(s, out, color, top, columns, "Top wait stacks (where threads waited for the GVL)",
                           "no samples in GVL wait", s->wait_stacks, s->n_wait_stacks);

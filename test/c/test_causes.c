@@ -185,8 +185,7 @@ test_bad_minor1_input(void **state)
                  "releaser thread seq 9");
     expect_error("[3, 100000000, 3, 2]", "[9, 100000000, 3, 2]", RGA_ERR_REFERENCE, "interval_causes[2][0]",
                  "thread seq 9");
-    expect_error("[3, 100000000, 3, 2]", "[3, -5, 3, 2]", RGA_ERR_SCHEMA, "interval_causes[2][1]",
-                 "negative value");
+    expect_error("[3, 100000000, 3, 2]", "[3, -5, 3, 2]", RGA_ERR_SCHEMA, "interval_causes[2][1]", "negative value");
     expect_error("[2, 300000000, 1, 0]", "[1, 100000000, 1, 0]", RGA_ERR_SCHEMA, "interval_causes[1]",
                  "a second cause");
     expect_error("\"blocked_by_cause\": {\"join\": 800000000}", "\"blocked_by_cause\": {\"join\": -1}",
@@ -195,8 +194,8 @@ test_bad_minor1_input(void **state)
                  "threads[0].blocked_by_cause", "expected an object");
     expect_error("\"release_unknown_ns\": 300000000", "\"release_unknown_ns\": -3", RGA_ERR_SCHEMA,
                  "threads[2].release_unknown_ns", "negative value");
-    expect_error("\"releaser\": 2, \"cause\": \"mutex\"", "\"releaser\": 7, \"cause\": \"mutex\"",
-                 RGA_ERR_REFERENCE, "blocked_edges[1].releaser", "thread seq 7");
+    expect_error("\"releaser\": 2, \"cause\": \"mutex\"", "\"releaser\": 7, \"cause\": \"mutex\"", RGA_ERR_REFERENCE,
+                 "blocked_edges[1].releaser", "thread seq 7");
     expect_error("\"releaser_stack\": 0", "\"releaser_stack\": 3", RGA_ERR_REFERENCE,
                  "blocked_edges[1].releaser_stack", "stack id 3");
     expect_error("\"waiter\": 3, \"releaser\": 2", "\"waiter\": 3, \"releaser\": 2, \"cause\": 5, \"x\": 0",

@@ -355,5 +355,23 @@ expect_fail 64 'no command' record
 expect_fail 64 'frequency' record --frequency 0 -- true
 expect_fail 64 'frequency 50000: expected an integer from 1 to 10000' record --frequency 50000 -- true
 
+# --- blocked causes (report minor 1) -------------------------------------------
+C=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures" && pwd)/causes_report.json
+run "$C"
+check "causes: summary exits 0" test "$rc" -eq 0
+for section in 'Blocked by cause (per thread)' 'Blocked by cause (per label set)' 'Blocked in other methods' \
+               'Top releasers (who woke blocked threads)'; do
+  check "causes: summary has section $section" grep -qF "$section" "$WORK/out"
+done
+check "causes: the releaser of the join" grep -Eq '^  holder \(#2\) +main \(#1\) +join +800ms +1$' "$WORK/out"
+run "$R"
+check "minor 0: no cause sections" bash -c "! grep -Eq 'Blocked by cause|releasers|other methods' '$WORK/out'"
+run --json "$C"
+tr -d ' \n' <"$WORK/out" >"$WORK/flat.json"
+check "causes: JSON top_releasers" grep -qF '"top_releasers":[{"releaser":2,"waiter":1,"cause":"join","blocked_ns":800000000,"count":1}' "$WORK/flat.json"
+check "causes: JSON blocked_by_cause" grep -qF '"blocked_by_cause":{"sleep":500000000,"other":400000000}' "$WORK/flat.json"
+sed 's/\[3, 100000000, 3, 2\]/[3, 100000001, 3, 2]/' "$C" >"$WORK/badcause.json"
+expect_fail 2 'badcause.json: interval_causes\[2\]: matches no blocked interval' "$WORK/badcause.json"
+
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,185 @@
+/* test_causes_views.c — the views of blocked causes (report minor 1) on the
+ * hand-written fixture test/fixtures/causes_report.json, whose numbers are
+ * known: the summary's causes, releasers and blocked methods (model, text,
+ * JSON read back with jansson), and that a minor-0 report shows none of it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rga.h"
+#include "rga_test_util.h"
+#include "summary.h"
+
+#define MS 1000000LL
+
+static rga_report_t *
+load_fixture(void)
+{
+    size_t len;
+    char *text = rga_test_slurp(RGA_FIXTURES "/causes_report.json", &len);
+    assert_non_null(text);
+    rga_report_t *r = rga_test_load(text);
+    free(text);
+    return r;
+}
+
+/* The view rendered into a malloc'd NUL-terminated string. */
+static char *
+render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    rga_view_opts_t none = {0};
+    rga_error_t err;
+    rga_status_t st = rga_render_report(r, view, opts ? opts : &none, out, &err);
+    fclose(out);
+    if (st != RGA_OK)
+        fail_msg("%s: %s", view, err.reason);
+    return buf;
+}
+
+static rga_summary_t
+build(const rga_report_t *r, const rga_filter_spec_t *spec)
+{
+    rga_filter_t f;
+    rga_error_t err;
+    rga_filter_spec_t all = {0};
+    assert_int_equal(rga_filter_init(&f, r, spec ? spec : &all, &err), RGA_OK);
+    rga_summary_t s;
+    assert_int_equal(rga_summary_build(r, &f, &s, &err), RGA_OK);
+    rga_filter_free(&f);
+    return s;
+}
+
+static void
+test_summary_model(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    rga_summary_t s = build(r, NULL);
+    assert_true(s.has_causes);
+    assert_int_equal(s.threads[2].seq, 3);
+    assert_int_equal(s.threads[2].cause_ns[RGA_CAUSE_QUEUE], 300 * MS);
+    /* join 800 (#2 -> #1), no releaser 300 (#3), mutex 200 (#2 -> #3). */
+    assert_int_equal(s.n_releases, 3);
+    assert_int_equal(s.releases[0].releaser, 2);
+    assert_int_equal(s.releases[0].waiter, 1);
+    assert_int_equal(s.releases[0].cause, RGA_CAUSE_JOIN);
+    assert_int_equal(s.releases[1].releaser, 0);
+    assert_int_equal(s.releases[1].blocked_ns, 300 * MS);
+    assert_int_equal(s.releases[2].cause, RGA_CAUSE_MUTEX);
+    assert_int_equal(s.n_methods, 6);
+    /* Per waiter: release edges + no-releaser time = its releasable causes. */
+    for (size_t t = 0; t < s.n_threads; t++) {
+        const rga_summary_thread_t *th = &s.threads[t];
+        int64_t released = 0, releasable = 0;
+        for (size_t i = 0; i < s.n_releases; i++)
+            if (s.releases[i].waiter == th->seq)
+                released += s.releases[i].blocked_ns;
+        for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+            if (RPERF_CAUSE_RELEASABLE(c))
+                releasable += th->cause_ns[c];
+        assert_int_equal(released, releasable);
+    }
+    int label = -1;
+    for (size_t i = 0; i < s.n_labels; i++)
+        if (s.labels[i].label_set == 1)
+            label = (int)i;
+    assert_true(label >= 0);
+    assert_int_equal(s.labels[label].cause_ns[RGA_CAUSE_MUTEX], 200 * MS);
+    rga_summary_free(&s);
+
+    /* Under a label filter the thread's causes come from its label rows,
+     * and releases keep the edges whose waiter's label set matches. */
+    const char *labels[] = {"job=Import"};
+    rga_filter_spec_t by_label = {NULL, 0, labels, 1, NULL};
+    s = build(r, &by_label);
+    assert_int_equal(s.n_threads, 4);
+    assert_int_equal(s.threads[2].cause_ns[RGA_CAUSE_MUTEX], 200 * MS);
+    assert_int_equal(s.threads[0].cause_ns[RGA_CAUSE_JOIN], 0);
+    assert_int_equal(s.n_releases, 1);
+    assert_int_equal(s.releases[0].cause, RGA_CAUSE_MUTEX);
+    rga_summary_free(&s);
+    rga_report_free(r);
+}
+
+static void
+test_summary_text(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    char *text = render(r, "summary", NULL);
+    const char *causes = strstr(text, "\nBlocked by cause (per thread)\n");
+    assert_non_null(causes);
+    /* The waiter's causes, largest first, each with its share of blocked. */
+    assert_non_null(strstr(causes, "waiter (#3)     500ms  queue  300ms       60.0%\n"));
+    assert_non_null(strstr(causes, "                       mutex  200ms       40.0%\n"));
+    assert_non_null(strstr(text, "\nBlocked by cause (per label set)\n  labels"));
+    assert_non_null(strstr(text, "sleeper (#4)  PG::Connection#exec    400ms      1\n"));
+    const char *rel = strstr(text, "\nTop releasers (who woke blocked threads)\n");
+    assert_non_null(rel);
+    assert_non_null(strstr(rel, "holder (#2)          main (#1)    join"));
+    assert_non_null(strstr(rel, "[no releaser found]  waiter (#3)"));
+    free(text);
+    rga_report_free(r);
+
+    /* A minor-0 report: none of these sections. */
+    r = rga_test_load(rga_test_small_report);
+    text = render(r, "summary", NULL);
+    assert_null(strstr(text, "Blocked by cause"));
+    assert_null(strstr(text, "releaser"));
+    assert_null(strstr(text, "Blocked in other methods"));
+    free(text);
+    rga_report_free(r);
+}
+
+static void
+test_summary_json(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    char *text = render(r, "json", NULL);
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    assert_non_null(root);
+    json_t *waiter = json_array_get(json_object_get(root, "threads"), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(waiter, "blocked_by_cause"), "queue")),
+                     300 * MS);
+    assert_int_equal(json_integer_value(json_object_get(waiter, "release_unknown_ns")), 300 * MS);
+    json_t *top = json_array_get(json_object_get(root, "top_releasers"), 0);
+    assert_string_equal(json_string_value(json_object_get(top, "cause")), "join");
+    assert_int_equal(json_integer_value(json_object_get(top, "releaser")), 2);
+    assert_int_equal(json_array_size(json_object_get(root, "blocked_methods")), 6);
+    json_decref(root);
+    free(text);
+    rga_report_free(r);
+
+    r = rga_test_load(rga_test_small_report);
+    text = render(r, "json", NULL);
+    root = json_loads(text, 0, &je);
+    assert_non_null(root);
+    assert_null(json_object_get(root, "top_releasers"));
+    assert_null(json_object_get(json_array_get(json_object_get(root, "threads"), 0), "blocked_by_cause"));
+    json_decref(root);
+    free(text);
+    rga_report_free(r);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary_model),
+        cmocka_unit_test(test_summary_text),
+        cmocka_unit_test(test_summary_json),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
