@@ -3,7 +3,8 @@
  * Only cgraph is used here (no layout); render.c lays the same graph out
  * with gvc for SVG/PNG. Styling: a node is filled from white to red by its share of all
  * the wait in the graph, so the worst waiter stands out; edge width grows
- * with the edge's share.
+ * with the edge's share. Release edges (report minor 1, --edges blocked|all)
+ * are dashed, coloured by cause and labelled with cause and time.
  */
 #include "dot_writer.h"
 #include "units.h"
@@ -58,6 +59,40 @@ fill_for(double share)
     return fills[i];
 }
 
+/* A release edge's colour: one per releasable cause, grey for any other. */
+static const char *
+cause_color(int cause)
+{
+    switch (cause) {
+    case RGA_CAUSE_MUTEX: return "#d62728";
+    case RGA_CAUSE_CONDVAR: return "#9467bd";
+    case RGA_CAUSE_QUEUE: return "#1f77b4";
+    case RGA_CAUSE_JOIN: return "#2ca02c";
+    default: return "#7f7f7f";
+    }
+}
+
+/* Dashed, coloured by cause, labelled with cause and time; width by its
+ * share of all blocked time that has a releaser. */
+static void
+style_release_edge(Agedge_t *edge, const rga_wg_edge_t *e, int64_t total_blocked_ns)
+{
+    double share = total_blocked_ns > 0 ? (double)e->wait_ns / (double)total_blocked_ns : 0.0;
+    char time[32], label[128], pen[32], ns[32];
+    rga_format_duration(e->wait_ns, time, sizeof(time));
+    snprintf(label, sizeof(label), "%s %s (%lld wake%s)", rga_cause_name(e->cause), time, (long long)e->count,
+             e->count == 1 ? "" : "s");
+    snprintf(pen, sizeof(pen), "%.2f", 1.0 + 5.0 * share);
+    snprintf(ns, sizeof(ns), "%lld", (long long)e->wait_ns);
+    set(edge, "label", label);
+    set(edge, "penwidth", pen);
+    set(edge, "style", "dashed");
+    set(edge, "color", cause_color(e->cause));
+    set(edge, "fontcolor", cause_color(e->cause));
+    set(edge, "cause", rga_cause_name(e->cause));
+    set(edge, "blocked_ns", ns);
+}
+
 Agraph_t *
 rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
 {
@@ -73,7 +108,15 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
     if (wg->n_pruned)
         snprintf(pruned, sizeof(pruned), "; %zu smaller edge%s left out (their time is in the node totals)",
                  wg->n_pruned, wg->n_pruned == 1 ? "" : "s");
-    snprintf(buf, sizeof(buf), "GVL wait graph (waiter -> holder), total wait %s%s", total, pruned);
+    if (wg->kinds == RGA_EDGES_GVL) {
+        snprintf(buf, sizeof(buf), "GVL wait graph (waiter -> holder), total wait %s%s", total, pruned);
+    } else {
+        char blocked[32];
+        rga_format_duration(wg->total_blocked_ns, blocked, sizeof(blocked));
+        snprintf(buf, sizeof(buf), "%s%s; release edges (dashed, waiter -> releaser), total %s%s",
+                 wg->kinds == RGA_EDGES_ALL ? "GVL wait (waiter -> holder), total " : "Release graph",
+                 wg->kinds == RGA_EDGES_ALL ? total : "", blocked, pruned);
+    }
     set(g, "label", buf);
     set(g, "labelloc", "t");
     set(g, "rankdir", "LR");
@@ -126,9 +169,20 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
             set(node, "shape", "ellipse");
             set(node, "fillcolor", n->kind == RGA_NODE_GC ? "#fff2b3" : "#e8e8e8");
         } else {
-            snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s", n->label,
-                     running, blocked, gc, waited, caused);
-            double share = wg->total_wait_ns > 0 ? (double)n->wait_ns / (double)wg->total_wait_ns : 0.0;
+            int used = snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s",
+                                n->label, running, blocked, gc, waited, caused);
+            if ((wg->kinds & RGA_EDGES_BLOCKED) && used > 0 && (size_t)used < sizeof(buf)) {
+                char on[32], released[32];
+                rga_format_duration(n->blocked_ns, on, sizeof(on));
+                rga_format_duration(n->released_ns, released, sizeof(released));
+                snprintf(buf + used, sizeof(buf) - (size_t)used, "\\nblocked until woken %s, released %s", on,
+                         released);
+            }
+            /* Filled by the wait it suffered: GVL wait, or blocked time in a release graph. */
+            double share = wg->kinds == RGA_EDGES_BLOCKED
+                               ? (wg->total_blocked_ns > 0 ? (double)n->blocked_ns / (double)wg->total_blocked_ns
+                                                           : 0.0)
+                               : (wg->total_wait_ns > 0 ? (double)n->wait_ns / (double)wg->total_wait_ns : 0.0);
             set(node, "fillcolor", fill_for(share));
         }
         /* A holder's border grows with the wait it caused: the culprits stand out. */
@@ -141,9 +195,15 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
     }
     for (size_t i = 0; i < wg->n_edges; i++) {
         const rga_wg_edge_t *e = &wg->edges[i];
-        Agedge_t *edge = agedge(g, nodes[e->from], nodes[e->to], NULL, 1);
+        char key[32];
+        snprintf(key, sizeof(key), "%d", e->cause); /* a GVL and a release edge may join the same two nodes */
+        Agedge_t *edge = agedge(g, nodes[e->from], nodes[e->to], e->cause < 0 ? NULL : key, 1);
         if (!edge)
             goto nomem;
+        if (e->cause >= 0) {
+            style_release_edge(edge, e, wg->total_blocked_ns);
+            continue;
+        }
         double share = wg->total_wait_ns > 0 ? (double)e->wait_ns / (double)wg->total_wait_ns : 0.0;
         char wait[32], pen[32], label[96], weight[32];
         rga_format_duration(e->wait_ns, wait, sizeof(wait));

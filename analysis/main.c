@@ -94,6 +94,8 @@ usage(FILE *out)
             "      --state STATE        profile views: only samples in running, gvl_wait, blocked or gc\n"
             "      --root-frames thread,label  folded stacks: the thread and/or label set as root frames\n"
             "      --by thread|label|ractor   wait-graph nodes (default thread)\n"
+            "      --edges gvl|blocked|all    wait-graph edges: GVL waits (default), release edges of\n"
+            "                           blocked threads (waiter -> the thread that woke it), or both\n"
             "      --min-share F        keep wait-graph edges of at least F of all wait (0..1; 0 keeps\n"
             "                           every edge); default: the largest, up to 80%% of it, at most 12\n"
             "      --from T, --to T     timeline/perfetto window, e.g. 10ms, 1.5s, 200us\n"
@@ -619,6 +621,7 @@ enum {
     OPT_RACTOR,
     OPT_LABEL,
     OPT_BY,
+    OPT_EDGES,
     OPT_MIN_SHARE,
     OPT_FROM,
     OPT_TO,
@@ -716,6 +719,7 @@ parse_args(cli_t *cli, int argc, char **argv)
         {"ractor", required_argument, NULL, OPT_RACTOR},
         {"label", required_argument, NULL, OPT_LABEL},
         {"by", required_argument, NULL, OPT_BY},
+        {"edges", required_argument, NULL, OPT_EDGES},
         {"min-share", required_argument, NULL, OPT_MIN_SHARE},
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
@@ -795,6 +799,11 @@ parse_args(cli_t *cli, int argc, char **argv)
             if (strcmp(optarg, "thread") && strcmp(optarg, "label") && strcmp(optarg, "ractor"))
                 return fail_usage("--by %s: expected thread, label or ractor", optarg);
             cli->opts.by = optarg;
+            break;
+        case OPT_EDGES:
+            if (strcmp(optarg, "gvl") && strcmp(optarg, "blocked") && strcmp(optarg, "all"))
+                return fail_usage("--edges %s: expected gvl, blocked or all", optarg);
+            cli->opts.edges = optarg;
             break;
         case OPT_MIN_SHARE: {
             char *end;

@@ -116,11 +116,15 @@ rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t
         st = rga_html_write(r, &filter, out, err);
     } else {
         rga_group_by_t by;
+        rga_edge_kinds_t kinds;
         if (!rga_group_by_parse(opts->by, &by)) {
             st = rga_error_set(err, RGA_ERR_ARGUMENT, "--by %s: expected thread, label or ractor", opts->by);
+        } else if (!rga_edge_kinds_parse(opts->edges, &kinds)) {
+            st = rga_error_set(err, RGA_ERR_ARGUMENT, "--edges %s: expected gvl, blocked or all", opts->edges);
         } else {
             rga_waitgraph_t g;
-            st = rga_waitgraph_build(r, &filter, by, opts->min_share_set ? opts->min_share : -1.0, &g, err);
+            st = rga_waitgraph_build_kinds(r, &filter, by, kinds, opts->min_share_set ? opts->min_share : -1.0, &g,
+                                           err);
             if (st == RGA_OK) {
                 st = strcmp(view, "dot") == 0 ? rga_dot_write(&g, out, err) : rga_graph_render(&g, view, out, err);
                 rga_waitgraph_free(&g);

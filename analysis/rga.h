@@ -44,6 +44,7 @@ typedef struct rga_view_opts {
     int color;                 /* nonzero: ANSI colour in text views */
     int ascii;                 /* timeline: ASCII glyphs instead of blocks */
     const char *by;            /* dot/svg: "thread" (default) | "label" | "ractor" */
+    const char *edges;         /* dot/svg: "gvl" (default) | "blocked" | "all" (release edges, minor 1) */
     double min_share;          /* dot/svg: drop edges below this fraction of all wait (0..1)... */
     int min_share_set;         /* ...when nonzero; else the graph keeps the edges that tell the story
                                     (waitgraph.h, RGA_WG_STORY_*) */

@@ -25,6 +25,20 @@ rga_group_by_parse(const char *text, rga_group_by_t *out)
     return true;
 }
 
+bool
+rga_edge_kinds_parse(const char *text, rga_edge_kinds_t *out)
+{
+    if (!text || strcmp(text, "gvl") == 0)
+        *out = RGA_EDGES_GVL;
+    else if (strcmp(text, "blocked") == 0)
+        *out = RGA_EDGES_BLOCKED;
+    else if (strcmp(text, "all") == 0)
+        *out = RGA_EDGES_ALL;
+    else
+        return false;
+    return true;
+}
+
 long
 rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t key)
 {
@@ -148,9 +162,10 @@ add_node_totals(builder_t *b, const rga_report_t *r)
 }
 
 static size_t
-edge_hash(size_t from, size_t to, size_t n_slots)
+edge_hash(size_t from, size_t to, int cause, size_t n_slots)
 {
-    uint64_t h = ((uint64_t)from * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)to + 0x632BE59BD9B4E019ull);
+    uint64_t h = ((uint64_t)from * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)to + 0x632BE59BD9B4E019ull) ^
+                 ((uint64_t)(cause + 1) << 56);
     h ^= h >> 29;
     return (size_t)(h & (n_slots - 1));
 }
@@ -164,7 +179,7 @@ grow_slots(builder_t *b)
     if (!slots)
         return -1;
     for (size_t i = 0; i < b->g->n_edges; i++) {
-        size_t h = edge_hash(b->g->edges[i].from, b->g->edges[i].to, n);
+        size_t h = edge_hash(b->g->edges[i].from, b->g->edges[i].to, b->g->edges[i].cause, n);
         while (slots[h])
             h = (h + 1) & (n - 1);
         slots[h] = i + 1;
@@ -176,14 +191,14 @@ grow_slots(builder_t *b)
 }
 
 static int
-add_edge(builder_t *b, size_t from, size_t to, int64_t wait_ns, int64_t count)
+add_edge(builder_t *b, size_t from, size_t to, int cause, int64_t wait_ns, int64_t count)
 {
     if ((b->g->n_edges + 1) * 2 > b->n_slots && grow_slots(b) != 0)
         return -1;
-    size_t h = edge_hash(from, to, b->n_slots);
+    size_t h = edge_hash(from, to, cause, b->n_slots);
     for (; b->edge_slots[h]; h = (h + 1) & (b->n_slots - 1)) {
         rga_wg_edge_t *e = &b->g->edges[b->edge_slots[h] - 1];
-        if (e->from == from && e->to == to) {
+        if (e->from == from && e->to == to && e->cause == cause) {
             e->wait_ns += wait_ns;
             e->count += count;
             return 0;
@@ -198,7 +213,7 @@ add_edge(builder_t *b, size_t from, size_t to, int64_t wait_ns, int64_t count)
         b->g->edges = p;
         b->cap_edges = cap;
     }
-    b->g->edges[b->g->n_edges++] = (rga_wg_edge_t){from, to, wait_ns, count};
+    b->g->edges[b->g->n_edges++] = (rga_wg_edge_t){from, to, wait_ns, count, cause};
     return 0;
 }
 
@@ -206,19 +221,67 @@ static int
 cmp_edge(const void *a, const void *b)
 {
     const rga_wg_edge_t *x = a, *y = b;
+    if ((x->cause < 0) != (y->cause < 0)) /* GVL edges first */
+        return x->cause < 0 ? -1 : 1;
     if (x->wait_ns != y->wait_ns)
         return x->wait_ns < y->wait_ns ? 1 : -1;
     if (x->from != y->from)
         return x->from < y->from ? -1 : 1;
-    return (x->to > y->to) - (x->to < y->to);
+    if (x->to != y->to)
+        return x->to < y->to ? -1 : 1;
+    return x->cause - y->cause;
+}
+
+/* The node a release edge end stands for under the grouping. */
+static long
+release_node(builder_t *b, const rga_report_t *r, rga_group_by_t by, int64_t seq, int64_t label_set, int64_t ractor)
+{
+    if (by == RGA_BY_LABEL)
+        return node_for(b, r, RGA_NODE_LABEL_SET, label_set, ractor);
+    if (by == RGA_BY_RACTOR)
+        return node_for(b, r, RGA_NODE_RACTOR, ractor, ractor);
+    return node_for(b, r, RGA_NODE_THREAD, seq, ractor);
+}
+
+/* Release edges that pass the filter (by waiter or by releaser). 0, or -1
+ * when out of memory. */
+static int
+add_release_edges(builder_t *b, const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by)
+{
+    rga_waitgraph_t *g = b->g;
+    for (size_t i = 0; i < r->n_blocked_edges; i++) {
+        const rga_blocked_edge_t *e = &r->blocked_edges[i];
+        bool waiter_ok = rga_filter_thread(filter, r, e->waiter) &&
+                         rga_filter_label_set(filter, r, e->waiter_label_set);
+        bool releaser_ok = rga_filter_thread(filter, r, e->releaser) &&
+                           rga_filter_label_set(filter, r, e->releaser_label_set);
+        if (!waiter_ok && !releaser_ok)
+            continue;
+        long from = release_node(b, r, by, e->waiter, e->waiter_label_set, e->ractor);
+        long to = from < 0 ? -1 : release_node(b, r, by, e->releaser, e->releaser_label_set, e->ractor);
+        if (to < 0 || add_edge(b, (size_t)from, (size_t)to, e->cause, e->blocked_ns, e->count) != 0)
+            return -1;
+        g->nodes[from].blocked_ns += e->blocked_ns;
+        g->nodes[to].released_ns += e->blocked_ns;
+        g->total_blocked_ns += e->blocked_ns;
+    }
+    return 0;
 }
 
 rga_status_t
 rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by, double min_share,
                     rga_waitgraph_t *g, rga_error_t *err)
 {
+    return rga_waitgraph_build_kinds(r, filter, by, RGA_EDGES_GVL, min_share, g, err);
+}
+
+rga_status_t
+rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+                          rga_edge_kinds_t kinds, double min_share, rga_waitgraph_t *g, rga_error_t *err)
+{
     memset(g, 0, sizeof(*g));
     g->by = by;
+    g->kinds = kinds;
     bool story = min_share < 0.0;
     if (!story && !(min_share <= 1.0))
         return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
@@ -239,7 +302,7 @@ rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group
         b.ractor_node[i] = -1;
     for (size_t i = 0; i < 3; i++)
         b.special[i] = -1;
-    for (size_t i = 0; i < r->n_edges; i++) {
+    for (size_t i = 0; i < r->n_edges && (kinds & RGA_EDGES_GVL); i++) {
         const rga_edge_t *e = &r->edges[i];
         bool holder_is_thread = e->holder_kind == RGA_HOLDER_THREAD;
         bool waiter_ok = rga_filter_thread(filter, r, e->waiter) &&
@@ -268,31 +331,37 @@ rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group
             else
                 to = node_for(&b, r, RGA_NODE_THREAD, e->holder, e->ractor);
         }
-        if (to < 0 || add_edge(&b, (size_t)from, (size_t)to, e->wait_ns, e->count) != 0)
+        if (to < 0 || add_edge(&b, (size_t)from, (size_t)to, -1, e->wait_ns, e->count) != 0)
             goto nomem;
         g->nodes[from].wait_ns += e->wait_ns;
         g->nodes[to].caused_ns += e->wait_ns;
         g->total_wait_ns += e->wait_ns;
     }
+    if ((kinds & RGA_EDGES_BLOCKED) && add_release_edges(&b, r, filter, by) != 0)
+        goto nomem;
     add_node_totals(&b, r);
-    /* Prune small edges, then nodes left without any edge. */
+    /* Prune small edges, each kind against its own total, then nodes left
+     * without any edge. */
     if (g->n_edges > 1) /* edges is NULL when there are none */
         qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
-    size_t kept = 0;
-    int64_t covered = 0;
+    size_t kept = 0, kept_of_kind[2] = {0, 0};
+    int64_t covered_of_kind[2] = {0, 0};
     for (size_t i = 0; i < g->n_edges; i++) {
         rga_wg_edge_t *e = &g->edges[i];
+        int kind = e->cause >= 0;
+        int64_t total = kind ? g->total_blocked_ns : g->total_wait_ns;
         bool drop;
         if (story) /* largest first: stop once the kept ones tell most of it */
-            drop = kept > 0 && (kept >= RGA_WG_STORY_MAX_EDGES ||
-                                (double)covered >= RGA_WG_STORY_COVER * (double)g->total_wait_ns);
+            drop = kept_of_kind[kind] > 0 && (kept_of_kind[kind] >= RGA_WG_STORY_MAX_EDGES ||
+                                              (double)covered_of_kind[kind] >= RGA_WG_STORY_COVER * (double)total);
         else
-            drop = g->total_wait_ns > 0 && (double)e->wait_ns < min_share * (double)g->total_wait_ns;
+            drop = total > 0 && (double)e->wait_ns < min_share * (double)total;
         if (drop) {
             g->n_pruned++;
             continue;
         }
-        covered += e->wait_ns;
+        covered_of_kind[kind] += e->wait_ns;
+        kept_of_kind[kind]++;
         g->edges[kept++] = *e;
     }
     g->n_edges = kept;

@@ -27,6 +27,11 @@
 
 typedef enum rga_group_by { RGA_BY_THREAD = 0, RGA_BY_LABEL = 1, RGA_BY_RACTOR = 2 } rga_group_by_t;
 
+/* Which edges the graph draws: GVL waits (waiter → holder, the default),
+ * release edges of blocked threads (waiter → the thread that woke it,
+ * report minor 1), or both. */
+typedef enum rga_edge_kinds { RGA_EDGES_GVL = 1, RGA_EDGES_BLOCKED = 2, RGA_EDGES_ALL = 3 } rga_edge_kinds_t;
+
 typedef enum rga_node_kind {
     RGA_NODE_THREAD,
     RGA_NODE_LABEL_SET,
@@ -38,11 +43,13 @@ typedef enum rga_node_kind {
 
 typedef struct rga_wg_node {
     rga_node_kind_t kind;
-    int64_t key;       /* thread seq, label set id or Ractor id; 0 for the special nodes */
-    int64_t ractor;    /* for clustering; 0 when the node spans Ractors */
-    char label[160];   /* display name, e.g. "worker-1 #3" */
-    int64_t wait_ns;   /* waited (as waiter) in the kept edges' source totals */
-    int64_t caused_ns; /* made others wait */
+    int64_t key;         /* thread seq, label set id or Ractor id; 0 for the special nodes */
+    int64_t ractor;      /* for clustering; 0 when the node spans Ractors */
+    char label[160];     /* display name, e.g. "worker-1 #3" */
+    int64_t wait_ns;     /* waited (as waiter) in the kept edges' source totals */
+    int64_t caused_ns;   /* made others wait */
+    int64_t blocked_ns;  /* release edges: blocked until another node woke it */
+    int64_t released_ns; /* release edges: blocked time of others it ended */
     /* What the node stands for, in whole (filters pick edges, not these):
      * a thread's totals, the sum of a label set's label_totals rows, or the
      * sum over a Ractor's threads. Zero for GC, hand-off and unknown. */
@@ -50,8 +57,9 @@ typedef struct rga_wg_node {
 } rga_wg_node_t;
 
 typedef struct rga_wg_edge {
-    size_t from, to; /* node indices: waiter → holder */
-    int64_t wait_ns, count;
+    size_t from, to;        /* node indices: waiter → holder (or releaser) */
+    int64_t wait_ns, count; /* a release edge: blocked time and wakes */
+    int cause;              /* -1: a GVL wait edge; else the enum rga_cause of a release edge */
 } rga_wg_edge_t;
 
 typedef struct rga_waitgraph {
@@ -59,9 +67,11 @@ typedef struct rga_waitgraph {
     rga_wg_node_t *nodes;
     size_t n_nodes;
     rga_wg_edge_t *edges;
-    size_t n_edges;        /* kept edges, by wait_ns desc */
-    int64_t total_wait_ns; /* over all filtered edges */
-    size_t n_pruned;
+    size_t n_edges;        /* kept edges: GVL edges by wait_ns desc, then release edges likewise */
+    int64_t total_wait_ns; /* over all filtered GVL edges */
+    size_t n_pruned;       /* of both kinds */
+    rga_edge_kinds_t kinds;
+    int64_t total_blocked_ns; /* over all filtered release edges */
 } rga_waitgraph_t;
 
 #define RGA_WG_STORY_COVER 0.8
@@ -70,8 +80,20 @@ typedef struct rga_waitgraph {
 /* Parses "thread" | "label" | "ractor". */
 bool rga_group_by_parse(const char *text, rga_group_by_t *out);
 
+/* Parses "gvl" | "blocked" | "all"; NULL is "gvl". */
+bool rga_edge_kinds_parse(const char *text, rga_edge_kinds_t *out);
+
+/* The GVL wait graph (rga_waitgraph_build_kinds with RGA_EDGES_GVL). */
 rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
                                  double min_share, rga_waitgraph_t *out, rga_error_t *err);
+
+/* The graph of the chosen edge kinds. Pruning (min_share, or the default
+ * story) applies to each kind on its own: GVL edges against all GVL wait,
+ * release edges against all blocked time that has a releaser, so a few
+ * long release edges never push every GVL edge out, nor the reverse. */
+rga_status_t rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+                                       rga_edge_kinds_t kinds, double min_share, rga_waitgraph_t *out,
+                                       rga_error_t *err);
 void rga_waitgraph_free(rga_waitgraph_t *g);
 
 /* Index of the node (kind, key), or -1. */

@@ -1,7 +1,8 @@
 /* test_causes_views.c — the views of blocked causes (report minor 1) on the
  * hand-written fixture test/fixtures/causes_report.json, whose numbers are
  * known: the summary's causes, releasers and blocked methods (model, text,
- * JSON read back with jansson), and that a minor-0 report shows none of it. */
+ * JSON read back with jansson), the wait graph's release edges (model, and
+ * the DOT read back by Graphviz), and that a minor-0 report shows none of it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dot_writer.h"
 #include "rga.h"
 #include "rga_test_util.h"
 #include "summary.h"
+#include "waitgraph.h"
 
 #define MS 1000000LL
 
@@ -173,6 +176,124 @@ test_summary_json(void **state)
     rga_report_free(r);
 }
 
+static rga_waitgraph_t
+graph(const rga_report_t *r, rga_edge_kinds_t kinds, double min_share)
+{
+    rga_filter_t f;
+    rga_error_t err;
+    rga_filter_spec_t all = {0};
+    assert_int_equal(rga_filter_init(&f, r, &all, &err), RGA_OK);
+    rga_waitgraph_t g;
+    assert_int_equal(rga_waitgraph_build_kinds(r, &f, RGA_BY_THREAD, kinds, min_share, &g, &err), RGA_OK);
+    rga_filter_free(&f);
+    return g;
+}
+
+static const rga_wg_edge_t *
+edge(const rga_waitgraph_t *g, int64_t from_seq, int64_t to_seq, int cause)
+{
+    long from = rga_waitgraph_find(g, RGA_NODE_THREAD, from_seq),
+         to = rga_waitgraph_find(g, RGA_NODE_THREAD, to_seq);
+    for (size_t i = 0; from >= 0 && to >= 0 && i < g->n_edges; i++)
+        if (g->edges[i].from == (size_t)from && g->edges[i].to == (size_t)to && g->edges[i].cause == cause)
+            return &g->edges[i];
+    return NULL;
+}
+
+static void
+test_waitgraph_edges(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    /* gvl (the default): today's graph, no release edge. */
+    rga_waitgraph_t g = graph(r, RGA_EDGES_GVL, 0.0);
+    assert_int_equal(g.n_edges, 1);
+    assert_non_null(edge(&g, 3, 2, -1));
+    assert_int_equal(g.total_blocked_ns, 0);
+    rga_waitgraph_free(&g);
+    /* all, nothing pruned: the GVL edge and both release edges. */
+    g = graph(r, RGA_EDGES_ALL, 0.0);
+    assert_int_equal(g.n_edges, 3);
+    assert_int_equal(edge(&g, 3, 2, -1)->wait_ns, 50 * MS);
+    assert_int_equal(edge(&g, 1, 2, RGA_CAUSE_JOIN)->wait_ns, 800 * MS);
+    assert_int_equal(edge(&g, 3, 2, RGA_CAUSE_MUTEX)->count, 1);
+    assert_int_equal(g.total_blocked_ns, 1000 * MS);
+    assert_int_equal(g.nodes[rga_waitgraph_find(&g, RGA_NODE_THREAD, 2)].released_ns, 1000 * MS);
+    /* Nodes keep their state totals. */
+    assert_int_equal(g.nodes[rga_waitgraph_find(&g, RGA_NODE_THREAD, 1)].state_ns[RGA_STATE_BLOCKED], 800 * MS);
+    rga_waitgraph_free(&g);
+    /* The default story prunes each kind on its own: the lone GVL edge
+     * stays although the release edges carry 20 times its time; the join
+     * edge covers 80% of the release time, so the mutex edge goes. */
+    g = graph(r, RGA_EDGES_ALL, -1.0);
+    assert_int_equal(g.n_edges, 2);
+    assert_non_null(edge(&g, 3, 2, -1));
+    assert_non_null(edge(&g, 1, 2, RGA_CAUSE_JOIN));
+    assert_int_equal(g.n_pruned, 1);
+    rga_waitgraph_free(&g);
+    /* --min-share 0.5 of each kind's own total. */
+    g = graph(r, RGA_EDGES_BLOCKED, 0.5);
+    assert_int_equal(g.n_edges, 1);
+    assert_non_null(edge(&g, 1, 2, RGA_CAUSE_JOIN));
+    rga_waitgraph_free(&g);
+    rga_report_free(r);
+}
+
+static void
+test_dot_release_edges_parse_back(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    rga_waitgraph_t g = graph(r, RGA_EDGES_ALL, 0.0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    rga_error_t err;
+    assert_int_equal(rga_dot_write(&g, out, &err), RGA_OK);
+    fclose(out);
+    Agraph_t *back = agmemread(text);
+    assert_non_null(back);
+    /* Two edges join waiter #3 and holder #2: its GVL wait and its mutex release. */
+    assert_int_equal(agnedges(back), 3);
+    Agnode_t *t1 = agnode(back, "t1", 0), *t2 = agnode(back, "t2", 0), *t3 = agnode(back, "t3", 0);
+    assert_non_null(t1);
+    Agedge_t *join = agedge(back, t1, t2, NULL, 0);
+    assert_non_null(join);
+    assert_string_equal(agget(join, "style"), "dashed");
+    assert_string_equal(agget(join, "cause"), "join");
+    assert_string_equal(agget(join, "blocked_ns"), "800000000");
+    assert_non_null(strstr(agget(join, "label"), "join 800ms"));
+    int dashed = 0, solid = 0;
+    for (Agedge_t *e = agfstout(back, t3); e; e = agnxtout(back, e)) {
+        assert_ptr_equal(aghead(e), t2);
+        const char *style = agget(e, "style");
+        if (style && strcmp(style, "dashed") == 0) {
+            dashed++;
+            assert_string_equal(agget(e, "cause"), "mutex");
+        } else {
+            solid++;
+            assert_string_equal(agget(e, "wait_ns"), "50000000");
+        }
+    }
+    assert_int_equal(dashed, 1);
+    assert_int_equal(solid, 1);
+    assert_non_null(strstr(agget(t2, "label"), "released 1.00s"));
+    agclose(back);
+    free(text);
+    rga_waitgraph_free(&g);
+
+    /* gvl on a minor-1 report: the DOT of today, no release edge. */
+    g = graph(r, RGA_EDGES_GVL, 0.0);
+    out = open_memstream(&text, &len);
+    assert_int_equal(rga_dot_write(&g, out, &err), RGA_OK);
+    fclose(out);
+    assert_null(strstr(text, "cause="));
+    assert_null(strstr(text, "released"));
+    free(text);
+    rga_waitgraph_free(&g);
+    rga_report_free(r);
+}
+
 int
 main(void)
 {
@@ -180,6 +301,8 @@ main(void)
         cmocka_unit_test(test_summary_model),
         cmocka_unit_test(test_summary_text),
         cmocka_unit_test(test_summary_json),
+        cmocka_unit_test(test_waitgraph_edges),
+        cmocka_unit_test(test_dot_release_edges_parse_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

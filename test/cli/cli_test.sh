@@ -370,6 +370,17 @@ run --json "$C"
 tr -d ' \n' <"$WORK/out" >"$WORK/flat.json"
 check "causes: JSON top_releasers" grep -qF '"top_releasers":[{"releaser":2,"waiter":1,"cause":"join","blocked_ns":800000000,"count":1}' "$WORK/flat.json"
 check "causes: JSON blocked_by_cause" grep -qF '"blocked_by_cause":{"sleep":500000000,"other":400000000}' "$WORK/flat.json"
+run --dot --edges all --min-share 0 "$C"
+check "causes: --edges all draws the join release edge" grep -q 'cause=join' "$WORK/out"
+check "causes: --edges all: release edges dashed" test "$(grep -c 'style=dashed\]' "$WORK/out")" -eq 2
+if command -v dot >/dev/null; then
+  check "causes: --edges all output is valid DOT" dot -Tsvg -o /dev/null "$WORK/out"
+fi
+run --dot "$C"
+check "causes: --dot defaults to GVL edges only" bash -c "! grep -q 'cause=' '$WORK/out'"
+run --svg "$WORK/causes.svg" --edges blocked "$C"
+check "causes: --edges blocked renders" grep -q 'join 800ms' "$WORK/causes.svg"
+expect_fail 64 '--edges bogus: expected gvl, blocked or all' --dot --edges bogus "$C"
 sed 's/\[3, 100000000, 3, 2\]/[3, 100000001, 3, 2]/' "$C" >"$WORK/badcause.json"
 expect_fail 2 'badcause.json: interval_causes\[2\]: matches no blocked interval' "$WORK/badcause.json"
 
