@@ -1,7 +1,9 @@
 /* perfetto_writer.c — streaming trace-event JSON (see perfetto_writer.h).
  *
  * The document frame ({"traceEvents":[ ... ]}) is written by hand around
- * jansson-serialised events; no DOM of the whole trace is ever built.
+ * jansson-serialised events; no DOM of the whole trace is ever built. With
+ * blocked causes (report minor 1) a blocked slice is named "blocked: <cause>"
+ * and carries cause, releaser ("name #seq") and releaser_seq in its args.
  */
 #include "perfetto_writer.h"
 #include "summary.h"
@@ -38,6 +40,29 @@ labels_json(const rga_report_t *r, int64_t label_set)
             json_object_set_new(args, ls->keys[j], json_string(ls->values[j]));
     }
     return args;
+}
+
+/* A blocked slice's cause and, when known, the thread that woke it. 0, or
+ * -1 when out of memory. */
+static int
+add_cause_args(const rga_report_t *r, size_t interval, json_t *args)
+{
+    const rga_interval_t *iv = &r->intervals[interval];
+    if (json_object_set_new(args, "cause", json_string(rga_cause_name(iv->cause))) != 0)
+        return -1;
+    const rga_interval_cause_t *row = rga_report_interval_cause(r, interval);
+    if (!row || row->releaser == 0)
+        return 0;
+    long ti = rga_report_thread_index(r, row->releaser);
+    char name[160];
+    if (ti >= 0 && r->threads[ti].name[0])
+        snprintf(name, sizeof(name), "%s #%lld", r->threads[ti].name, (long long)row->releaser);
+    else
+        snprintf(name, sizeof(name), "thread #%lld", (long long)row->releaser);
+    if (json_object_set_new(args, "releaser", json_string(name)) != 0 ||
+        json_object_set_new(args, "releaser_seq", json_integer(row->releaser)) != 0)
+        return -1;
+    return 0;
 }
 
 rga_status_t
@@ -102,15 +127,22 @@ rga_perfetto_write(const rga_report_t *r, const rga_filter_t *filter, int64_t fr
             rga_stack_text(r, iv->stack, 6, text, sizeof(text));
             json_object_set_new(args, "stack", json_string(text));
         }
+        char name[64];
+        snprintf(name, sizeof(name), "%s", rga_state_name(iv->state));
+        if (args && r->has_causes && iv->state == RGA_STATE_BLOCKED && add_cause_args(r, i, args) != 0) {
+            json_decref(args);
+            args = NULL;
+        }
+        if (r->has_causes && iv->state == RGA_STATE_BLOCKED)
+            snprintf(name, sizeof(name), "blocked: %s", rga_cause_name(iv->cause));
         if (!args) {
             rc = -1;
             break;
         }
         rc = emit(out,
-                  json_pack("{s:s, s:s, s:s, s:f, s:f, s:I, s:I, s:o}", "name", rga_state_name(iv->state), "cat",
-                            "gvl", "ph", "X", "ts", (double)iv->start_ns / 1000.0, "dur",
-                            (double)(iv->end_ns - iv->start_ns) / 1000.0, "pid", (json_int_t)t->ractor, "tid",
-                            (json_int_t)t->seq, "args", args),
+                  json_pack("{s:s, s:s, s:s, s:f, s:f, s:I, s:I, s:o}", "name", name, "cat", "gvl", "ph", "X", "ts",
+                            (double)iv->start_ns / 1000.0, "dur", (double)(iv->end_ns - iv->start_ns) / 1000.0,
+                            "pid", (json_int_t)t->ractor, "tid", (json_int_t)t->seq, "args", args),
                   &first);
     }
     fputs("\n]}\n", out);

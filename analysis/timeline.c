@@ -45,6 +45,11 @@ rga_timeline_build(const rga_report_t *r, const rga_filter_t *filter, int64_t fr
     t->ns = calloc((t->n_rows ? t->n_rows : 1) * n_buckets * RGA_STATE_COUNT, sizeof(int64_t));
     if (!t->ns)
         goto nomem;
+    if (r->has_causes) {
+        t->cause_ns = calloc((t->n_rows ? t->n_rows : 1) * n_buckets * RGA_CAUSE_COUNT, sizeof(int64_t));
+        if (!t->cause_ns)
+            goto nomem;
+    }
     /* Bucket b covers [from + span*b/n, from + span*(b+1)/n); computed in
      * long double so a 1 h axis at ns resolution does not overflow. */
     long double span = (long double)(to_ns - from_ns);
@@ -69,6 +74,8 @@ rga_timeline_build(const rga_report_t *r, const rga_filter_t *filter, int64_t fr
             int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
             if (y > x)
                 cells[k * RGA_STATE_COUNT + iv->state] += y - x;
+            if (y > x && t->cause_ns && iv->state == RGA_STATE_BLOCKED)
+                t->cause_ns[((size_t)row * n_buckets + k) * RGA_CAUSE_COUNT + iv->cause] += y - x;
         }
     }
     free(row_of);
@@ -84,6 +91,7 @@ rga_timeline_free(rga_timeline_t *t)
 {
     free(t->row_thread);
     free(t->ns);
+    free(t->cause_ns);
     memset(t, 0, sizeof(*t));
 }
 
@@ -110,13 +118,32 @@ rga_timeline_dominant(const rga_timeline_t *t, size_t row, size_t bucket)
     return best;
 }
 
+int
+rga_timeline_cause(const rga_timeline_t *t, size_t row, size_t bucket)
+{
+    if (!t->cause_ns)
+        return -1;
+    const int64_t *ns = &t->cause_ns[(row * t->n_buckets + bucket) * RGA_CAUSE_COUNT];
+    int best = -1;
+    int64_t best_ns = 0;
+    for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+        if (ns[c] > best_ns) {
+            best_ns = ns[c];
+            best = c;
+        }
+    return best;
+}
+
+/* A blocked bucket's glyph by cause; unknown keeps the plain blocked glyph. */
+static const char cause_glyph[RGA_CAUSE_COUNT] = {0, 'i', 'z', 'm', 'c', 'q', 'j', 'r', 'p', 'o'};
+
 static const char *const glyph_utf8[RGA_STATE_COUNT] = {"█", "▒", "░", "G", "g"};
 static const char glyph_ascii[RGA_STATE_COUNT] = {'#', 'W', '.', 'G', 'g'};
 static const char *const state_color[RGA_STATE_COUNT] = {"\033[32m", "\033[31m", "\033[34m", "\033[33m", "\033[33m"};
 static const char *const state_label[RGA_STATE_COUNT] = {"running", "GVL wait", "blocked", "GC mark", "GC sweep"};
 
 static void
-put_glyph(FILE *out, int state, const rga_timeline_text_opts_t *o)
+put_glyph(FILE *out, int state, int cause, const rga_timeline_text_opts_t *o)
 {
     if (state == RGA_TIMELINE_IDLE) {
         fputc(' ', out);
@@ -124,7 +151,9 @@ put_glyph(FILE *out, int state, const rga_timeline_text_opts_t *o)
     }
     if (o->color)
         fputs(state_color[state], out);
-    if (o->ascii)
+    if (state == RGA_STATE_BLOCKED && cause > 0 && cause < RGA_CAUSE_COUNT)
+        fputc(cause_glyph[cause], out);
+    else if (o->ascii)
         fputc(glyph_ascii[state], out);
     else
         fputs(glyph_utf8[state], out);
@@ -167,8 +196,10 @@ rga_timeline_write_text(const rga_timeline_t *t, FILE *out, const rga_timeline_t
     }
     for (size_t row = 0; row < t->n_rows; row++) {
         fprintf(out, "%s%*s |", labels[row], label_w - (int)rga_text_width(labels[row]), "");
-        for (size_t b = 0; b < t->n_buckets; b++)
-            put_glyph(out, rga_timeline_dominant(t, row, b), &o);
+        for (size_t b = 0; b < t->n_buckets; b++) {
+            int state = rga_timeline_dominant(t, row, b);
+            put_glyph(out, state, state == RGA_STATE_BLOCKED ? rga_timeline_cause(t, row, b) : -1, &o);
+        }
         fputs("|\n", out);
     }
     free(labels);
@@ -191,10 +222,18 @@ rga_timeline_write_text(const rga_timeline_t *t, FILE *out, const rga_timeline_t
     fputc('\n', out);
     fputs("legend: ", out);
     for (int s = 0; s < RGA_STATE_COUNT; s++) {
-        put_glyph(out, s, &o);
+        put_glyph(out, s, -1, &o);
         fprintf(out, " %s  ", state_label[s]);
     }
     fputs("(blank: not alive or no interval)\n", out);
+    if (t->cause_ns) {
+        fputs("blocked by cause: ", out);
+        for (int c = 1; c < RGA_CAUSE_COUNT; c++) {
+            put_glyph(out, RGA_STATE_BLOCKED, c, &o);
+            fprintf(out, " %s%s", rga_cause_name(c), c + 1 < RGA_CAUSE_COUNT ? "  " : "");
+        }
+        fputs(" (blocked glyph: cause unknown)\n", out);
+    }
     if (r->stats.dropped_intervals > 0)
         fprintf(out, "note: %lld intervals were dropped by the profiler; gaps may be missing data\n",
                 (long long)r->stats.dropped_intervals);

@@ -8,7 +8,9 @@
  * started/ended, or no interval recorded).
  *
  * rga_timeline_write_text() renders one row per thread: a glyph (and with
- * colour an ANSI colour) per bucket, a time axis and a legend.
+ * colour an ANSI colour) per bucket, a time axis and a legend. With blocked
+ * causes (report minor 1) a blocked bucket shows its main cause's letter
+ * (m mutex, q queue, i io, ...) and a second legend line names them.
  * The timeline owns its arrays and borrows thread names from the report.
  */
 #ifndef RGA_TIMELINE_H
@@ -28,6 +30,7 @@ typedef struct rga_timeline {
     size_t n_rows;
     size_t *row_thread; /* thread index per row */
     int64_t *ns;        /* n_rows * n_buckets * RGA_STATE_COUNT */
+    int64_t *cause_ns;  /* blocked time by cause: n_rows * n_buckets * RGA_CAUSE_COUNT; NULL without causes */
 } rga_timeline_t;
 
 /* to_ns <= 0 means the end of the report (meta.duration_ns, or the last
@@ -42,6 +45,10 @@ int64_t rga_timeline_ns(const rga_timeline_t *t, size_t row, size_t bucket, int 
 /* Dominant state of (row, bucket) or RGA_TIMELINE_IDLE. Ties go to the lower
  * state number except that gvl_wait beats running, so contention shows. */
 int rga_timeline_dominant(const rga_timeline_t *t, size_t row, size_t bucket);
+
+/* The cause with the most blocked time in (row, bucket), or -1 when the
+ * report has no blocked causes (minor 0) or the bucket no blocked time. */
+int rga_timeline_cause(const rga_timeline_t *t, size_t row, size_t bucket);
 
 typedef struct rga_timeline_text_opts {
     bool color;

@@ -2,7 +2,9 @@
  * hand-written fixture test/fixtures/causes_report.json, whose numbers are
  * known: the summary's causes, releasers and blocked methods (model, text,
  * JSON read back with jansson), the wait graph's release edges (model, and
- * the DOT read back by Graphviz), and that a minor-0 report shows none of it. */
+ * the DOT read back by Graphviz), the timeline's cause letters, Perfetto's
+ * "blocked: <cause>" slices with their releaser (read back with jansson),
+ * and that a minor-0 report shows none of it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -294,6 +296,88 @@ test_dot_release_edges_parse_back(void **state)
     rga_report_free(r);
 }
 
+static void
+test_timeline_marks_causes(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    rga_view_opts_t opts = {0};
+    opts.width = 50; /* 20 ms a column */
+    char *text = render(r, "timeline", &opts);
+    /* waiter #3: running 100 ms, mutex 200 ms, running 100 ms, queue 300 ms, GVL wait 50 ms, running. */
+    assert_non_null(strstr(text, "waiter #3  |█████mmmmmmmmmm█████qqqqqqqqqqqqqqq▒▒▒████████████|\n"));
+    assert_non_null(strstr(text, "sleeper #4 |zzzzzzzzzzzzzzzzzzzzzzzzz█████oooooooooooooooooooo|\n"));
+    assert_non_null(strstr(text, "\nblocked by cause: i io  z sleep  m mutex"));
+    free(text);
+    opts.ascii = 1;
+    text = render(r, "timeline", &opts);
+    assert_non_null(strstr(text, "main #1    |#####jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj#####|\n"));
+    free(text);
+    rga_report_free(r);
+
+    r = rga_test_load(rga_test_small_report);
+    text = render(r, "timeline", &opts);
+    assert_null(strstr(text, "blocked by cause"));
+    free(text);
+    rga_report_free(r);
+}
+
+/* The trace's complete events, read back with jansson. */
+static json_t *
+trace_events(const rga_report_t *r)
+{
+    char *text = render(r, "perfetto", NULL);
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    free(text);
+    if (!root)
+        fail_msg("perfetto output is not JSON: %s", je.text);
+    return root;
+}
+
+static void
+test_perfetto_names_causes(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    json_t *root = trace_events(r);
+    json_t *events = json_object_get(root, "traceEvents");
+    size_t i, blocked = 0, with_releaser = 0;
+    json_t *ev;
+    json_array_foreach(events, i, ev)
+    {
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        if (strncmp(name, "blocked", 7) != 0)
+            continue;
+        blocked++;
+        json_t *args = json_object_get(ev, "args");
+        assert_string_equal(name + strlen("blocked: "), json_string_value(json_object_get(args, "cause")));
+        if (json_integer_value(json_object_get(ev, "tid")) == 1) {
+            assert_string_equal(name, "blocked: join");
+            assert_string_equal(json_string_value(json_object_get(args, "releaser")), "holder #2");
+            assert_int_equal(json_integer_value(json_object_get(args, "releaser_seq")), 2);
+        }
+        with_releaser += json_object_get(args, "releaser") != NULL;
+    }
+    assert_int_equal(blocked, 6);
+    assert_int_equal(with_releaser, 2); /* the join and the mutex wait; the queue wait's waker is unknown */
+    json_decref(root);
+    rga_report_free(r);
+
+    r = rga_test_load(rga_test_small_report);
+    root = trace_events(r);
+    size_t plain = 0;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+    {
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        assert_null(strstr(name, "blocked:"));
+        plain += strcmp(name, "blocked") == 0;
+    }
+    assert_true(plain > 0);
+    json_decref(root);
+    rga_report_free(r);
+}
+
 int
 main(void)
 {
@@ -303,6 +387,8 @@ main(void)
         cmocka_unit_test(test_summary_json),
         cmocka_unit_test(test_waitgraph_edges),
         cmocka_unit_test(test_dot_release_edges_parse_back),
+        cmocka_unit_test(test_timeline_marks_causes),
+        cmocka_unit_test(test_perfetto_names_causes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
