@@ -524,6 +524,8 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     o.ascii = RTEST(hash_fetch(opts, "ascii"));
     VALUE by = opt_str(opts, "by");
     o.by = NIL_P(by) ? NULL : StringValueCStr(by);
+    VALUE edges = opt_str(opts, "edges");
+    o.edges = NIL_P(edges) ? NULL : StringValueCStr(edges);
     VALUE share = hash_fetch(opts, "min_share");
     o.min_share = NIL_P(share) ? 0.0 : NUM2DBL(share);
     o.min_share_set = !NIL_P(share);
@@ -559,6 +561,7 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     int rc = rga_render_loaded(p->report, StringValueCStr(view), &o, &out, &out_len, &err);
     RB_GC_GUARD(keep);
     RB_GC_GUARD(state);
+    RB_GC_GUARD(edges);
     RB_GC_GUARD(parsed);
     if (rc != 0)
         raise_analysis_error(rperf_eRenderError, &err);

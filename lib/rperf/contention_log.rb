@@ -457,18 +457,32 @@ module Rperf
                      ,"gvl_wait_share": ,"threads":] }
     }.freeze
 
+    # blocked_<cause>_ms / _ns keys as NUMBER_KEYS spells its keys.
+    CAUSE_NUMBER_KEYS = NUMBER_KEYS.to_h do |format, by_units|
+      keys = by_units.to_h do |units, _|
+        names = Log::Measurement::CAUSE_KEYS[units].transform_values do |key|
+          (format == :json ? ",\"#{key}\":" : "#{key}=").freeze
+        end
+        [units, names.freeze]
+      end
+      [format, keys.freeze]
+    end.freeze
+
     def append_numbers(out, m)
       keys = NUMBER_KEYS[@format][@units]
+      cause_keys = CAUSE_NUMBER_KEYS[@format][@units]
       sep = @format == :json ? "" : " "
       if @units == :ns
         out << sep << keys[0] << m.wall_ns.to_s << sep << keys[1] << m.running_ns.to_s
         out << sep << keys[2] << m.gvl_wait_ns.to_s << sep << keys[3] << m.blocked_ns.to_s
+        m.cause_fields.each { |c, ns| out << sep << cause_keys[c] << ns.to_s }
         out << sep << keys[4] << m.gc_mark_ns.to_s << sep << keys[5] << m.gc_sweep_ns.to_s
       else
         append_ms(out << sep << keys[0], m.wall_ns)
         append_ms(out << sep << keys[1], m.running_ns)
         append_ms(out << sep << keys[2], m.gvl_wait_ns)
         append_ms(out << sep << keys[3], m.blocked_ns)
+        m.cause_fields.each { |c, ns| append_ms(out << sep << cause_keys[c], ns) }
         append_ms(out << sep << keys[4], m.gc_mark_ns + m.gc_sweep_ns)
       end
       n = keys.size

@@ -8,6 +8,8 @@
 module Rperf
   module RenderOptions
     BY = %w[thread label ractor].freeze
+    # Wait-graph edges (the CLI's --edges): GVL waits, release edges of blocked threads, or both.
+    EDGES = %w[gvl blocked all].freeze
     # Profile views keep the samples of one state (the CLI's --state).
     STATES = %w[running gvl_wait blocked gc].freeze
     COLOR = { true => true, false => false, nil => false, "always" => true, "never" => false }.freeze
@@ -19,6 +21,7 @@ module Rperf
       color: ->(v) { check_color(v) },
       ascii: ->(v) { check_boolean(:ascii, v) },
       by: ->(v) { check_choice(:by, v, BY) },
+      edges: ->(v) { check_choice(:edges, v, EDGES) },
       min_share: ->(v) { check_share(v) },
       from_ns: ->(v) { check_integer(:from_ns, v, 0..) },
       to_ns: ->(v) { check_integer(:to_ns, v, 1..) },

@@ -217,13 +217,28 @@ module Rperf
       cached(:labels) do
         names = label_sets.to_h { |s| [s.id, s.labels] }
         sums = Hash.new { |h, id| h[id] = Array.new(STATE_KEYS.size, 0) }
+        causes = {}
         label_totals.each do |row|
           totals = sums[row.label_set]
           STATE_KEYS.each_with_index { |k, i| totals[i] += row.public_send(k) }
+          row.blocked_by_cause&.each do |cause, ns|
+            by_cause = causes[row.label_set] ||= {}
+            by_cause[cause] = by_cause.fetch(cause, 0) + ns
+          end
         end
-        sums.map { |id, totals| LabelRow.new(id, names.fetch(id, {}), *totals) }
+        sums.map { |id, totals| LabelRow.new(id, names.fetch(id, {}), *totals, causes[id]&.freeze) }
             .sort_by { |r| [-r.total_ns, r.id] }
       end
+    end
+
+    # Release edges (BlockedEdgeRow) and blocked methods (BlockedMethodRow)
+    # of report minor 1; empty for older reports.
+    def blocked_edges
+      cached(:blocked_edges) { @doc.fetch("blocked_edges", []).map { |e| BlockedEdgeRow.from_report(e) } }
+    end
+
+    def blocked_methods
+      cached(:blocked_methods) { @doc.fetch("blocked_methods", []).map { |m| BlockedMethodRow.from_report(m) } }
     end
 
     # The timeline (IntervalRows: IntervalRow objects made on read).

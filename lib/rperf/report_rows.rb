@@ -2,7 +2,8 @@
 
 # The rows a Rperf::Report reads out of its report.json document: one frozen
 # Data class per table (threads, edges, Ractors, label sets, label totals,
-# per-label-set totals, timeline intervals), Symbol members named as the
+# per-label-set totals, timeline intervals, release edges and blocked
+# methods of report minor 1), Symbol members named as the
 # report's keys, report units (ns), `to_h` for a plain Hash. A row is made
 # when it is read; the document (and the packed timeline) stays the storage.
 #
@@ -34,7 +35,7 @@ module Rperf
 
     ThreadRow = Data.define(:seq, :name, :native_id, :ractor, :first_seen_ns, :last_seen_ns, :exited,
                             :running_ns, :gvl_wait_ns, :blocked_ns, :gc_mark_ns, :gc_sweep_ns,
-                            :acquisitions, :waits, :label_set) do
+                            :acquisitions, :waits, :label_set, :blocked_by_cause, :release_unknown_ns) do
       extend RowBuilder
       include StateTotals
 
@@ -44,6 +45,8 @@ module Rperf
       # Share of the thread's lifetime spent waiting for the GVL (0.0..1.0).
       def gvl_wait_share = lifetime_ns.positive? ? gvl_wait_ns.fdiv(lifetime_ns) : 0.0
     end
+    # blocked_by_cause (report minor 1, else nil): { "mutex" => ns, ... } as the
+    # report holds it, the nonzero causes, summing to blocked_ns.
 
     EdgeRow = Data.define(:ractor, :waiter, :holder_kind, :holder, :waiter_label_set, :holder_label_set,
                           :wait_ns, :count) do
@@ -63,15 +66,31 @@ module Rperf
 
     # One (thread, label set) row of label_totals.
     LabelTotalRow = Data.define(:thread, :label_set, :running_ns, :gvl_wait_ns, :blocked_ns, :gc_mark_ns,
-                                :gc_sweep_ns) do
+                                :gc_sweep_ns, :blocked_by_cause) do
       extend RowBuilder
       include StateTotals
     end
 
-    # The totals of one label set over all threads (Report#labels).
+    # The totals of one label set over all threads (Report#labels);
+    # blocked_by_cause sums its rows' (nil when none of them has causes).
     LabelRow = Data.define(:id, :labels, :running_ns, :gvl_wait_ns, :blocked_ns, :gc_mark_ns,
-                           :gc_sweep_ns) do
+                           :gc_sweep_ns, :blocked_by_cause) do
       include StateTotals
+    end
+
+    # One release edge (report minor 1): waiter was blocked on cause ("mutex",
+    # "condvar", "queue", "join") until releaser woke it, count times.
+    # releaser_stack: the releaser's stack id when sampled, else nil.
+    BlockedEdgeRow = Data.define(:ractor, :waiter, :releaser, :cause, :waiter_label_set, :releaser_label_set,
+                                 :blocked_ns, :count, :releaser_stack) do
+      extend RowBuilder
+    end
+
+    # Where a thread was blocked (report minor 1): the leaf method as the
+    # profiler labelled it, under its cause. `method` is the report's key; it
+    # shadows Object#method on these rows.
+    BlockedMethodRow = Data.define(:thread, :cause, :method, :blocked_ns, :count) do
+      extend RowBuilder
     end
 
     # One timeline interval: state is the report's number (0..4), stack -1

@@ -41,6 +41,7 @@ module Rperf
           m = (sums[id] ||= Measurement.new(running_ns: 0, gvl_wait_ns: 0, blocked_ns: 0,
                                             gc_mark_ns: 0, gc_sweep_ns: 0, threads: 0))
           Measurement::STATE_KEYS.each { |k| m[k] += fetch(row, k).to_i }
+          m.add_causes!(Measurement.causes(row))
           threads[id][fetch(row, :thread)] = true
         end
         sums.each { |id, m| m.threads = threads[id].size }

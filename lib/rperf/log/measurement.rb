@@ -7,12 +7,24 @@
 # Because each thread only reads its own counters, requests that overlap on
 # different threads are never counted twice. It does NOT read counters or
 # write lines itself.
+#
+# blocked_by_cause ({ mutex: ns, ... }, nil when the counters have none):
+# blocked_ns split by cause, from the counters' `blocked_by_cause` (Symbol or
+# String keys; a cause name not in CAUSES counts as :other). The log writes
+# one `blocked_<cause>_ms` field per nonzero cause, in CAUSES order.
 module Rperf
   module Log
     class Measurement < Struct.new(:wall_ns, :running_ns, :gvl_wait_ns, :blocked_ns, :gc_mark_ns, :gc_sweep_ns,
-                                   :threads, keyword_init: true)
+                                   :threads, :blocked_by_cause, keyword_init: true)
       # report.json's per-thread state keys, in report order.
       STATE_KEYS = %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].freeze
+      # The blocked causes in report.json's order (docs/report-format.md).
+      CAUSES = %i[unknown io sleep mutex condvar queue join ractor process other].freeze
+      # Their log field names, by units.
+      CAUSE_KEYS = {
+        ms: CAUSES.to_h { |c| [c, :"blocked_#{c}_ms"] }.freeze,
+        ns: CAUSES.to_h { |c| [c, :"blocked_#{c}_ns"] }.freeze
+      }.freeze
 
       # Builds the difference `after - before` of two counter hashes (Symbol
       # or String keys). Counters are cumulative, so a negative difference
@@ -27,7 +39,30 @@ module Rperf
           delta = counter(after, k) - counter(before, k)
           m[k] = delta < 0 ? 0 : delta
         end
+        m.blocked_by_cause = cause_delta(causes(before), causes(after))
         m
+      end
+
+      # A counters' or report row's blocked_by_cause as { cause Symbol => ns },
+      # or nil when it has none.
+      def self.causes(hash)
+        raw = hash[:blocked_by_cause] || hash["blocked_by_cause"]
+        return nil unless raw.is_a?(Hash)
+
+        raw.each_with_object(Hash.new(0)) do |(cause, ns), out|
+          name = cause.to_sym
+          out[CAUSES.include?(name) ? name : :other] += ns.to_i if ns.is_a?(Numeric)
+        end
+      end
+
+      # after - before per cause, nonzero and non-negative; nil unless both are known.
+      def self.cause_delta(before, after)
+        return nil unless before && after
+
+        after.each_with_object({}) do |(cause, ns), out|
+          delta = ns - before[cause]
+          out[cause] = delta if delta.positive?
+        end
       end
 
       def self.counter(hash, key)
@@ -64,7 +99,26 @@ module Rperf
         self.wall_ns = (wall_ns || 0) + (other.wall_ns || 0) if wall_ns || other.wall_ns
         STATE_KEYS.each { |k| self[k] = (self[k] || 0) + (other[k] || 0) }
         self.threads = (threads || 0) + (other.threads || 0)
+        add_causes!(other.blocked_by_cause)
         self
+      end
+
+      # Adds a { cause => ns } Hash into blocked_by_cause.
+      def add_causes!(causes)
+        return self unless causes
+
+        sum = blocked_by_cause ? blocked_by_cause.dup : {}
+        causes.each { |cause, ns| sum[cause] = sum.fetch(cause, 0) + ns }
+        self.blocked_by_cause = sum
+        self
+      end
+
+      # [[cause, ns], ...] of the nonzero causes, in CAUSES order.
+      def cause_fields
+        causes = blocked_by_cause
+        return [] unless causes
+
+        CAUSES.filter_map { |c| (ns = causes[c]) && ns.positive? ? [c, ns] : nil }
       end
 
       # Plain numbers for the application (env["rperf.contention"].to_h).
@@ -87,7 +141,10 @@ module Rperf
           f[:wall_ns] = wall_ns if wall
           if states?
             f[:total_ns] = total_ns unless wall
-            STATE_KEYS.each { |k| f[k] = self[k] }
+            STATE_KEYS.each do |k|
+              f[k] = self[k]
+              cause_fields.each { |c, ns| f[CAUSE_KEYS[:ns][c]] = ns } if k == :blocked_ns
+            end
           end
         else
           f[:wall_ms] = ms(wall_ns) if wall
@@ -96,6 +153,7 @@ module Rperf
             f[:running_ms] = ms(running_ns)
             f[:gvl_wait_ms] = ms(gvl_wait_ns)
             f[:blocked_ms] = ms(blocked_ns)
+            cause_fields.each { |c, ns| f[CAUSE_KEYS[:ms][c]] = ms(ns) }
             f[:gc_ms] = ms(gc_ns)
           end
         end
