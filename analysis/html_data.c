@@ -315,9 +315,12 @@ timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t axis)
     int64_t min_kept_ns = 0;
     size_t kept = choose_kept(b, lim->max_intervals, bucket_ns, mark, n_pass, &min_kept_ns);
     json_t *obj = json_object();
-    json_t *col[6];
-    static const char *const names[6] = {"thread", "state", "start_delta", "duration", "label_set", "stack"};
-    for (int c = 0; c < 6; c++)
+    /* Blocked causes (report minor 1) add two columns: cause number and releaser seq (0: none). */
+    int n_cols = r->has_causes ? 8 : 6;
+    json_t *col[8] = {NULL};
+    static const char *const names[8] = {"thread",    "state", "start_delta", "duration",
+                                         "label_set", "stack", "cause",       "releaser"};
+    for (int c = 0; c < n_cols; c++)
         col[c] = json_array();
     bool ok = kept != (size_t)-1 && obj;
     int64_t prev_start = 0;
@@ -330,6 +333,11 @@ timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t axis)
             push(col[3], json_integer(iv->end_ns - iv->start_ns), &ok);
             push(col[4], json_integer(iv->label_set), &ok);
             push(col[5], json_integer(use_stack(b, iv->stack)), &ok);
+            if (r->has_causes) {
+                const rga_interval_cause_t *row = rga_report_interval_cause(r, i);
+                push(col[6], json_integer(iv->cause), &ok);
+                push(col[7], json_integer(row ? row->releaser : 0), &ok);
+            }
             prev_start = iv->start_ns;
         } else if (interval_passes(b, iv)) {
             int64_t **row = &cells[iv->thread_index];
@@ -340,11 +348,17 @@ timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t axis)
             add_to_buckets(*row, width, axis, iv->start_ns, iv->end_ns, iv->state);
         }
     }
-    for (int c = 0; c < 6; c++) {
+    for (int c = 0; c < n_cols; c++) {
         if (obj)
             put(obj, names[c], col[c], &ok);
         else
             json_decref(col[c]);
+    }
+    if (obj && r->has_causes) {
+        json_t *cause_names = json_array();
+        for (int c = 0; cause_names && c < RGA_CAUSE_COUNT; c++)
+            push(cause_names, json_string(rga_cause_name(c)), &ok);
+        put(obj, "cause_names", cause_names, &ok);
     }
     json_t *rows = json_array();
     for (size_t t = 0; ok && rows && t < r->n_threads; t++) {

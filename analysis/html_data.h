@@ -10,7 +10,9 @@
  *     flame graphs, which the page folds itself;
  *   - "edges": the wait graph's thread-level edges (waitgraph.h), the largest
  *     max_edges; the rest of each waiter's wait in one edge to "other";
- *   - the timeline: intervals kept one by one in "intervals" (columns), and
+ *   - the timeline: intervals kept one by one in "intervals" (columns; with
+ *     blocked causes, report minor 1, also "cause" and "releaser" columns and
+ *     "cause_names"), and
  *     "buckets": per thread, the time of every interval NOT kept, summed per
  *     (bucket, state) on a grid of width_px buckets over the whole axis:
  *     exact totals per state, and per bucket the state's share quantised to

@@ -426,6 +426,7 @@
     tooltip.replaceChildren();
     delete tooltip.dataset.state;
     delete tooltip.dataset.durationNs;
+    delete tooltip.dataset.cause;
     if (hit.kind === "interval") {
       const i = hit.index, s = iv.state[i];
       tooltip.dataset.state = STATES[s];
@@ -435,6 +436,11 @@
           " for " + fmtDur(iv.duration[i])),
         el("div", {}, threadName(iv.thread[i]) + ", from " + fmtDur(ivStart[i]) + " to " + fmtDur(ivStart[i] + iv.duration[i])),
         el("div", {}, "labels: " + (labelText.get(iv.label_set[i]) || "(no labels)")));
+      if (iv.cause && STATES[s] === "blocked") {
+        const cause = iv.cause_names[iv.cause[i]] || "unknown", by = iv.releaser[i];
+        tooltip.dataset.cause = cause;
+        tooltip.append(el("div", {}, "blocked on " + cause + (by ? ", woken by " + threadName(by) : "")));
+      }
       const lines = stackLines(iv.stack[i], 8);
       if (lines.length) tooltip.append(el("div", { class: "stack" }, lines.join("\n")));
     } else if (hit.kind === "bucket") {

@@ -4,7 +4,8 @@
 //   - no console errors and no uncaught exceptions;
 //   - no network request at all (request interception records every one);
 //   - one lane per thread of the report;
-//   - hovering the longest interval shows its state and exact duration;
+//   - hovering the longest interval shows its state and exact duration (and,
+//     for a blocked one of a report with causes, its cause and releaser);
 //   - selecting a thread filters the flame graph to exactly that thread's
 //     sample weight in the report;
 //   - the GVL-wait flame graph holds exactly the samples ending in [GVL wait];
@@ -43,10 +44,13 @@ function loadSeries(files) {
       const leaf = r.stacks[stack] && r.stacks[stack].length ? r.frames[r.stacks[stack][0]][1] : null;
       if (leaf === "[GVL wait]") gvlWaitWeight += w;
     }
+    // interval_causes (report minor 1): [seq, start, cause id, releaser seq] of blocked intervals.
+    const causeOf = new Map((r.interval_causes || []).map(([seq, start, id, by]) => [seq + ":" + start, { cause: r.causes[id], by }]));
     for (const [seq, state, start, end] of r.intervals) {
       count++;
       axis = Math.max(axis, shift + end);
-      if (!longest || end - start > longest.end - longest.start) longest = { seq, state, start: start + shift, end: end + shift };
+      if (!longest || end - start > longest.end - longest.start)
+        longest = { seq, state, start: start + shift, end: end + shift, cause: state === 2 ? causeOf.get(seq + ":" + start) : undefined };
     }
   }
   // The page draws every interval of a report with at most MAX_KEPT of them;
@@ -93,7 +97,7 @@ async function runCase(browser, name, page, reports, shotDir) {
       await tab.$eval("#timeline-canvas", (c) => c.scrollIntoView({ block: "center" }));
       const box = await (await tab.$("#timeline-canvas")).boundingBox();
       await tab.mouse.move(box.x + pos.x, box.y + pos.top + pos.h / 2);
-      const tip = await tab.$eval("#tooltip", (t) => ({ hidden: t.hidden, state: t.dataset.state, ns: t.dataset.durationNs, text: t.firstElementChild ? t.firstElementChild.textContent : "", all: t.textContent }));
+      const tip = await tab.$eval("#tooltip", (t) => ({ hidden: t.hidden, state: t.dataset.state, ns: t.dataset.durationNs, cause: t.dataset.cause, text: t.firstElementChild ? t.firstElementChild.textContent : "", all: t.textContent }));
       check(!tip.hidden, "no tooltip shown");
       if (iv.aggregated) {
         check(tip.text.startsWith("aggregated") && tip.all.includes(STATE_NAMES[iv.state]), `tooltip "${tip.all}" is not the bucket's`);
@@ -102,6 +106,13 @@ async function runCase(browser, name, page, reports, shotDir) {
       }
       check(Number(tip.ns) === iv.end - iv.start, `tooltip duration ${tip.ns}, interval ${iv.end - iv.start}`);
       check(tip.text.includes(STATE_NAMES[iv.state]), `tooltip "${tip.text}" lacks the state "${STATE_NAMES[iv.state]}"`);
+      if (iv.cause) {
+        check(tip.cause === iv.cause.cause, `tooltip cause ${tip.cause}, interval_causes say ${iv.cause.cause}`);
+        const by = iv.cause.by ? ", woken by " : "";
+        check(tip.all.includes("blocked on " + iv.cause.cause + by), `tooltip "${tip.all}" lacks "blocked on ${iv.cause.cause}${by}"`);
+      } else {
+        check(tip.cause === undefined, `tooltip shows a cause (${tip.cause}) the report does not have`);
+      }
       const m = tip.text.match(/ for ([0-9.]+)(ns|µs|ms|s)$/);
       const unit = { ns: 1, "µs": 1e3, ms: 1e6, s: 1e9 };
       check(m && Math.abs(Number(m[1]) * unit[m[2]] - (iv.end - iv.start)) <= 0.01 * (iv.end - iv.start) + 1, `tooltip text "${tip.text}" does not show the duration`);

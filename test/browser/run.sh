@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/browser/run.sh — the browser tests: profiles real workloads (the demo's
 # examples/contended.rb, a Ractor run, a snapshot series, an empty profile),
-# adds a synthetic report large enough for the page to aggregate, writes each
+# adds a synthetic report large enough for the page to aggregate and the
+# hand-written report with blocked causes (test/fixtures), writes each
 # as an HTML page with the CLI (the series merged by it), and checks the
 # pages in headless Chromium (page_test.js). Screenshots of every page go to
 # BUILD/browser/screenshots.
@@ -21,7 +22,8 @@ ruby -I lib -I "$build/ext" test/browser/make_reports.rb "$out" >"$out/make_repo
   { tail -n 20 "$out/make_reports.log"; exit 1; }
 "$build/bin/rga_gen_report" --threads 8 --ractors 2 --slices 30000 --seed 7 -o "$out/synthetic.json"
 
-for name in demo ractors empty synthetic; do
+cp test/fixtures/causes_report.json "$out/causes.json" # blocked causes (report minor 1)
+for name in demo ractors empty synthetic causes; do
   "$cli" "$out/$name.json" --html "$out/$name.html"
 done
 series="$out/snapshot-1.json,$out/snapshot-2.json,$out/snapshot-3.json"
@@ -32,4 +34,5 @@ node test/browser/page_test.js --screenshots "$out/screenshots" \
   "ractors=$out/ractors.html=$out/ractors.json" \
   "snapshot=$out/snapshot.html=$series" \
   "empty=$out/empty.html=$out/empty.json" \
-  "synthetic=$out/synthetic.html=$out/synthetic.json"
+  "synthetic=$out/synthetic.html=$out/synthetic.json" \
+  "causes=$out/causes.html=$out/causes.json"

@@ -3,7 +3,8 @@
  * known: the summary's causes, releasers and blocked methods (model, text,
  * JSON read back with jansson), the wait graph's release edges (model, and
  * the DOT read back by Graphviz), the timeline's cause letters, Perfetto's
- * "blocked: <cause>" slices with their releaser (read back with jansson),
+ * "blocked: <cause>" slices with their releaser (read back with jansson), the
+ * HTML page's cause and releaser columns,
  * and that a minor-0 report shows none of it. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "dot_writer.h"
+#include "html_data.h"
 #include "rga.h"
 #include "rga_test_util.h"
 #include "summary.h"
@@ -378,6 +380,52 @@ test_perfetto_names_causes(void **state)
     rga_report_free(r);
 }
 
+/* The page's timeline columns: cause and releaser per kept interval. */
+static json_t *
+html_intervals(const rga_report_t *r, json_t **root)
+{
+    rga_filter_t f;
+    rga_error_t err;
+    rga_filter_spec_t all = {0};
+    assert_int_equal(rga_filter_init(&f, r, &all, &err), RGA_OK);
+    assert_int_equal(rga_html_data_build(r, &f, NULL, root, &err), RGA_OK);
+    rga_filter_free(&f);
+    return json_object_get(*root, "intervals");
+}
+
+static void
+test_html_data_carries_causes(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    json_t *root = NULL, *iv = html_intervals(r, &root);
+    json_t *thread = json_object_get(iv, "thread"), *start = json_object_get(iv, "start_delta");
+    json_t *cause = json_object_get(iv, "cause"), *releaser = json_object_get(iv, "releaser");
+    assert_int_equal(json_array_size(cause), r->n_intervals);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(iv, "cause_names"), RGA_CAUSE_JOIN)),
+                        "join");
+    int64_t at = 0;
+    size_t found = 0;
+    for (size_t i = 0; i < json_array_size(thread); i++) {
+        at += json_integer_value(json_array_get(start, i));
+        if (json_integer_value(json_array_get(thread, i)) == 1 && at == 100 * MS) {
+            assert_int_equal(json_integer_value(json_array_get(cause, i)), RGA_CAUSE_JOIN);
+            assert_int_equal(json_integer_value(json_array_get(releaser, i)), 2);
+            found++;
+        }
+    }
+    assert_int_equal(found, 1);
+    json_decref(root);
+    rga_report_free(r);
+
+    r = rga_test_load(rga_test_small_report);
+    iv = html_intervals(r, &root);
+    assert_null(json_object_get(iv, "cause"));
+    assert_null(json_object_get(iv, "cause_names"));
+    json_decref(root);
+    rga_report_free(r);
+}
+
 int
 main(void)
 {
@@ -389,6 +437,7 @@ main(void)
         cmocka_unit_test(test_dot_release_edges_parse_back),
         cmocka_unit_test(test_timeline_marks_causes),
         cmocka_unit_test(test_perfetto_names_causes),
+        cmocka_unit_test(test_html_data_carries_causes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
