@@ -104,6 +104,21 @@ rga_test_slurp(const char *path, size_t *len)
     return buf;
 }
 
+char *
+rga_test_replace(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at)
+        fail_msg("the text has no \"%s\"", from);
+    size_t head = (size_t)(at - text);
+    char *out = malloc(strlen(text) - strlen(from) + strlen(to) + 1);
+    assert_non_null(out);
+    memcpy(out, text, head);
+    strcpy(out + head, to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
 rga_report_t *
 rga_test_load(const char *text)
 {

@@ -1,5 +1,6 @@
 /* rga_test_util.h — helpers shared by the analysis cmocka tests: generating
- * a report with the generator binary and loading reports from strings. */
+ * a report with the generator binary and loading reports from strings,
+ * and editing report text (one replacement) for tests of bad input. */
 #ifndef RGA_TEST_UTIL_H
 #define RGA_TEST_UTIL_H
 
@@ -24,6 +25,10 @@ rga_report_t *rga_test_load(const char *text);
 /* Generates a report with args (rga_test_generate) and loads it, asserting
  * success; the file is removed. */
 rga_report_t *rga_test_load_generated(const char *args);
+
+/* A malloc'd copy of text with the first occurrence of from replaced by
+ * to; fails the test when text has no from. */
+char *rga_test_replace(const char *text, const char *from, const char *to);
 
 /* A small hand-written report with known numbers (see rga_test_util.c). */
 extern const char rga_test_small_report[];

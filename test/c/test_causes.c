@@ -24,29 +24,13 @@ fixture_text(void)
     return text;
 }
 
-/* Copy of text with the first occurrence of from replaced by to. */
-static char *
-replace(const char *text, const char *from, const char *to)
-{
-    const char *at = strstr(text, from);
-    if (!at)
-        fail_msg("fixture has no \"%s\"", from);
-    size_t head = (size_t)(at - text);
-    char *out = malloc(strlen(text) - strlen(from) + strlen(to) + 1);
-    assert_non_null(out);
-    memcpy(out, text, head);
-    strcpy(out + head, to);
-    strcat(out, at + strlen(from));
-    return out;
-}
-
 /* The fixture with from replaced by to must fail with code, path and a
  * reason containing reason_part. */
 static void
 expect_error(const char *from, const char *to, rga_status_t code, const char *path, const char *reason_part)
 {
     char *base = fixture_text();
-    char *text = replace(base, from, to);
+    char *text = rga_test_replace(base, from, to);
     rga_report_t *r = NULL;
     rga_error_t err;
     rga_status_t st = rga_report_load_buffer(text, strlen(text), "in.json", &r, &err);
@@ -154,8 +138,8 @@ test_unknown_cause_names_read_as_other(void **state)
 {
     (void)state;
     char *base = fixture_text();
-    char *a = replace(base, "\"sleep\": 500000000, \"other\"", "\"fiber_scheduler\": 500000000, \"other\"");
-    char *b = replace(a, "\"other\"\n ],\n \"interval_causes\"", "\"fiber\"\n ],\n \"interval_causes\"");
+    char *a = rga_test_replace(base, "\"sleep\": 500000000, \"other\"", "\"fiber_scheduler\": 500000000, \"other\"");
+    char *b = rga_test_replace(a, "\"other\"\n ],\n \"interval_causes\"", "\"fiber\"\n ],\n \"interval_causes\"");
     rga_report_t *r = rga_test_load(b);
     assert_int_equal(thread(r, 4)->cause_ns[RGA_CAUSE_OTHER], 900 * MS);
     assert_int_equal(thread(r, 4)->cause_ns[RGA_CAUSE_SLEEP], 0);
@@ -267,9 +251,9 @@ test_merge_with_minor0_counts_unknown(void **state)
     /* The same report without causes (a minor-0 writer): its blocked time
      * joins the merged thread as unknown, so causes still sum to blocked. */
     char *text = fixture_text();
-    char *old = replace(text, "\"blocked_by_cause\": {\"mutex\": 200000000, \"queue\": 300000000}, ", "");
-    char *old2 = replace(old, "\"causes\"", "\"ignored_causes\"");
-    char *old3 = replace(old2, "\"interval_causes\"", "\"ignored_interval_causes\"");
+    char *old = rga_test_replace(text, "\"blocked_by_cause\": {\"mutex\": 200000000, \"queue\": 300000000}, ", "");
+    char *old2 = rga_test_replace(old, "\"causes\"", "\"ignored_causes\"");
+    char *old3 = rga_test_replace(old2, "\"interval_causes\"", "\"ignored_interval_causes\"");
     for (int old_first = 0; old_first < 2; old_first++) {
         rga_report_t *m = old_first ? merge_series(old3, NULL) : merge_series(NULL, old3);
         const rga_thread_t *w = thread(m, 3);

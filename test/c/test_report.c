@@ -13,22 +13,6 @@
 
 #include "rga_test_util.h"
 
-/* Copy of text with the first occurrence of from replaced by to. */
-static char *
-replace(const char *text, const char *from, const char *to)
-{
-    const char *at = strstr(text, from);
-    assert_non_null(at);
-    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
-    char *out = malloc(n);
-    assert_non_null(out);
-    size_t head = (size_t)(at - text);
-    memcpy(out, text, head);
-    strcpy(out + head, to);
-    strcat(out, at + strlen(from));
-    return out;
-}
-
 static rga_status_t
 load_text(const char *text, rga_error_t *err)
 {
@@ -147,7 +131,7 @@ test_syntax_error_position(void **state)
 {
     (void)state;
     /* Break the meta line; expect that line and the column of the bad token. */
-    char *bad = replace(rga_test_small_report, "\"pid\":77", "\"pid\":7 7");
+    char *bad = rga_test_replace(rga_test_small_report, "\"pid\":77", "\"pid\":7 7");
     const char *at = strstr(bad, "7 7");
     long want_line = 1;
     const char *line_start = bad;
@@ -174,16 +158,16 @@ static void
 test_wrong_version_and_format(void **state)
 {
     (void)state;
-    char *v2 = replace(rga_test_small_report, "\"version\":1", "\"version\":2");
+    char *v2 = rga_test_replace(rga_test_small_report, "\"version\":1", "\"version\":2");
     expect_error(v2, RGA_ERR_VERSION, "version", "unsupported report version 2 (this reader supports 1)");
     free(v2);
-    char *fmt = replace(rga_test_small_report, "rperf-gvl-report", "something-else");
+    char *fmt = rga_test_replace(rga_test_small_report, "rperf-gvl-report", "something-else");
     expect_error(fmt, RGA_ERR_VERSION, "format", "not an rperf-gvl report");
     free(fmt);
-    char *vs = replace(rga_test_small_report, "\"version\":1", "\"version\":\"1\"");
+    char *vs = rga_test_replace(rga_test_small_report, "\"version\":1", "\"version\":\"1\"");
     expect_error(vs, RGA_ERR_SCHEMA, "version", "expected an integer");
     free(vs);
-    char *nov = replace(rga_test_small_report, "\"version\":1,", "");
+    char *nov = rga_test_replace(rga_test_small_report, "\"version\":1,", "");
     expect_error(nov, RGA_ERR_SCHEMA, "version", "missing");
     free(nov);
 }
@@ -192,34 +176,34 @@ static void
 test_wrong_field_types(void **state)
 {
     (void)state;
-    char *s = replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":\"400\"");
+    char *s = rga_test_replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":\"400\"");
     expect_error(s, RGA_ERR_SCHEMA, "threads[1].gvl_wait_ns", "expected an integer, got a string");
     free(s);
-    s = replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":400.5");
+    s = rga_test_replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":400.5");
     expect_error(s, RGA_ERR_SCHEMA, "threads[1].gvl_wait_ns", "real number");
     free(s);
-    s = replace(rga_test_small_report, "\"threads\":[", "\"threads\":{\"a\":1},\"x\":[");
+    s = rga_test_replace(rga_test_small_report, "\"threads\":[", "\"threads\":{\"a\":1},\"x\":[");
     expect_error(s, RGA_ERR_SCHEMA, "threads", "expected an array, got an object");
     free(s);
-    s = replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,0,0,300,0]");
+    s = rga_test_replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,0,0,300,0]");
     expect_error(s, RGA_ERR_SCHEMA, "intervals[0]", "expected 6 items");
     free(s);
-    s = replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,7,0,300,0,0]");
+    s = rga_test_replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,7,0,300,0,0]");
     expect_error(s, RGA_ERR_SCHEMA, "intervals[0][1]", "out of range");
     free(s);
-    s = replace(rga_test_small_report, "\"holder_kind\":\"gc\"", "\"holder_kind\":\"ghost\"");
+    s = rga_test_replace(rga_test_small_report, "\"holder_kind\":\"gc\"", "\"holder_kind\":\"ghost\"");
     expect_error(s, RGA_ERR_SCHEMA, "edges[1].holder_kind", NULL);
     free(s);
-    s = replace(rga_test_small_report, "\"labels\":{\"endpoint\":\"a\"}", "\"labels\":{\"endpoint\":3}");
+    s = rga_test_replace(rga_test_small_report, "\"labels\":{\"endpoint\":\"a\"}", "\"labels\":{\"endpoint\":3}");
     expect_error(s, RGA_ERR_SCHEMA, "label_sets[1].labels.endpoint", "strings");
     free(s);
-    s = replace(rga_test_small_report, "\"meta\":{", "\"meta\":{\"x\":1,\"duration_ns\":\"a\",");
+    s = rga_test_replace(rga_test_small_report, "\"meta\":{", "\"meta\":{\"x\":1,\"duration_ns\":\"a\",");
     expect_error(s, RGA_ERR_SYNTAX, NULL, "duplicate"); /* jansson rejects duplicate keys */
     free(s);
-    s = replace(rga_test_small_report, "\"duration_ns\":1000", "\"duration_ns\":0");
+    s = rga_test_replace(rga_test_small_report, "\"duration_ns\":1000", "\"duration_ns\":0");
     expect_error(s, RGA_ERR_SCHEMA, "meta.duration_ns", ">= 1");
     free(s);
-    s = replace(rga_test_small_report, "\"ractors\":", "\"threads\":[],\"ractors\":");
+    s = rga_test_replace(rga_test_small_report, "\"ractors\":", "\"threads\":[],\"ractors\":");
     expect_error(s, RGA_ERR_SCHEMA, "threads", "duplicate key");
     free(s);
 }
@@ -228,19 +212,19 @@ static void
 test_negative_and_huge_numbers(void **state)
 {
     (void)state;
-    char *s = replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":-5");
+    char *s = rga_test_replace(rga_test_small_report, "\"gvl_wait_ns\":400", "\"gvl_wait_ns\":-5");
     expect_error(s, RGA_ERR_SCHEMA, "threads[1].gvl_wait_ns", "negative value -5");
     free(s);
-    s = replace(rga_test_small_report, "[2,2,100,300,2,2]", "[2,2,300,100,2,2]");
+    s = rga_test_replace(rga_test_small_report, "[2,2,100,300,2,2]", "[2,2,300,100,2,2]");
     expect_error(s, RGA_ERR_SCHEMA, "intervals[2][3]", "end_ns < start_ns");
     free(s);
-    s = replace(rga_test_small_report, "\"wait_ns\":300", "\"wait_ns\":99999999999999999999");
+    s = rga_test_replace(rga_test_small_report, "\"wait_ns\":300", "\"wait_ns\":99999999999999999999");
     expect_error(s, RGA_ERR_SYNTAX, "", "too big");
     free(s);
-    s = replace(rga_test_small_report, "\"last_seen_ns\":900", "\"last_seen_ns\":50");
+    s = rga_test_replace(rga_test_small_report, "\"last_seen_ns\":900", "\"last_seen_ns\":50");
     expect_error(s, RGA_ERR_SCHEMA, "threads[1].last_seen_ns", "first_seen");
     free(s);
-    s = replace(rga_test_small_report, "[1,0,0,300,0,0]", "[99999999999,0,0,300,0,0]");
+    s = rga_test_replace(rga_test_small_report, "[1,0,0,300,0,0]", "[99999999999,0,0,300,0,0]");
     expect_error(s, RGA_ERR_SCHEMA, "intervals[0][0]", "out of range");
     free(s);
 }
@@ -249,34 +233,34 @@ static void
 test_inconsistent_ids(void **state)
 {
     (void)state;
-    char *s = replace(rga_test_small_report, "[1,0,0,300,0,0]", "[9,0,0,300,0,0]");
+    char *s = rga_test_replace(rga_test_small_report, "[1,0,0,300,0,0]", "[9,0,0,300,0,0]");
     expect_error(s, RGA_ERR_REFERENCE, "intervals[0][0]", "thread seq 9 is not in the report");
     free(s);
-    s = replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,0,0,300,0,3]");
+    s = rga_test_replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,0,0,300,0,3]");
     expect_error(s, RGA_ERR_REFERENCE, "intervals[0][5]", "stack id 3");
     free(s);
-    s = replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,0,0,300,5,0]");
+    s = rga_test_replace(rga_test_small_report, "[1,0,0,300,0,0]", "[1,0,0,300,5,0]");
     expect_error(s, RGA_ERR_REFERENCE, "intervals[0][4]", "label set id 5");
     free(s);
-    s = replace(rga_test_small_report, "\"waiter\":2", "\"waiter\":4");
+    s = rga_test_replace(rga_test_small_report, "\"waiter\":2", "\"waiter\":4");
     expect_error(s, RGA_ERR_REFERENCE, "edges[0].waiter", "thread seq 4");
     free(s);
-    s = replace(rga_test_small_report, "\"holder\":1,", "\"holder\":8,");
+    s = rga_test_replace(rga_test_small_report, "\"holder\":1,", "\"holder\":8,");
     expect_error(s, RGA_ERR_REFERENCE, "edges[0].holder", "thread seq 8");
     free(s);
-    s = replace(rga_test_small_report, "[[4,5],", "[[4,6],");
+    s = rga_test_replace(rga_test_small_report, "[[4,5],", "[[4,6],");
     expect_error(s, RGA_ERR_REFERENCE, "stacks[0][1]", "frame id 6");
     free(s);
-    s = replace(rga_test_small_report, "[[0,700,1,0]", "[[3,700,1,0]");
+    s = rga_test_replace(rga_test_small_report, "[[0,700,1,0]", "[[3,700,1,0]");
     expect_error(s, RGA_ERR_REFERENCE, "samples[0][0]", "stack id 3");
     free(s);
-    s = replace(rga_test_small_report, "\"ractor\":2,\"first_seen_ns\"", "\"ractor\":5,\"first_seen_ns\"");
+    s = rga_test_replace(rga_test_small_report, "\"ractor\":2,\"first_seen_ns\"", "\"ractor\":5,\"first_seen_ns\"");
     expect_error(s, RGA_ERR_REFERENCE, "threads[2].ractor", "Ractor id 5");
     free(s);
-    s = replace(rga_test_small_report, "[[0,1,0,300]]", "[[0,6,0,300]]");
+    s = rga_test_replace(rga_test_small_report, "[[0,1,0,300]]", "[[0,6,0,300]]");
     expect_error(s, RGA_ERR_REFERENCE, "blame[0][1]", "thread seq 6");
     free(s);
-    s = replace(rga_test_small_report, "{\"seq\":3,", "{\"seq\":2,");
+    s = rga_test_replace(rga_test_small_report, "{\"seq\":3,", "{\"seq\":2,");
     expect_error(s, RGA_ERR_SCHEMA, NULL, "duplicate seq 2");
     free(s);
 }
@@ -285,7 +269,7 @@ static void
 test_unknown_keys_ignored(void **state)
 {
     (void)state;
-    char *s = replace(rga_test_small_report, "\"minor\":0,", "\"minor\":3,\"future\":{\"a\":[1,2,{}]},");
+    char *s = rga_test_replace(rga_test_small_report, "\"minor\":0,", "\"minor\":3,\"future\":{\"a\":[1,2,{}]},");
     rga_report_t *r = rga_test_load(s);
     assert_int_equal(r->minor, 3);
     rga_report_free(r);
@@ -416,7 +400,7 @@ test_fast_path_matches_jansson(void **state)
         "[1,0,0,300,4294967296,0]",
     };
     for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
-        char *text = replace(rga_test_small_report, "[1,0,0,300,0,0]", spellings[i]);
+        char *text = rga_test_replace(rga_test_small_report, "[1,0,0,300,0,0]", spellings[i]);
         rga_error_t e1, e2;
         rga_status_t s1 = rga_report_load_buffer_flags(text, strlen(text), "d", 0, &fast, &e1);
         rga_status_t s2 = rga_report_load_buffer_flags(text, strlen(text), "d", RGA_LOAD_JANSSON_ONLY, &slow, &e2);
