@@ -159,9 +159,10 @@ cmp_method(const void *a, const void *b)
 
 /* Release edges summed per (releaser, waiter, cause) over label sets, plus
  * each waiter's time with no releaser; the blocked methods of the listed
- * threads. 0, or -1 when out of memory. */
+ * threads; the releasers' stacks weighted by the blocked time they ended
+ * (stack_sums: scratch of n_stacks). 0, or -1 when out of memory. */
 static int
-build_causes(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s)
+build_causes(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s, int64_t *stack_sums)
 {
     s->has_causes = r->has_causes;
     if (!r->has_causes)
@@ -202,7 +203,15 @@ build_causes(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s
             s->methods[s->n_methods++] = &r->blocked_methods[i];
     if (s->n_methods > 1)
         qsort(s->methods, s->n_methods, sizeof(*s->methods), cmp_method);
-    return 0;
+    memset(stack_sums, 0, (r->n_stacks ? r->n_stacks : 1) * sizeof(int64_t));
+    for (size_t i = 0; i < r->n_blocked_edges; i++) {
+        const rga_blocked_edge_t *e = &r->blocked_edges[i];
+        if (e->releaser_stack >= 0 && rga_filter_thread(filter, r, e->releaser) &&
+            rga_filter_label_set(filter, r, e->releaser_label_set))
+            stack_sums[e->releaser_stack] += e->blocked_ns;
+    }
+    s->release_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_release_stacks);
+    return s->release_stacks ? 0 : -1;
 }
 
 rga_status_t
@@ -366,7 +375,7 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
     s->blame_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_blame_stacks);
     if (!s->blame_stacks)
         goto nomem;
-    if (build_causes(r, filter, s) != 0)
+    if (build_causes(r, filter, s, stack_sums) != 0)
         goto nomem;
     goto done;
 nomem:
@@ -389,5 +398,6 @@ rga_summary_free(rga_summary_t *s)
     free(s->blame_stacks);
     free(s->releases);
     free(s->methods);
+    free(s->release_stacks);
     memset(s, 0, sizeof(*s));
 }

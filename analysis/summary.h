@@ -8,7 +8,8 @@
  * restricted to rows whose waiter (holders, wait stacks) or holder (blame)
  * passes the filter. Lists are sorted, largest first. A report with blocked
  * causes (minor 1) adds blocked time by cause per thread and label set,
- * release edges (restricted like holders, by waiter) and blocked methods.
+ * release edges (restricted like holders, by waiter), the releasers' stacks
+ * (restricted like blame, by releaser) and blocked methods.
  *
  * The summary borrows strings from the report: keep the report alive while
  * the summary is used. Free with rga_summary_free().
@@ -97,6 +98,8 @@ typedef struct rga_summary {
     size_t n_releases;
     const rga_blocked_method_t **methods;
     size_t n_methods;
+    rga_summary_stack_t *release_stacks; /* releasers' stacks when they woke a waiter (lock blame) */
+    size_t n_release_stacks;
 } rga_summary_t;
 
 rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *out,

@@ -204,6 +204,7 @@ rga_summary_to_json(const rga_summary_t *s)
                 ok = false;
         }
         put(root, "blocked_methods", methods, &ok);
+        put(root, "top_release_stacks", stacks_json(s, s->release_stacks, s->n_release_stacks), &ok);
     }
     put(root, "top_wait_stacks", stacks_json(s, s->wait_stacks, s->n_wait_stacks), &ok);
     put(root, "top_blame_stacks", stacks_json(s, s->blame_stacks, s->n_blame_stacks), &ok);

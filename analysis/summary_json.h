@@ -10,7 +10,9 @@
  * to label sets, "causes" and "blocked_edges" to "dropped", and the lists
  * "top_releasers" ({releaser, waiter, cause, blocked_ns, count}; releaser 0,
  * cause "unknown": the waiter's releasable-cause time with no releaser found)
- * and "blocked_methods" ({thread, cause, method, blocked_ns, count}).
+ * "blocked_methods" ({thread, cause, method, blocked_ns, count}) and
+ * "top_release_stacks" (the releasers' stacks, weighted by the blocked time
+ * they ended, like "top_blame_stacks").
  */
 #ifndef RGA_SUMMARY_JSON_H
 #define RGA_SUMMARY_JSON_H

@@ -561,6 +561,10 @@ rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text
     if (rc == 0)
         rc = write_stacks(s, out, color, top, columns, "Top blame stacks (what ran while others waited)",
                           "no blame data", s->blame_stacks, s->n_blame_stacks);
+    if (rc == 0 && s->has_causes)
+        rc = write_stacks(s, out, color, top, columns,
+                          "Top release stacks (what releasers ran when they woke a waiter)",
+                          "no releaser stack sampled", s->release_stacks, s->n_release_stacks);
     if (rc != 0)
         return rga_error_set(err, RGA_ERR_NOMEM, "out of memory writing the summary");
     if (ferror(out))

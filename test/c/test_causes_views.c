@@ -102,6 +102,10 @@ test_summary_model(void **state)
             label = (int)i;
     assert_true(label >= 0);
     assert_int_equal(s.labels[label].cause_ns[RGA_CAUSE_MUTEX], 200 * MS);
+    /* Lock blame: the holder's stack when it released the mutex (the join edge has none). */
+    assert_int_equal(s.n_release_stacks, 1);
+    assert_int_equal(s.release_stacks[0].stack, 0);
+    assert_int_equal(s.release_stacks[0].ns, 200 * MS);
     rga_summary_free(&s);
 
     /* Under a label filter the thread's causes come from its label rows,
@@ -114,6 +118,8 @@ test_summary_model(void **state)
     assert_int_equal(s.threads[0].cause_ns[RGA_CAUSE_JOIN], 0);
     assert_int_equal(s.n_releases, 1);
     assert_int_equal(s.releases[0].cause, RGA_CAUSE_MUTEX);
+    /* ...and release stacks the releasers whose label set matches: #2 runs without labels. */
+    assert_int_equal(s.n_release_stacks, 0);
     rga_summary_free(&s);
     rga_report_free(r);
 }
@@ -135,6 +141,9 @@ test_summary_text(void **state)
     assert_non_null(rel);
     assert_non_null(strstr(rel, "holder (#2)          main (#1)    join"));
     assert_non_null(strstr(rel, "[no releaser found]  waiter (#3)"));
+    const char *stacks = strstr(text, "\nTop release stacks (what releasers ran when they woke a waiter)\n");
+    assert_non_null(stacks);
+    assert_non_null(strstr(stacks, "  200ms  100.0%  Holder#work (app.rb:12)\n"));
     free(text);
     rga_report_free(r);
 
@@ -144,6 +153,7 @@ test_summary_text(void **state)
     assert_null(strstr(text, "Blocked by cause"));
     assert_null(strstr(text, "releaser"));
     assert_null(strstr(text, "Blocked in other methods"));
+    assert_null(strstr(text, "release stacks"));
     free(text);
     rga_report_free(r);
 }
@@ -165,6 +175,8 @@ test_summary_json(void **state)
     assert_string_equal(json_string_value(json_object_get(top, "cause")), "join");
     assert_int_equal(json_integer_value(json_object_get(top, "releaser")), 2);
     assert_int_equal(json_array_size(json_object_get(root, "blocked_methods")), 6);
+    json_t *release = json_array_get(json_object_get(root, "top_release_stacks"), 0);
+    assert_int_equal(json_integer_value(json_object_get(release, "ns")), 200 * MS);
     json_decref(root);
     free(text);
     rga_report_free(r);
