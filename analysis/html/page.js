@@ -879,6 +879,10 @@
   const stateCols = [dur("running_ns", "running"), dur("gvl_wait_ns", "GVL wait"),
     { title: "wait %", value: (r) => (r.lifetime_ns ? r.gvl_wait_ns / r.lifetime_ns : 0), show: (r) => pct(r.gvl_wait_ns, r.lifetime_ns) },
     dur("blocked_ns", "blocked"), { title: "GC", value: (r) => r.gc_mark_ns + r.gc_sweep_ns, show: (r) => fmtDur(r.gc_mark_ns + r.gc_sweep_ns) }];
+  // Blocked causes (report minor 1): each row's causes, largest first, as shares of its blocked time.
+  const causeText = (r) => Object.entries(r.blocked_by_cause || {}).sort((a, b) => b[1] - a[1])
+    .map(([cause, ns]) => cause + " " + pct(ns, r.blocked_ns)).join(", ");
+  const causeCols = threads.some((t) => t.blocked_by_cause) ? [{ title: "blocked by", value: causeText, sort: (r) => r.blocked_ns, text: true }] : [];
   const tables = [];
   function drawTables() {
     const box = $("tables");
@@ -887,14 +891,14 @@
       if (t.refresh) tables.push(t);
     };
     add(table("Threads", [{ title: "thread", value: (r) => r.seq, show: (r) => threadName(r.seq), text: true },
-      { title: "Ractor", value: (r) => r.ractor }, dur("lifetime_ns", "lifetime"), ...stateCols,
+      { title: "Ractor", value: (r) => r.ractor }, dur("lifetime_ns", "lifetime"), ...stateCols, ...causeCols,
       { title: "acquisitions", value: (r) => r.acquisitions }, { title: "waits", value: (r) => r.waits }],
     threads, (r) => select("thread", r.seq), (r) => selection.kind === "thread" && selection.id === r.seq));
     add(table("Ractors", [{ title: "Ractor", value: (r) => r.id, show: (r) => r.id + (r.main ? " (main)" : ""), text: true },
       { title: "threads", value: (r) => r.threads }, dur("lifetime_ns", "thread time"), ...stateCols],
     summary.ractors, (r) => select("ractor", r.id), (r) => selection.kind === "ractor" && selection.id === r.id));
     add(table("Label sets", [{ title: "labels", value: (r) => labelText.get(r.label_set) || "", text: true },
-      { title: "threads", value: (r) => r.threads }, ...stateCols],
+      { title: "threads", value: (r) => r.threads }, ...stateCols, ...causeCols],
     summary.label_sets, (r) => select("label", r.label_set), (r) => selection.kind === "label" && selection.id === r.label_set));
     add(table("Top waiters", [{ title: "thread", value: (r) => r.seq, show: (r) => threadName(r.seq), text: true },
       dur("gvl_wait_ns", "GVL wait"), { title: "share of lifetime", value: (r) => r.gvl_wait_ns / (r.lifetime_ns || 1), show: (r) => pct(r.gvl_wait_ns, r.lifetime_ns) },

@@ -10,7 +10,8 @@
 //     sample weight in the report;
 //   - the GVL-wait flame graph holds exactly the samples ending in [GVL wait];
 //   - selecting a wait-graph node selects that thread in the lanes and tables;
-//   - zooming narrows the visible time range.
+//   - zooming narrows the visible time range;
+//   - with blocked causes, the threads table lists each thread's causes.
 //
 //   node page_test.js [--screenshots DIR] NAME=PAGE.html=REPORT.json[,REPORT.json...] ...
 // A series of reports is merged the way the CLI merges them: each one's times
@@ -35,7 +36,14 @@ function loadSeries(files) {
   const threads = new Set(), weight = new Map();
   let gvlWaitWeight = 0; // samples whose leaf is the synthetic [GVL wait] frame
   let longest = null, count = 0, axis = 0;
+  const causes = new Map(); // thread seq => { cause: ns } (report minor 1)
   for (const r of reports) {
+    for (const t of r.threads) {
+      if (!t.blocked_by_cause) continue;
+      const sum = causes.get(t.seq) || {};
+      for (const [cause, ns] of Object.entries(t.blocked_by_cause)) sum[cause] = (sum[cause] || 0) + ns;
+      causes.set(t.seq, sum);
+    }
     const shift = r.meta.start_monotonic_ns - t0;
     axis = Math.max(axis, shift + r.meta.duration_ns);
     for (const t of r.threads) threads.add(t.seq);
@@ -57,7 +65,7 @@ function loadSeries(files) {
   // beyond that, those shorter than a pixel's worth at the default zoom
   // (axis / WIDTH_PX) are aggregated (analysis/html_data.h).
   if (longest) longest.aggregated = count > MAX_KEPT && longest.end - longest.start < axis / WIDTH_PX;
-  return { threads, weight, longest, gvlWaitWeight };
+  return { threads, weight, longest, gvlWaitWeight, causes };
 }
 
 function check(cond, message) {
@@ -89,6 +97,23 @@ async function runCase(browser, name, page, reports, shotDir) {
       const seqs = await tab.$$eval("#lane-labels .lane-label", (els) => els.map((e) => Number(e.dataset.seq)));
       check(seqs.length === expect.threads.size, `lanes ${seqs.length}, threads ${expect.threads.size}`);
       check(seqs.every((s) => expect.threads.has(s)) && new Set(seqs).size === seqs.length, "lanes " + seqs + " do not match the threads");
+    }],
+    ["the threads table names each thread's blocked causes", async () => {
+      const table = await tab.$$eval("#tables table", (ts) => {
+        const t = ts.find((x) => x.caption && x.caption.textContent === "Threads");
+        const head = [...t.querySelectorAll("thead th")].map((th) => th.textContent);
+        return { head, rows: [...t.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map((td) => td.textContent)) };
+      });
+      const col = table.head.indexOf("blocked by");
+      if (expect.causes.size === 0) return check(col < 0, "a 'blocked by' column for a report without causes");
+      check(col >= 0, "no 'blocked by' column: " + table.head.join(", "));
+      for (const [seq, byCause] of expect.causes) {
+        const names = Object.entries(byCause).filter(([, ns]) => ns > 0).sort((a, b) => b[1] - a[1]).map(([c]) => c);
+        const row = table.rows.find((cells) => cells[0].endsWith("#" + seq) || cells[0].endsWith("(#" + seq + ")"));
+        check(row, `no table row for thread ${seq}`);
+        const shown = row[col].split(", ").map((part) => part.split(" ")[0]);
+        check(JSON.stringify(shown) === JSON.stringify(names), `thread ${seq}: 'blocked by' shows ${row[col]}, the report has ${names}`);
+      }
     }],
     ["hovering the longest interval shows its state and duration", async () => {
       const iv = expect.longest;
