@@ -6,6 +6,10 @@
  * id (thread seq, Ractor, label set, stack, frame) pointing somewhere. A
  * failure fills rga_error_t with the input name, line:column (syntax errors
  * and element-level checks) and a JSON path ("threads[3].gvl_wait_ns").
+ * Minor 1 adds blocked causes: per thread and label row (cause_ns), per
+ * blocked interval (rga_interval_t.cause, and the interval_causes row with
+ * its releaser), release edges and blocked methods; has_causes says whether
+ * a report carries any, and the views show causes only then.
  *
  * The loader never holds the whole document as a jansson DOM: jansson parses
  * the top-level values one by one and the large arrays element by element,
