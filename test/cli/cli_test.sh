@@ -370,6 +370,12 @@ run --json "$C"
 tr -d ' \n' <"$WORK/out" >"$WORK/flat.json"
 check "causes: JSON top_releasers" grep -qF '"top_releasers":[{"releaser":2,"waiter":1,"cause":"join","blocked_ns":800000000,"count":1}' "$WORK/flat.json"
 check "causes: JSON blocked_by_cause" grep -qF '"blocked_by_cause":{"sleep":500000000,"other":400000000}' "$WORK/flat.json"
+run --timeline --ascii --width 50 "$C"
+check "causes: timeline marks the mutex wait" grep -Eq '^waiter #3 +\|#####m{10}#####q{15}W{3}#{12}\|$' "$WORK/out"
+check "causes: timeline legend names the causes" grep -q '^blocked by cause: i io  z sleep  m mutex' "$WORK/out"
+run --perfetto "$WORK/causes-trace.json" "$C"
+check "causes: perfetto names the join slice and its releaser" \
+  grep -q '"name":"blocked: join".*"args":{"cause":"join","releaser":"holder #2","releaser_seq":2}' "$WORK/causes-trace.json"
 run --dot --edges all --min-share 0 "$C"
 check "causes: --edges all draws the join release edge" grep -q 'cause=join' "$WORK/out"
 check "causes: --edges all: release edges dashed" test "$(grep -c 'style=dashed\]' "$WORK/out")" -eq 2
