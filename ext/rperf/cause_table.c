@@ -10,6 +10,7 @@
 #include "cause_table.h"
 #include "cause_rules.h"
 #include "utf8_text.h"
+#include "value_hash.h"
 
 #include <ruby/debug.h>
 #include <stdlib.h>
@@ -62,16 +63,6 @@ rperf_cause_table_mark(void)
     }
 }
 
-static uint32_t
-hash_value(VALUE v)
-{
-    uint64_t x = (uint64_t)v;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
-
 /* A C method (no path) or a built-in one ("<internal:thread_sync>"): the
  * only leaves a thread can wait in. A Ruby leaf means a hand-over at an
  * interrupt check. Reads the frame only (rb_profile_frame_path does not
@@ -89,17 +80,23 @@ waitable_leaf(VALUE frame)
     return len >= (long)sizeof(internal) - 1 && memcmp(RSTRING_PTR(path), internal, sizeof(internal) - 1) == 0;
 }
 
+VALUE
+rperf_cause_table_leaf(VALUE thread)
+{
+    VALUE frame = 0;
+    if (rb_profile_thread_frames(thread, 0, 1, &frame, NULL) < 1)
+        return 0;
+    return frame;
+}
+
 uint32_t
-rperf_cause_table_leaf_id(VALUE thread)
+rperf_cause_table_intern(VALUE frame)
 {
     VALUE *keys = table.keys;
-    if (!keys)
-        return 0;
-    VALUE frame = 0;
-    if (rb_profile_thread_frames(thread, 0, 1, &frame, NULL) < 1 || !frame || !waitable_leaf(frame))
+    if (!keys || !frame || !waitable_leaf(frame))
         return 0;
     uint32_t mask = RPERF_CAUSE_TABLE_SLOTS - 1;
-    uint32_t i = hash_value(frame) & mask;
+    uint32_t i = rperf_value_hash(frame) & mask;
     for (int probe = 0; probe < RPERF_CAUSE_TABLE_PROBES; probe++, i = (i + 1) & mask) {
         VALUE k = __atomic_load_n(&keys[i], __ATOMIC_ACQUIRE);
         if (k == frame)

@@ -13,13 +13,16 @@
  * Contract
  * - open/close: GVL held, main Ractor, no hook running (profile start and
  *   destroy). open returns 0, or -1 when memory runs out.
- * - rperf_cause_table_leaf_id(thread): hook context of `thread` itself while
- *   it holds its Ractor's GVL (SUSPENDED); no allocation, no Ruby call, at
- *   most RPERF_CAUSE_TABLE_PROBES compare-and-swaps. Returns the id (>= 1)
- *   of the thread's leaf frame when that frame is a C method or a built-in
- *   one (<internal:...>), 0 when there is none, it is Ruby code (a GVL
- *   hand-over at an interrupt check, not a wait) or the table is full (then
- *   counted in dropped). Ids stay valid until close.
+ * - rperf_cause_table_leaf(thread): hook context of `thread` itself while
+ *   it holds its Ractor's GVL (SUSPENDED), so no GC can move what it
+ *   returns; reads one frame, no allocation: the leaf frame VALUE, 0 if none.
+ * - rperf_cause_table_intern(frame): same context; no allocation, no Ruby
+ *   call, at most RPERF_CAUSE_TABLE_PROBES compare-and-swaps. Returns the id
+ *   (>= 1) of `frame` when it is a C method or a built-in one
+ *   (<internal:...>), 0 when it is 0, Ruby code (a GVL hand-over at an
+ *   interrupt check, not a wait) or the table is full (then counted in
+ *   dropped). An id's frame is pinned until close, so a caller may keep
+ *   the pair (frame, id) and compare frames by identity.
  * - cause / label / resolve_all: GVL held (any Ractor for cause and
  *   resolve_all, main Ractor for label); they allocate. cause(0) is
  *   RPERF_CAUSE_UNKNOWN.
@@ -42,7 +45,8 @@ int rperf_cause_table_open(void);
 void rperf_cause_table_close(void);
 void rperf_cause_table_mark(void);
 
-uint32_t rperf_cause_table_leaf_id(VALUE thread);
+VALUE rperf_cause_table_leaf(VALUE thread);
+uint32_t rperf_cause_table_intern(VALUE frame);
 
 int rperf_cause_table_cause(uint32_t id);
 int rperf_cause_table_cause_if_resolved(uint32_t id);

@@ -331,8 +331,6 @@ method_index(rperf_thread_slot_t *slot, uint32_t frame)
 {
     if (!frame)
         return 0;
-    if (slot->last_frame == frame)
-        return slot->last_method;
     int n = slot->nmethods < 1 ? 1 : slot->nmethods;
     int idx = 0;
     for (int i = 1; i < n; i++) {
@@ -350,17 +348,25 @@ method_index(rperf_thread_slot_t *slot, uint32_t frame)
         RPERF_STORE(slot->methods[idx].frame, frame);
         RPERF_STORE(slot->nmethods, n + 1);
     }
-    slot->last_frame = frame;
-    slot->last_method = idx;
     return idx;
 }
 
 /* Within the seqlock, at SUSPENDED: the blocked span that begins is
- * charged to the method `frame` names. */
+ * charged to the method of the leaf frame `leaf`. A thread mostly blocks
+ * in the method it blocked in last: that one skips the table. */
 static inline void
-begin_blocked(rperf_thread_slot_t *slot, uint32_t frame)
+begin_blocked(rperf_thread_slot_t *slot, VALUE leaf)
 {
-    int idx = method_index(slot, frame);
+    int idx;
+    if (leaf && leaf == slot->last_leaf) {
+        idx = slot->last_method;
+    } else {
+        idx = method_index(slot, rperf_cause_table_intern(leaf));
+        if (idx > 0) {
+            slot->last_leaf = leaf;
+            slot->last_method = idx;
+        }
+    }
     RPERF_STORE(slot->block_method, idx);
     RPERF_STORE(slot->methods[idx].count, slot->methods[idx].count + 1);
     RPERF_STORE(slot->ready_releaser, 0);
@@ -626,14 +632,15 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
     return off;
 }
 
-/* The Ractor's GVL has no holder from now (unless another took it). */
+/* The Ractor's GVL has no holder from now. Only the holder writes the
+ * field (RESUMED, SUSPENDED), in GVL hand-off order: a plain store. In
+ * Ruby 3.3 a thread's last event before EXITED is a SUSPENDED, so an exiting
+ * thread is no holder any more. */
 static void
-clear_holder(rperf_ractor_slot_t *r, int seq)
+clear_holder(rperf_ractor_slot_t *r)
 {
-    if (!r)
-        return;
-    int expected = seq;
-    __atomic_compare_exchange_n(&r->holder_seq, &expected, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    if (r)
+        __atomic_store_n(&r->holder_seq, 0, __ATOMIC_RELAXED);
 }
 
 void
@@ -643,8 +650,8 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
     int prior = slot->state;
     int held = held_state(prior);
     /* Read while the thread still holds its GVL: no GC can move the frame. */
-    uint32_t frame = rperf_cause_table_leaf_id(slot->thread);
-    clear_holder(r, slot->seq);
+    VALUE leaf = rperf_cause_table_leaf(slot->thread);
+    clear_holder(r);
 
     if (r && prior == RPERF_STATE_BLOCKED) {
         /* Duplicate SUSPENDED: the previous one did not give the GVL away
@@ -654,7 +661,7 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
     }
     rperf_slot_write_begin(slot);
     charge(slot, held, now, RPERF_STATE_BLOCKED);
-    begin_blocked(slot, frame);
+    begin_blocked(slot, leaf);
     rperf_slot_write_end(slot);
     if (prior == RPERF_STATE_GVL_WAIT)
         settle_waiter(slot);
@@ -676,7 +683,6 @@ rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
     RPERF_STORE(slot->ready_ns, 0);
     rperf_slot_write_end(slot);
     settle_waiter(slot);
-    clear_holder(RPERF_LOAD(slot->ractor), slot->seq);
 }
 
 /* Counters mode: what rperf_on_ready/resumed/suspended do to the slot,
@@ -702,10 +708,10 @@ rperf_count_resumed(rperf_thread_slot_t *slot, int64_t now)
 void
 rperf_count_suspended(rperf_thread_slot_t *slot, int64_t now)
 {
-    uint32_t frame = rperf_cause_table_leaf_id(slot->thread);
+    VALUE leaf = rperf_cause_table_leaf(slot->thread);
     rperf_slot_write_begin(slot);
     charge(slot, held_state(slot->state), now, RPERF_STATE_BLOCKED);
-    begin_blocked(slot, frame);
+    begin_blocked(slot, leaf);
     rperf_slot_write_end(slot);
 }
 

@@ -45,7 +45,10 @@ typedef struct rperf_ractor_slot {
     int main;                                               /* set by the caller that registers the main Ractor */
     rperf_holder_ring_t *ring;                              /* holder history, written by the GVL holder */
     int waiters __attribute__((aligned(RPERF_CACHE_LINE))); /* atomic: threads between READY and RESUMED */
-    int holder_seq; /* atomic: the thread holding the GVL now (set at RESUMED, cleared at SUSPENDED), 0 if none */
+    /* Written by the holder at RESUMED and SUSPENDED, read by READY: on a
+     * line of its own, away from `waiters` (written by every READY). The
+     * thread holding the GVL now, 0 if none. */
+    int holder_seq __attribute__((aligned(RPERF_CACHE_LINE)));
     rperf_interval_buffer_t intervals __attribute__((aligned(RPERF_CACHE_LINE)));
 } rperf_ractor_slot_t;
 

@@ -559,46 +559,34 @@ collect(struct build_args *a)
     rperf_slots_foreach(collect_unknown, &u);
 }
 
+/* Rows of a Hash of keys => [ns, count] (build_thread_causes): each key
+ * item under its name (`cause` items as cause names), then `ns_key` and
+ * "count". */
 static VALUE
-build_release_edges(VALUE edges)
+rows_of_pairs(VALUE pairs, const char *const *names, int nnames, const char *ns_key)
 {
     VALUE ary = rb_ary_new();
-    VALUE keys = rb_funcall(edges, rb_intern("keys"), 0);
+    VALUE keys = rb_funcall(pairs, rb_intern("keys"), 0);
     for (long i = 0; i < RARRAY_LEN(keys); i++) {
         VALUE k = rb_ary_entry(keys, i);
-        VALUE val = rb_hash_aref(edges, k);
+        VALUE val = rb_hash_aref(pairs, k);
         VALUE h = rb_hash_new();
-        aset(h, "ractor", rb_ary_entry(k, 0));
-        aset(h, "waiter", rb_ary_entry(k, 1));
-        aset(h, "releaser", rb_ary_entry(k, 2));
-        aset(h, "cause", rb_str_new_cstr(cause_names[NUM2INT(rb_ary_entry(k, 3))]));
-        aset(h, "waiter_label_set", rb_ary_entry(k, 4));
-        aset(h, "releaser_label_set", rb_ary_entry(k, 5));
-        aset(h, "blocked_ns", rb_ary_entry(val, 0));
+        for (int n = 0; n < nnames; n++) {
+            VALUE item = rb_ary_entry(k, n);
+            if (strcmp(names[n], "cause") == 0)
+                item = rb_str_new_cstr(cause_names[NUM2INT(item)]);
+            aset(h, names[n], item);
+        }
+        aset(h, ns_key, rb_ary_entry(val, 0));
         aset(h, "count", rb_ary_entry(val, 1));
         rb_ary_push(ary, h);
     }
     return ary;
 }
 
-static VALUE
-build_blocked_methods(VALUE methods)
-{
-    VALUE ary = rb_ary_new();
-    VALUE keys = rb_funcall(methods, rb_intern("keys"), 0);
-    for (long i = 0; i < RARRAY_LEN(keys); i++) {
-        VALUE k = rb_ary_entry(keys, i);
-        VALUE val = rb_hash_aref(methods, k);
-        VALUE h = rb_hash_new();
-        aset(h, "thread", rb_ary_entry(k, 0));
-        aset(h, "cause", rb_str_new_cstr(cause_names[NUM2INT(rb_ary_entry(k, 1))]));
-        aset(h, "method", rb_ary_entry(k, 2));
-        aset(h, "blocked_ns", rb_ary_entry(val, 0));
-        aset(h, "count", rb_ary_entry(val, 1));
-        rb_ary_push(ary, h);
-    }
-    return ary;
-}
+static const char *const release_edge_keys[] = {"ractor", "waiter",           "releaser",
+                                                "cause",  "waiter_label_set", "releaser_label_set"};
+static const char *const blocked_method_keys[] = {"thread", "cause", "method"};
 
 static VALUE
 build_report_body(VALUE arg)
@@ -636,10 +624,10 @@ build_report_body(VALUE arg)
     VALUE interval_causes = Qnil;
     aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied, &interval_causes));
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
-    aset(report, "blocked_methods", build_blocked_methods(ctx->blocked_methods));
+    aset(report, "blocked_methods", rows_of_pairs(ctx->blocked_methods, blocked_method_keys, 3, "blocked_ns"));
     if (!ctx->params->counters_only) {
         aset(report, "interval_causes", interval_causes);
-        aset(report, "blocked_edges", build_release_edges(ctx->release_edges));
+        aset(report, "blocked_edges", rows_of_pairs(ctx->release_edges, release_edge_keys, 6, "blocked_ns"));
     }
     aset(report, "ractors", build_ractors(ctx));
     if (ctx->params->counters_only)

@@ -113,8 +113,8 @@ typedef struct rperf_thread_slot {
     int ready_releaser; /* seq of the thread that readied this one, 0 if none */
     int nmethods;       /* methods[0] is "unknown"; 0 means 1 */
     int nreleases;
-    uint32_t last_frame; /* cache: the last cause table id seen ... */
-    int last_method;     /* ... and its index */
+    VALUE last_leaf; /* cache: the last leaf frame classified (a pinned cause table key) ... */
+    int last_method; /* ... and its method index */
     rperf_blocked_method_t methods[RPERF_SLOT_BLOCK_METHODS];
     rperf_release_t releases[RPERF_SLOT_RELEASES];
 

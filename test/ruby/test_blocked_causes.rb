@@ -318,9 +318,7 @@ class TestBlockedCauses < Test::Unit::TestCase
   def test_ractor_receive
     Dir.mktmpdir do |dir|
       path = File.join(dir, "r.json")
-      includes = $LOAD_PATH.select { |p| File.exist?(File.join(p, "rperf.rb")) || Dir.exist?(File.join(p, "rperf")) }
-                           .map { |p| "-I#{File.expand_path(p)}" }
-      script = <<~RUBY
+      run_ruby_child(dir, <<~RUBY, timeout: 60)
         Warning[:experimental] = false
         require "rperf"
         Rperf.contention do
@@ -330,18 +328,6 @@ class TestBlockedCauses < Test::Unit::TestCase
           r.take
         end.save(#{path.inspect})
       RUBY
-      log = File.join(dir, "log")
-      pid = spawn(RbConfig.ruby, *includes, "-e", script, %i[out err] => log)
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 60
-      until (status = Process.wait2(pid, Process::WNOHANG)&.last)
-        if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-          Process.kill(:KILL, pid)
-          Process.wait(pid)
-          flunk("the Ractor workload did not finish")
-        end
-        sleep 0.05
-      end
-      assert status.success?, File.read(log)
       d = JSON.parse(File.read(path))
       assert_cause_laws(d)
       receiver = d["threads"].find { |t| t["ractor"] != 1 && cause_ns(t, "ractor").positive? }
