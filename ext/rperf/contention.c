@@ -106,6 +106,7 @@ rperf_contention_now_clipped(void)
 }
 
 static void edge_lost(int waiter, int64_t ns);
+static void switch_method(rperf_thread_slot_t *slot, int idx);
 
 static int
 recording_mode(void)
@@ -248,7 +249,7 @@ reset_one_after_pause(rperf_thread_slot_t *slot, void *arg)
     RPERF_STORE(slot->timeline_from_ns, rr->now_ns);
     RPERF_STORE(slot->ready_ns, 0);
     /* What it waits in now was not seen: unknown. */
-    RPERF_STORE(slot->block_method, 0);
+    switch_method(slot, 0);
     RPERF_STORE(slot->ready_releaser, 0);
     rperf_slot_write_end(slot);
 }
@@ -299,19 +300,14 @@ clipped_since(const rperf_thread_slot_t *slot)
 }
 
 /* Within the seqlock: charge [since, now) to `state`, open `next`.
- * Blocked time also goes to the method the thread is blocked in, so the
+ * Blocked time belongs to the current method (switch_method), so the
  * methods always sum to the blocked total. */
 static inline void
 charge(rperf_thread_slot_t *slot, int state, int64_t now, int next)
 {
     int64_t d = now - clipped_since(slot);
-    if (d > 0) {
+    if (d > 0)
         RPERF_STORE(slot->totals[state], slot->totals[state] + d);
-        if (state == RPERF_STATE_BLOCKED) {
-            rperf_blocked_method_t *m = &slot->methods[slot->block_method];
-            RPERF_STORE(m->ns, m->ns + d);
-        }
-    }
     RPERF_STORE(slot->state, next);
     RPERF_STORE(slot->state_since_ns, now);
     RPERF_STORE(slot->last_seen_ns, now);
@@ -322,6 +318,23 @@ static inline int
 held_state(int prior)
 {
     return (prior == RPERF_STATE_GC_MARK || prior == RPERF_STATE_GC_SWEEP) ? prior : RPERF_STATE_RUNNING;
+}
+
+/* Within the seqlock: the blocked time and spans of the method in
+ * progress move into its entry, and `idx` becomes the method in progress. */
+static void
+switch_method(rperf_thread_slot_t *slot, int idx)
+{
+    int cur = slot->block_method;
+    if (idx == cur)
+        return;
+    int64_t blocked = slot->totals[RPERF_STATE_BLOCKED];
+    rperf_blocked_method_t *m = &slot->methods[cur];
+    RPERF_STORE(m->ns, m->ns + (blocked - slot->method_mark_ns));
+    RPERF_STORE(m->count, m->count + (slot->blocked_spans - slot->span_mark));
+    RPERF_STORE(slot->method_mark_ns, blocked);
+    RPERF_STORE(slot->span_mark, slot->blocked_spans);
+    RPERF_STORE(slot->block_method, idx);
 }
 
 /* Within the seqlock: the method list index of cause table id `frame`,
@@ -367,8 +380,8 @@ begin_blocked(rperf_thread_slot_t *slot, VALUE leaf)
             slot->last_method = idx;
         }
     }
-    RPERF_STORE(slot->block_method, idx);
-    RPERF_STORE(slot->methods[idx].count, slot->methods[idx].count + 1);
+    switch_method(slot, idx);
+    RPERF_STORE(slot->blocked_spans, slot->blocked_spans + 1);
     RPERF_STORE(slot->ready_releaser, 0);
 }
 

@@ -222,6 +222,12 @@ rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
             out->methods[i].count = RPERF_LOAD(slot->methods[i].count);
             out->methods[i].ns = RPERF_LOAD(slot->methods[i].ns);
         }
+        int bm = out->block_method;
+        if (bm >= 0 && bm < out->nmethods) {
+            /* The current method's part not moved into its entry yet. */
+            out->methods[bm].ns += out->totals[RPERF_STATE_BLOCKED] - RPERF_LOAD(slot->method_mark_ns);
+            out->methods[bm].count += RPERF_LOAD(slot->blocked_spans) - RPERF_LOAD(slot->span_mark);
+        }
         for (int i = 0; i < out->nreleases; i++) {
             const rperf_release_t *rel = &slot->releases[i];
             out->releases[i] = (rperf_release_t){

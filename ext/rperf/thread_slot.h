@@ -107,14 +107,22 @@ typedef struct rperf_thread_slot {
     rperf_ractor_slot_t *ractor;          /* NULL until identified; never changes after */
     rperf_ractor_slot_t *waiting_counted; /* Ractor whose waiters count includes us */
     int gc_depth;                         /* inside a GC enter/exit bracket */
-    /* Blocked causes (seqlock'd like the totals; totals[BLOCKED] is always
-     * the sum of methods[].ns). */
-    int block_method;   /* method index of the blocked span in progress */
-    int ready_releaser; /* seq of the thread that readied this one, 0 if none */
-    int nmethods;       /* methods[0] is "unknown"; 0 means 1 */
-    int nreleases;
-    VALUE last_leaf; /* cache: the last leaf frame classified (a pinned cause table key) ... */
+    /* Blocked causes, seqlock'd like the totals. The blocked time and spans
+     * of the method in progress are not added to its entry at every event:
+     * they are totals[BLOCKED] - method_mark_ns and blocked_spans -
+     * span_mark, moved into the entry when the thread blocks in another
+     * method (rperf_slot_read adds them back). So a thread that keeps
+     * blocking in one method writes only this line and the totals' ones. */
+    int block_method;       /* method index of the blocked span in progress */
+    int ready_releaser;     /* seq of the thread that readied this one, 0 if none */
+    uint32_t blocked_spans; /* SUSPENDED events: blocked spans begun */
+    /* ---- written when the method changes ---- */
+    VALUE last_leaf; /* the last leaf frame classified (a pinned cause table key) ... */
     int last_method; /* ... and its method index */
+    int nmethods;    /* methods[0] is "unknown"; 0 means 1 */
+    int nreleases;
+    uint32_t span_mark;     /* blocked_spans when block_method began */
+    int64_t method_mark_ns; /* totals[BLOCKED] when block_method began */
     rperf_blocked_method_t methods[RPERF_SLOT_BLOCK_METHODS];
     rperf_release_t releases[RPERF_SLOT_RELEASES];
 
