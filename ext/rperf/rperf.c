@@ -393,11 +393,11 @@ rb_rperf_thread_contention(VALUE self)
         if (by_cause[c] > 0)
             rb_hash_aset(causes, ID2SYM(rb_intern(names[c])), LL2NUM(by_cause[c]));
     }
-    rb_hash_aset(h, ID2SYM(rb_intern("blocked_by_cause")), causes);
     /* The clock reading the totals are taken at: the difference of two
      * reads is the exact wall time the state differences add up to (a GVL
      * switch between this call and a separate clock read would not be). */
     rb_hash_aset(h, ID2SYM(rb_intern("monotonic_ns")), LL2NUM(now));
+    rb_hash_aset(h, ID2SYM(rb_intern("blocked_by_cause")), causes);
     return h;
 }
 
