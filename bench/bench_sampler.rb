@@ -37,8 +37,12 @@
 # mode at 100 Hz, timeline on: the log middlewares' setup before counters
 # mode).
 #
+# --base LIB_DIR,EXT_DIR runs every profiler variant a second time in each
+# round with another build (e.g. the previous commit's), as "<variant>@base",
+# so the two builds are compared side by side under the same drift.
+#
 #   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU]
-#        [--yardstick | --variants v1,v2,...]
+#        [--yardstick | --variants v1,v2,...] [--base LIB_DIR,EXT_DIR]
 require "etc"
 require "json"
 require "tmpdir"
@@ -111,7 +115,13 @@ module BenchSampler
     dir
   end
 
+  BASE_SUFFIX = "@base"
+
   def run_child(workload, variant, load_path, pin = nil)
+    if variant.end_with?(BASE_SUFFIX)
+      variant = variant.delete_suffix(BASE_SUFFIX)
+      load_path = @base_load_path + load_path.reject { |dir| Dir.exist?(File.join(dir, "rperf")) || File.exist?(File.join(dir, "rperf.rb")) }
+    end
     args = load_path.flat_map { |dir| ["-I", dir] }
     prefix = pin ? ["taskset", "-c", pin] : []
     out = IO.popen([*prefix, RbConfig.ruby, *args, __FILE__, "--child", workload, variant], &:read)
@@ -144,12 +154,16 @@ module BenchSampler
         variants = ["plain", *argv.shift.to_s.split(",").reject { _1 == "plain" }]
         unknown = variants - KNOWN
         abort "bench_sampler: unknown variant #{unknown.join(', ')}; known: #{KNOWN.join(', ')}" unless unknown.empty?
+      when "--base"
+        @base_load_path = argv.shift.to_s.split(",").map { File.expand_path(_1) }
+        abort "bench_sampler: --base takes LIB_DIR,EXT_DIR" unless @base_load_path.size == 2
       when "--child" then return child(argv.shift, argv.shift)
       else abort "bench_sampler: unknown argument #{arg}"
       end
     end
     load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
     load_path += [build_yardstick] if variants.any? { _1.start_with?("yardstick") }
+    variants = variants.flat_map { |v| START.key?(v) ? [v, v + BASE_SUFFIX] : [v] } if @base_load_path
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
          "#{pin ? ", every run pinned to CPU #{pin}" : ''}"
     selected.each do |workload|

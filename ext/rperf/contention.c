@@ -20,6 +20,7 @@
  * allocate in any rperf_on_* path.
  */
 #include "contention.h"
+#include "cause_table.h"
 #include "clock.h"
 #include "native_tid.h"
 
@@ -47,6 +48,7 @@ static struct {
     uint64_t coalesced;              /* atomic */
     uint64_t timed_events;           /* atomic */
     uint64_t timed_ns;               /* atomic */
+    uint64_t dropped_releases;       /* atomic: releases a full per-waiter list could not take */
 
     /* Serialises each slot's label_base with the label table (a thread's
      * own label switch against the report builder's flush). */
@@ -104,6 +106,7 @@ rperf_contention_now_clipped(void)
 }
 
 static void edge_lost(int waiter, int64_t ns);
+static void switch_method(rperf_thread_slot_t *slot, int idx);
 
 static int
 recording_mode(void)
@@ -130,11 +133,18 @@ rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const c
     run.cfg = *cfg;
     if (cfg->counters_only)
         run.cfg.timeline = 0;
-    if (rperf_slot_pool_create(cfg->max_threads, err) < 0)
+    if (rperf_cause_table_open() < 0) {
+        *err = "cannot allocate the blocked-cause table";
         return -1;
+    }
+    if (rperf_slot_pool_create(cfg->max_threads, err) < 0) {
+        rperf_cause_table_close();
+        return -1;
+    }
     /* Counters mode records no edges: the smallest table serves its cuts. */
     if (rperf_edges_create(cfg->counters_only ? 1 : cfg->max_edges, edge_lost) < 0) {
         rperf_slot_pool_destroy();
+        rperf_cause_table_close();
         *err = "cannot allocate the wait-edge table";
         return -1;
     }
@@ -152,6 +162,7 @@ rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const c
     run.sequence = 0;
     run.orphan_events = run.unattributed_intervals = run.coalesced = 0;
     run.timed_events = run.timed_ns = 0;
+    run.dropped_releases = 0;
     return 0;
 }
 
@@ -165,6 +176,7 @@ rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor)
     if (slot) {
         slot->state = RPERF_STATE_RUNNING;
         slot->ractor = main_ractor;
+        __atomic_store_n(&main_ractor->holder_seq, slot->seq, __ATOMIC_RELEASE);
         push_holder(main_ractor, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     }
     __atomic_store_n(&run.recording, run.paused_at_ns ? RPERF_RECORDING_OFF : recording_mode(), __ATOMIC_RELEASE);
@@ -177,6 +189,7 @@ rperf_contention_destroy(void)
     rperf_ractor_table_close();
     rperf_slot_pool_destroy();
     rperf_edges_destroy();
+    rperf_cause_table_close();
     pthread_mutex_lock(&run.label_mutex);
     rperf_label_totals_free(&run.labels);
     pthread_mutex_unlock(&run.label_mutex);
@@ -235,6 +248,9 @@ reset_one_after_pause(rperf_thread_slot_t *slot, void *arg)
     RPERF_STORE(slot->state_since_ns, rr->now_ns);
     RPERF_STORE(slot->timeline_from_ns, rr->now_ns);
     RPERF_STORE(slot->ready_ns, 0);
+    /* What it waits in now was not seen: unknown. */
+    switch_method(slot, 0);
+    RPERF_STORE(slot->ready_releaser, 0);
     rperf_slot_write_end(slot);
 }
 
@@ -261,6 +277,8 @@ rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
         RPERF_STORE(slot->timeline_from_ns, now_ns);
         RPERF_STORE(slot->ready_ns, 0);
         rperf_slot_write_end(slot);
+        if (r)
+            __atomic_store_n(&r->holder_seq, slot->seq, __ATOMIC_RELEASE);
         push_holder(r, now_ns, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     }
     if (r) {
@@ -281,7 +299,9 @@ clipped_since(const rperf_thread_slot_t *slot)
     return since < clip ? clip : since;
 }
 
-/* Within the seqlock: charge [since, now) to `state`, open `next`. */
+/* Within the seqlock: charge [since, now) to `state`, open `next`.
+ * Blocked time belongs to the current method (switch_method), so the
+ * methods always sum to the blocked total. */
 static inline void
 charge(rperf_thread_slot_t *slot, int state, int64_t now, int next)
 {
@@ -300,18 +320,126 @@ held_state(int prior)
     return (prior == RPERF_STATE_GC_MARK || prior == RPERF_STATE_GC_SWEEP) ? prior : RPERF_STATE_RUNNING;
 }
 
-/* Within the seqlock: READY proves the thread did not hold the GVL since
- * its last event; a repeated READY continues the wait that began earlier. */
+/* Within the seqlock: the blocked time and spans of the method in
+ * progress move into its entry, and `idx` becomes the method in progress. */
+static void
+switch_method(rperf_thread_slot_t *slot, int idx)
+{
+    int cur = slot->block_method;
+    if (idx == cur)
+        return;
+    int64_t blocked = slot->totals[RPERF_STATE_BLOCKED];
+    rperf_blocked_method_t *m = &slot->methods[cur];
+    RPERF_STORE(m->ns, m->ns + (blocked - slot->method_mark_ns));
+    RPERF_STORE(m->count, m->count + (slot->blocked_spans - slot->span_mark));
+    RPERF_STORE(slot->method_mark_ns, blocked);
+    RPERF_STORE(slot->span_mark, slot->blocked_spans);
+    RPERF_STORE(slot->block_method, idx);
+}
+
+/* Within the seqlock: the method list index of cause table id `frame`,
+ * appended when new; 0 (unknown, counted as dropped) when the list is full. */
+static int
+method_index(rperf_thread_slot_t *slot, uint32_t frame)
+{
+    if (!frame)
+        return 0;
+    int n = slot->nmethods < 1 ? 1 : slot->nmethods;
+    int idx = 0;
+    for (int i = 1; i < n; i++) {
+        if (slot->methods[i].frame == frame) {
+            idx = i;
+            break;
+        }
+    }
+    if (!idx) {
+        if (n >= RPERF_SLOT_BLOCK_METHODS) {
+            rperf_cause_table_note_dropped();
+            return 0;
+        }
+        idx = n;
+        RPERF_STORE(slot->methods[idx].frame, frame);
+        RPERF_STORE(slot->nmethods, n + 1);
+    }
+    return idx;
+}
+
+/* Within the seqlock, at SUSPENDED: the blocked span that begins is
+ * charged to the method of the leaf frame `leaf`. A thread mostly blocks
+ * in the method it blocked in last: that one skips the table. */
 static inline void
-close_for_ready(rperf_thread_slot_t *slot, int64_t now)
+begin_blocked(rperf_thread_slot_t *slot, VALUE leaf)
+{
+    int idx;
+    if (leaf && leaf == slot->last_leaf) {
+        idx = slot->last_method;
+    } else {
+        idx = method_index(slot, rperf_cause_table_intern(leaf));
+        if (idx > 0) {
+            slot->last_leaf = leaf;
+            slot->last_method = idx;
+        }
+    }
+    switch_method(slot, idx);
+    RPERF_STORE(slot->blocked_spans, slot->blocked_spans + 1);
+    RPERF_STORE(slot->ready_releaser, 0);
+}
+
+/* Within the seqlock: `ns` of the blocked span that ends now, released by
+ * `releaser`, into the waiter's release list. */
+static void
+add_release(rperf_thread_slot_t *slot, int releaser, int releaser_label, int64_t ns)
+{
+    int waiter_label = slot->label_set_id;
+    int method = slot->block_method;
+    int n = slot->nreleases;
+    for (int i = 0; i < n; i++) {
+        rperf_release_t *rel = &slot->releases[i];
+        if (rel->releaser == releaser && rel->releaser_label == releaser_label &&
+            rel->waiter_label == waiter_label && rel->method == method) {
+            RPERF_STORE(rel->ns, rel->ns + ns);
+            RPERF_STORE(rel->count, rel->count + 1);
+            return;
+        }
+    }
+    if (n >= RPERF_SLOT_RELEASES) {
+        __atomic_fetch_add(&run.dropped_releases, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    rperf_release_t *rel = &slot->releases[n];
+    RPERF_STORE(rel->releaser, releaser);
+    RPERF_STORE(rel->releaser_label, releaser_label);
+    RPERF_STORE(rel->waiter_label, waiter_label);
+    RPERF_STORE(rel->method, method);
+    RPERF_STORE(rel->ns, ns);
+    RPERF_STORE(rel->count, 1);
+    RPERF_STORE(slot->nreleases, n + 1);
+}
+
+/* Within the seqlock: READY proves the thread did not hold the GVL since
+ * its last event; a repeated READY continues the wait that began earlier.
+ * `releaser` (0: none) is the thread that readied it; the span's part in
+ * the current report interval becomes its release edge. */
+static inline void
+close_for_ready(rperf_thread_slot_t *slot, int64_t now, int releaser, int releaser_label)
 {
     if (slot->state == RPERF_STATE_GVL_WAIT) {
         RPERF_STORE(slot->last_seen_ns, now);
         return;
     }
-    int64_t blocked = now - clipped_since(slot);
+    int64_t since = clipped_since(slot);
+    int64_t blocked = now - since;
     slot->ready_blocked_ns = blocked > 0 ? blocked : 0;
     charge(slot, RPERF_STATE_BLOCKED, now, RPERF_STATE_GVL_WAIT);
+    RPERF_STORE(slot->ready_releaser, releaser);
+    if (releaser && slot->block_method > 0) {
+        /* Before the last clear the span belongs to the previous report,
+         * where it was open (no releaser yet). */
+        int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
+        int64_t from = since > cut ? since : cut;
+        if (now > from)
+            add_release(slot, releaser, releaser_label, now - from);
+    }
     RPERF_STORE(slot->ready_ns, now);
 }
 
@@ -371,6 +499,10 @@ emit_interval(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int state, int6
         .stack_id = -1,
         .state = (uint8_t)state,
     };
+    if (state == RPERF_STATE_BLOCKED) {
+        rec.cause = rperf_interval_cause_byte(slot->methods[slot->block_method].frame, slot->block_method);
+        rec.releaser_seq = slot->ready_releaser;
+    }
     rperf_interval_buffer_push(&r->intervals, &rec);
 }
 
@@ -384,12 +516,45 @@ settle_waiter(rperf_thread_slot_t *slot)
     }
 }
 
+uint8_t
+rperf_interval_cause_byte(uint32_t frame, int method)
+{
+    int c = rperf_cause_table_cause_if_resolved(frame);
+    return c >= 0 ? (uint8_t)c : (uint8_t)(RPERF_INTERVAL_CAUSE_PENDING | method);
+}
+
+/* READY from the GVL holder's own native thread: the holder is readying
+ * this thread itself (Ruby 3.3 does so in the unblock function that
+ * Mutex#unlock, Queue#push, ConditionVariable#signal and a finishing
+ * thread's join wake-up call with the GVL held); it released the wait.
+ * Any other READY (the thread's own wake-up after a timeout, IO readiness
+ * or a signal, the timer thread under M:N) names no releaser. */
+static int
+releaser_of(const rperf_thread_slot_t *slot, int *label)
+{
+    rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    if (!r)
+        return 0;
+    int seq = __atomic_load_n(&r->holder_seq, __ATOMIC_ACQUIRE);
+    if (!seq || seq == slot->seq)
+        return 0;
+    rperf_thread_slot_t *holder = rperf_slot_by_seq(seq);
+    if (!holder || RPERF_LOAD(holder->native_id) != (int64_t)rperf_native_tid())
+        return 0;
+    *label = RPERF_LOAD(holder->label_set_id);
+    return seq;
+}
+
 void
 rperf_on_ready(rperf_thread_slot_t *slot, int64_t now)
 {
     if (slot->exited)
         return;
-    rperf_count_ready(slot, now);
+    int releaser_label = 0;
+    int releaser = releaser_of(slot, &releaser_label);
+    rperf_slot_write_begin(slot);
+    close_for_ready(slot, now, releaser, releaser_label);
+    rperf_slot_write_end(slot);
 
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     if (r && !slot->waiting_counted) {
@@ -431,6 +596,10 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
      * sampler signals the native thread that holds this Ractor's GVL.
      * Cached per native thread, so no system call after the first. */
     RPERF_STORE(slot->native_id, (int64_t)rperf_native_tid());
+    /* After native_id (release): a READY that sees this holder also sees
+     * the native thread it runs on. */
+    if (r)
+        __atomic_store_n(&r->holder_seq, slot->seq, __ATOMIC_RELEASE);
 
     int prior = slot->state;
     int64_t ready = slot->ready_ns;
@@ -476,12 +645,26 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
     return off;
 }
 
+/* The Ractor's GVL has no holder from now. Only the holder writes the
+ * field (RESUMED, SUSPENDED), in GVL hand-off order: a plain store. In
+ * Ruby 3.3 a thread's last event before EXITED is a SUSPENDED, so an exiting
+ * thread is no holder any more. */
+static void
+clear_holder(rperf_ractor_slot_t *r)
+{
+    if (r)
+        __atomic_store_n(&r->holder_seq, 0, __ATOMIC_RELAXED);
+}
+
 void
 rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
 {
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     int prior = slot->state;
     int held = held_state(prior);
+    /* Read while the thread still holds its GVL: no GC can move the frame. */
+    VALUE leaf = rperf_cause_table_leaf(slot->thread);
+    clear_holder(r);
 
     if (r && prior == RPERF_STATE_BLOCKED) {
         /* Duplicate SUSPENDED: the previous one did not give the GVL away
@@ -491,6 +674,7 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
     }
     rperf_slot_write_begin(slot);
     charge(slot, held, now, RPERF_STATE_BLOCKED);
+    begin_blocked(slot, leaf);
     rperf_slot_write_end(slot);
     if (prior == RPERF_STATE_GVL_WAIT)
         settle_waiter(slot);
@@ -522,7 +706,7 @@ rperf_count_ready(rperf_thread_slot_t *slot, int64_t now)
     if (slot->exited)
         return;
     rperf_slot_write_begin(slot);
-    close_for_ready(slot, now);
+    close_for_ready(slot, now, 0, 0);
     rperf_slot_write_end(slot);
 }
 
@@ -537,8 +721,10 @@ rperf_count_resumed(rperf_thread_slot_t *slot, int64_t now)
 void
 rperf_count_suspended(rperf_thread_slot_t *slot, int64_t now)
 {
+    VALUE leaf = rperf_cause_table_leaf(slot->thread);
     rperf_slot_write_begin(slot);
     charge(slot, held_state(slot->state), now, RPERF_STATE_BLOCKED);
+    begin_blocked(slot, leaf);
     rperf_slot_write_end(slot);
 }
 
@@ -642,20 +828,68 @@ accounting_now(int64_t now)
     return now;
 }
 
-static void
-effective_totals(const rperf_slot_view_t *v, int64_t now, int64_t out[RPERF_STATE_COUNT])
+/* The time of the state open in the view, up to `now`. */
+static int64_t
+open_span(const rperf_slot_view_t *v, int64_t now)
 {
-    for (int i = 0; i < RPERF_STATE_COUNT; i++)
-        out[i] = v->totals[i];
-    if (v->exited)
-        return;
+    if (v->exited || v->state < 0 || v->state >= RPERF_STATE_COUNT)
+        return 0;
     int64_t since = v->state_since_ns;
     int64_t clip = rperf_contention_clip_ns();
     if (since < clip)
         since = clip;
     int64_t d = accounting_now(now) - since;
-    if (d > 0 && v->state >= 0 && v->state < RPERF_STATE_COUNT)
+    return d > 0 ? d : 0;
+}
+
+static void
+effective_totals(const rperf_slot_view_t *v, int64_t now, int64_t out[RPERF_STATE_COUNT])
+{
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        out[i] = v->totals[i];
+    int64_t d = open_span(v, now);
+    if (d > 0)
         out[v->state] += d;
+}
+
+/* Per method like effective_totals: the open blocked span counts. */
+static void
+effective_methods(const rperf_slot_view_t *v, int64_t now, int64_t out[RPERF_SLOT_BLOCK_METHODS])
+{
+    for (int i = 0; i < RPERF_SLOT_BLOCK_METHODS; i++)
+        out[i] = i < v->nmethods ? v->methods[i].ns : 0;
+    if (v->state == RPERF_STATE_BLOCKED && v->block_method >= 0 && v->block_method < RPERF_SLOT_BLOCK_METHODS)
+        out[v->block_method] += open_span(v, now);
+}
+
+void
+rperf_slot_methods_now(const rperf_slot_view_t *view, int64_t now, int64_t ns[RPERF_SLOT_BLOCK_METHODS])
+{
+    effective_methods(view, now, ns);
+}
+
+void
+rperf_slot_report_methods(const rperf_thread_slot_t *slot, int64_t cut_ns, const rperf_slot_view_t *view,
+                          rperf_slot_cause_delta_t *out)
+{
+    effective_methods(view, cut_ns, out->method_ns);
+    for (int i = 0; i < RPERF_SLOT_BLOCK_METHODS; i++) {
+        out->method_ns[i] -= slot->base_method_ns[i];
+        if (out->method_ns[i] < 0)
+            out->method_ns[i] = 0;
+        out->method_count[i] = i < view->nmethods ? view->methods[i].count - slot->base_method_count[i] : 0;
+    }
+    for (int i = 0; i < RPERF_SLOT_RELEASES; i++) {
+        if (i >= view->nreleases) {
+            out->release_ns[i] = 0;
+            out->release_count[i] = 0;
+            continue;
+        }
+        out->release_ns[i] = view->releases[i].ns - slot->base_release_ns[i];
+        if (out->release_ns[i] < 0)
+            out->release_ns[i] = 0;
+        out->release_count[i] = view->releases[i].count - slot->base_release_count[i];
+    }
 }
 
 void
@@ -683,12 +917,17 @@ rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns, const 
 /* ------------------------------------------------------------------ */
 /* labels                                                              */
 
-/* Mutex held. */
+/* Mutex held. A method whose cause is not resolved yet (first seen since
+ * the caller's rperf_cause_table_resolve_all) goes to "unknown". */
 static void
 flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
 {
     int64_t eff[RPERF_STATE_COUNT];
-    rperf_slot_totals_now(slot, now, eff);
+    int64_t meff[RPERF_SLOT_BLOCK_METHODS];
+    rperf_slot_view_t v;
+    rperf_slot_read(slot, &v);
+    effective_totals(&v, now, eff);
+    effective_methods(&v, now, meff);
     int64_t delta[RPERF_STATE_COUNT];
     int any = 0;
     for (int i = 0; i < RPERF_STATE_COUNT; i++) {
@@ -707,6 +946,14 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
         row->totals[i] += delta[i];
         slot->label_base[i] += delta[i];
     }
+    for (int i = 0; i < v.nmethods; i++) {
+        int64_t d = meff[i] - slot->label_base_method_ns[i];
+        if (d <= 0)
+            continue;
+        int cause = rperf_cause_table_cause_if_resolved(v.methods[i].frame);
+        row->causes[cause < 0 ? RPERF_CAUSE_UNKNOWN : cause] += d;
+        slot->label_base_method_ns[i] += d;
+    }
 }
 
 void
@@ -714,6 +961,9 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
 {
     if (slot->label_set_id == label_set_id)
         return;
+    /* Names the methods blocked time waits in (it allocates: before the
+     * clock reading and outside the mutex). */
+    rperf_cause_table_resolve_all();
     int64_t now = rperf_contention_now_clipped();
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     pthread_mutex_lock(&run.label_mutex);
@@ -891,6 +1141,8 @@ rperf_contention_get_stats(rperf_contention_stats_t *out)
     out->coalesced_intervals = __atomic_load_n(&run.coalesced, __ATOMIC_RELAXED);
     out->edge_lock_contended = rperf_edges_lock_contended(0);
     out->paused_ns = run.paused_ns;
+    out->dropped_causes = rperf_cause_table_dropped(0);
+    out->dropped_blocked_edges = __atomic_load_n(&run.dropped_releases, __ATOMIC_RELAXED);
     if (run.paused_at_ns) {
         int64_t from = run.paused_at_ns > run.interval_start_ns ? run.paused_at_ns : run.interval_start_ns;
         out->paused_ns += rperf_now_ns() - from;
@@ -914,12 +1166,23 @@ baseline_one(rperf_thread_slot_t *slot, void *arg)
         /* Born after the views were read: not in the report just built, so
          * everything it did (and every wait it deferred) is the next one's. */
         memset(slot->base_totals, 0, sizeof(slot->base_totals));
+        memset(slot->base_method_ns, 0, sizeof(slot->base_method_ns));
+        memset(slot->base_method_count, 0, sizeof(slot->base_method_count));
+        memset(slot->base_release_ns, 0, sizeof(slot->base_release_ns));
+        memset(slot->base_release_count, 0, sizeof(slot->base_release_count));
         slot->base_acquisitions = 0;
         slot->base_waits = 0;
         slot->base_hook_events = 0;
         return;
     }
     effective_totals(v, ctx->now, slot->base_totals);
+    effective_methods(v, ctx->now, slot->base_method_ns);
+    for (int i = 0; i < RPERF_SLOT_BLOCK_METHODS; i++)
+        slot->base_method_count[i] = i < v->nmethods ? v->methods[i].count : 0;
+    for (int i = 0; i < RPERF_SLOT_RELEASES; i++) {
+        slot->base_release_ns[i] = i < v->nreleases ? v->releases[i].ns : 0;
+        slot->base_release_count[i] = i < v->nreleases ? v->releases[i].count : 0;
+    }
     slot->base_acquisitions = v->acquisitions;
     slot->base_waits = v->waits;
     slot->base_hook_events = RPERF_LOAD(slot->hook_events);
@@ -945,5 +1208,7 @@ rperf_contention_begin_interval(int64_t now, int64_t now_realtime, const rperf_s
     }
     rperf_edges_dropped(1);
     rperf_edges_lock_contended(1);
+    rperf_cause_table_dropped(1);
+    __atomic_store_n(&run.dropped_releases, 0, __ATOMIC_RELAXED);
     rperf_slot_pool_reset_dropped();
 }

@@ -69,6 +69,8 @@ typedef struct rperf_contention_stats {
     uint64_t coalesced_intervals;
     uint64_t edge_lock_contended;
     int64_t paused_ns;
+    uint64_t dropped_causes;        /* blocked events charged to unknown: a fixed table was full */
+    uint64_t dropped_blocked_edges; /* releases a waiter's full release list could not take */
 } rperf_contention_stats_t;
 
 /* ---- lifecycle (Ruby context, main Ractor, GVL) ---- */
@@ -137,6 +139,11 @@ void rperf_on_resumed_paused(rperf_thread_slot_t *slot);
 void rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now);
 rperf_gc_span_t rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now);
 rperf_gc_span_t rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now);
+/* A blocked interval's `cause` byte: the cause when the method's cause is
+ * already resolved, else RPERF_INTERVAL_CAUSE_PENDING | the thread's method
+ * index (the report builder resolves it through the thread's slot). */
+#define RPERF_INTERVAL_CAUSE_PENDING 0x80
+uint8_t rperf_interval_cause_byte(uint32_t frame, int method);
 /* Hook bookkeeping: counts the event; times one in 1024 (returns 1 when
  * the caller must call rperf_hook_timed_end with its start time). */
 int rperf_hook_count_event(rperf_thread_slot_t *slot);
@@ -186,5 +193,17 @@ void rperf_contention_begin_interval(int64_t now, int64_t now_realtime, const rp
  * totals/counts minus baselines. */
 void rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns, const rperf_slot_view_t *view,
                               int64_t delta[RPERF_STATE_COUNT], uint64_t *acquisitions, uint64_t *waits);
+/* The same for blocked methods and releases (indexes of the slot's lists):
+ * the method deltas sum to the blocked delta. */
+typedef struct rperf_slot_cause_delta {
+    int64_t method_ns[RPERF_SLOT_BLOCK_METHODS];
+    uint32_t method_count[RPERF_SLOT_BLOCK_METHODS];
+    int64_t release_ns[RPERF_SLOT_RELEASES];
+    uint64_t release_count[RPERF_SLOT_RELEASES];
+} rperf_slot_cause_delta_t;
+void rperf_slot_report_methods(const rperf_thread_slot_t *slot, int64_t cut_ns, const rperf_slot_view_t *view,
+                               rperf_slot_cause_delta_t *out);
+/* Cumulative blocked time per method of a view up to `now` (open span included). */
+void rperf_slot_methods_now(const rperf_slot_view_t *view, int64_t now, int64_t ns[RPERF_SLOT_BLOCK_METHODS]);
 
 #endif

@@ -9,6 +9,7 @@
 #include "frame_table.h"
 #include "report_format.h"
 #include "utf8_text.h"
+#include "value_hash.h"
 
 #include <ruby/debug.h>
 #include <stdlib.h>
@@ -16,16 +17,6 @@
 
 static const char *const synthetic_paths[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_PATHS;
 static const char *const synthetic_labels[RPERF_SYNTHETIC_FRAMES] = RPERF_SYNTHETIC_FRAME_LABELS;
-
-static uint32_t
-hash_value(VALUE v)
-{
-    uint64_t x = (uint64_t)v;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
 
 static inline VALUE
 key_at(const rperf_frame_table_t *ft, uint32_t id)
@@ -78,7 +69,7 @@ grow_slots(rperf_frame_table_t *ft)
     if (!slots)
         return -1;
     for (uint32_t id = RPERF_SYNTHETIC_FRAMES; id < ft->count; id++) {
-        uint32_t i = hash_value(key_at(ft, id)) & (capacity - 1);
+        uint32_t i = rperf_value_hash(key_at(ft, id)) & (capacity - 1);
         while (slots[i])
             i = (i + 1) & (capacity - 1);
         slots[i] = id + 1;
@@ -93,7 +84,7 @@ uint32_t
 rperf_frame_table_insert(rperf_frame_table_t *ft, VALUE frame)
 {
     uint32_t mask = ft->slot_capacity - 1;
-    uint32_t i = hash_value(frame) & mask;
+    uint32_t i = rperf_value_hash(frame) & mask;
     for (;;) {
         uint32_t entry = ft->slots[i];
         if (!entry)
@@ -110,7 +101,7 @@ rperf_frame_table_insert(rperf_frame_table_t *ft, VALUE frame)
         return RPERF_FRAME_ID_NONE;
     if (ft->slot_capacity - 1 != mask) {
         mask = ft->slot_capacity - 1;
-        i = hash_value(frame) & mask;
+        i = rperf_value_hash(frame) & mask;
         while (ft->slots[i])
             i = (i + 1) & mask;
     }

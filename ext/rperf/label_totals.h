@@ -11,7 +11,7 @@
  * Contract
  * - A zeroed rperf_label_totals_t is an empty table.
  * - row: the row of (thread_seq >= 1, label_set_id), created with zero
- *   totals if missing; NULL when memory runs out (the table is unchanged).
+ *   totals and causes if missing; NULL when memory runs out (the table is unchanged).
  *   The pointer is valid until the next row or free.
  * - copy: the rows in a malloc'd array the caller frees (*count rows; never
  *   NULL unless memory runs out, then *count is 0).
@@ -23,12 +23,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report_format.h" /* RPERF_STATE_COUNT */
+#include "report_format.h" /* RPERF_STATE_COUNT, RPERF_CAUSE_COUNT */
 
 typedef struct rperf_label_total {
     int thread_seq; /* 0: empty row */
     int label_set_id;
     int64_t totals[RPERF_STATE_COUNT]; /* ns per enum rperf_state */
+    int64_t causes[RPERF_CAUSE_COUNT]; /* blocked ns per enum rperf_blocked_cause */
 } rperf_label_total_t;
 
 typedef struct rperf_label_totals {

@@ -21,7 +21,7 @@
  * - decode, by_id, count, waiters: any context including hooks; never
  *   allocate, never block. A slot is visible to them once add has
  *   published it (release/acquire) and stays valid until close.
- * - The slot's `waiters` is atomic; `ring` is written by the Ractor's GVL
+ * - The slot's `waiters` and `holder_seq` are atomic; `ring` is written by the Ractor's GVL
  *   holder (wait_edges.h rules); `intervals` has one producer, the holder.
  */
 #ifndef RPERF_RACTOR_TABLE_H
@@ -45,6 +45,10 @@ typedef struct rperf_ractor_slot {
     int main;                                               /* set by the caller that registers the main Ractor */
     rperf_holder_ring_t *ring;                              /* holder history, written by the GVL holder */
     int waiters __attribute__((aligned(RPERF_CACHE_LINE))); /* atomic: threads between READY and RESUMED */
+    /* Written by the holder at RESUMED and SUSPENDED, read by READY: on a
+     * line of its own, away from `waiters` (written by every READY). The
+     * thread holding the GVL now, 0 if none. */
+    int holder_seq __attribute__((aligned(RPERF_CACHE_LINE)));
     rperf_interval_buffer_t intervals __attribute__((aligned(RPERF_CACHE_LINE)));
 } rperf_ractor_slot_t;
 

@@ -14,6 +14,7 @@
  * keeps the label registry).
  */
 #include "report_builder.h"
+#include "cause_table.h"
 #include "clock.h"
 #include "contention.h"
 #include "errors.h"
@@ -58,7 +59,11 @@ typedef struct build_ctx {
     int nviews;
     rperf_label_total_t *labels;
     size_t nlabels;
+    VALUE release_edges;   /* Hash [ractor, waiter, releaser, cause, waiter label, releaser label] => [ns, count] */
+    VALUE blocked_methods; /* Hash [thread, cause, label] => [ns, count] */
 } build_ctx_t;
+
+static const char *const cause_names[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
 
 static int
 ractor_id_of(build_ctx_t *ctx, const rperf_thread_slot_t *slot)
@@ -71,7 +76,8 @@ ractor_id_of(build_ctx_t *ctx, const rperf_thread_slot_t *slot)
 }
 
 static void
-push_open(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int state, int64_t from, int64_t to)
+push_open(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int state, int64_t from, int64_t to, uint8_t cause,
+          int releaser)
 {
     if (to <= from)
         return;
@@ -89,8 +95,88 @@ push_open(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int state, int64_t 
         .thread_seq = slot->seq,
         .label_set_id = RPERF_LOAD(slot->label_set_id),
         .stack_id = -1,
+        .releaser_seq = releaser,
         .state = (uint8_t)state,
+        .cause = cause,
     };
+}
+
+/* The cause of a blocked interval's byte (contention.h). */
+static int
+interval_cause(int thread_seq, uint8_t byte)
+{
+    if (!(byte & RPERF_INTERVAL_CAUSE_PENDING))
+        return byte < RPERF_CAUSE_COUNT ? byte : RPERF_CAUSE_OTHER;
+    int method = byte & ~RPERF_INTERVAL_CAUSE_PENDING;
+    const rperf_thread_slot_t *slot = rperf_slot_by_seq(thread_seq);
+    if (!slot || method >= RPERF_SLOT_BLOCK_METHODS)
+        return RPERF_CAUSE_UNKNOWN;
+    return rperf_cause_table_cause(RPERF_LOAD(slot->methods[method].frame));
+}
+
+static VALUE
+cause_hash(const int64_t by_cause[RPERF_CAUSE_COUNT])
+{
+    VALUE h = rb_hash_new();
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++) {
+        if (by_cause[c] > 0)
+            aset(h, cause_names[c], LL2NUM(by_cause[c]));
+    }
+    return h;
+}
+
+static void
+add_pair(VALUE hash, VALUE key, int64_t ns, uint64_t count)
+{
+    VALUE cur = rb_hash_aref(hash, key);
+    if (NIL_P(cur)) {
+        rb_hash_aset(hash, key, rb_ary_new_from_args(2, LL2NUM(ns), ULL2NUM(count)));
+        return;
+    }
+    rb_ary_store(cur, 0, LL2NUM(NUM2LL(rb_ary_entry(cur, 0)) + ns));
+    rb_ary_store(cur, 1, ULL2NUM(NUM2ULL(rb_ary_entry(cur, 1)) + count));
+}
+
+/* Per thread: blocked time by cause and by method, its release edges and
+ * the releasable time no releaser was found for. */
+static void
+build_thread_causes(build_ctx_t *ctx, VALUE h, const rperf_thread_slot_t *slot, const rperf_slot_view_t *v, int rid)
+{
+    rperf_slot_cause_delta_t cd;
+    rperf_slot_report_methods(slot, ctx->cut.end_ns, v, &cd);
+    int64_t by_cause[RPERF_CAUSE_COUNT] = {0};
+    int method_cause[RPERF_SLOT_BLOCK_METHODS];
+    for (int i = 0; i < v->nmethods; i++) {
+        int c = i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(v->methods[i].frame);
+        method_cause[i] = c;
+        by_cause[c] += cd.method_ns[i];
+        if (i > 0 && cd.method_ns[i] > 0) {
+            VALUE key = rb_ary_new_from_args(3, INT2NUM(slot->seq), INT2NUM(c),
+                                             rperf_cause_table_label(v->methods[i].frame));
+            add_pair(ctx->blocked_methods, key, cd.method_ns[i], cd.method_count[i]);
+        }
+    }
+    aset(h, "blocked_by_cause", cause_hash(by_cause));
+    if (ctx->params->counters_only)
+        return;
+    int64_t releasable = 0, released = 0;
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++) {
+        if (RPERF_CAUSE_RELEASABLE(c))
+            releasable += by_cause[c];
+    }
+    for (int i = 0; i < v->nreleases; i++) {
+        const rperf_release_t *rel = &v->releases[i];
+        if (cd.release_ns[i] <= 0 || rel->method < 0 || rel->method >= v->nmethods)
+            continue;
+        int c = method_cause[rel->method];
+        if (!RPERF_CAUSE_RELEASABLE(c))
+            continue;
+        VALUE key = rb_ary_new_from_args(6, INT2NUM(rid), INT2NUM(slot->seq), INT2NUM(rel->releaser), INT2NUM(c),
+                                         INT2NUM(rel->waiter_label), INT2NUM(rel->releaser_label));
+        add_pair(ctx->release_edges, key, cd.release_ns[i], cd.release_count[i]);
+        released += cd.release_ns[i];
+    }
+    aset(h, "release_unknown_ns", LL2NUM(releasable > released ? releasable - released : 0));
 }
 
 /* Any bytes a program gave its thread become valid UTF-8 here. */
@@ -141,6 +227,7 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     aset(h, "acquisitions", ULL2NUM(acq));
     aset(h, "waits", ULL2NUM(waits));
     aset(h, "label_set", INT2NUM(RPERF_LOAD(slot->label_set_id)));
+    build_thread_causes(ctx, h, slot, &v, rid);
     rb_ary_push(ctx->threads, h);
 
     if (rid >= 1 && rid <= ctx->nractors + 1) {
@@ -153,18 +240,42 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     if (!v.exited && rperf_contention_config()->timeline) {
         int64_t from = v.timeline_from_ns;
         int64_t to = end;
+        int m = v.block_method >= 0 && v.block_method < v.nmethods ? v.block_method : 0;
+        uint8_t cause = rperf_interval_cause_byte(v.methods[m].frame, m);
         if (v.state == RPERF_STATE_GVL_WAIT && v.ready_ns > from) {
-            push_open(ctx, slot, RPERF_STATE_BLOCKED, from, v.ready_ns);
+            push_open(ctx, slot, RPERF_STATE_BLOCKED, from, v.ready_ns, cause, v.ready_releaser);
             from = v.ready_ns;
         }
-        push_open(ctx, slot, v.state, from, to);
+        /* Still blocked at the cut: nobody has released it yet. */
+        push_open(ctx, slot, v.state, from, to, v.state == RPERF_STATE_BLOCKED ? cause : 0, 0);
     }
 }
 
-/* The timeline, clipped to the cut, in report order and report units
- * (ns from the cut's start), as an Rperf::Contention::Intervals. */
+/* One [thread, start, cause id, releaser] row per blocked interval whose
+ * cause is known; the releaser only for causes another thread ends. */
 static VALUE
-build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
+build_interval_causes(const rperf_interval_t *ivs, size_t n)
+{
+    VALUE rows = rb_ary_new();
+    for (size_t i = 0; i < n; i++) {
+        const rperf_interval_t *iv = &ivs[i];
+        if (iv->state != RPERF_STATE_BLOCKED)
+            continue;
+        int c = interval_cause(iv->thread_seq, iv->cause);
+        if (c == RPERF_CAUSE_UNKNOWN)
+            continue;
+        int releaser = RPERF_CAUSE_RELEASABLE(c) ? iv->releaser_seq : 0;
+        rb_ary_push(rows, rb_ary_new_from_args(4, INT2NUM(iv->thread_seq), LL2NUM(iv->start_ns), INT2NUM(c),
+                                               INT2NUM(releaser)));
+    }
+    return rows;
+}
+
+/* The timeline, clipped to the cut, in report order and report units
+ * (ns from the cut's start), as an Rperf::Contention::Intervals; the
+ * blocked intervals' causes go to *causes. */
+static VALUE
+build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied, VALUE *causes)
 {
     size_t total = ncopied + ctx->open_count;
     rperf_interval_t *all = malloc((total ? total : 1) * sizeof(*all));
@@ -193,6 +304,7 @@ build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
     }
     rperf_interval_t *sorted = rperf_interval_sort(all, scratch, n);
     free(sorted == all ? scratch : all);
+    *causes = build_interval_causes(sorted, n);
     return rperf_interval_list_new(sorted, n);
 }
 
@@ -303,6 +415,7 @@ build_label_totals(build_ctx_t *ctx)
         aset(h, "label_set", INT2NUM(row->label_set_id));
         for (int s = 0; s < RPERF_STATE_COUNT; s++)
             aset(h, rperf_report_state_keys[s], i64(row->totals[s]));
+        aset(h, "blocked_by_cause", cause_hash(row->causes));
         rb_ary_push(ary, h);
     }
     return ary;
@@ -334,6 +447,8 @@ build_stats(const rperf_report_params_t *params)
     aset(h, "coalesced_intervals", ULL2NUM(cs.coalesced_intervals));
     aset(h, "edge_lock_contended", ULL2NUM(cs.edge_lock_contended));
     aset(h, "paused_ns", i64(cs.paused_ns));
+    aset(h, "dropped_causes", ULL2NUM(cs.dropped_causes));
+    aset(h, "dropped_blocked_edges", ULL2NUM(cs.dropped_blocked_edges));
     return h;
 }
 
@@ -444,17 +559,55 @@ collect(struct build_args *a)
     rperf_slots_foreach(collect_unknown, &u);
 }
 
+/* Rows of a Hash of keys => [ns, count] (build_thread_causes): each key
+ * item under its name (`cause` items as cause names), then `ns_key` and
+ * "count". */
+static VALUE
+rows_of_pairs(VALUE pairs, const char *const *names, int nnames, const char *ns_key)
+{
+    VALUE ary = rb_ary_new();
+    VALUE keys = rb_funcall(pairs, rb_intern("keys"), 0);
+    for (long i = 0; i < RARRAY_LEN(keys); i++) {
+        VALUE k = rb_ary_entry(keys, i);
+        VALUE val = rb_hash_aref(pairs, k);
+        VALUE h = rb_hash_new();
+        for (int n = 0; n < nnames; n++) {
+            VALUE item = rb_ary_entry(k, n);
+            if (strcmp(names[n], "cause") == 0)
+                item = rb_str_new_cstr(cause_names[NUM2INT(item)]);
+            aset(h, names[n], item);
+        }
+        aset(h, ns_key, rb_ary_entry(val, 0));
+        aset(h, "count", rb_ary_entry(val, 1));
+        rb_ary_push(ary, h);
+    }
+    return ary;
+}
+
+static const char *const release_edge_keys[] = {"ractor", "waiter",           "releaser",
+                                                "cause",  "waiter_label_set", "releaser_label_set"};
+static const char *const blocked_method_keys[] = {"thread", "cause", "method"};
+
 static VALUE
 build_report_body(VALUE arg)
 {
     struct build_args *a = (struct build_args *)arg;
     build_ctx_t *ctx = a->ctx;
+    /* Names every method blocked so far (it allocates: before the cut is
+     * read); later ones are named while the report is written. */
+    rperf_cause_table_resolve_all();
     collect(a);
 
     VALUE report = rb_hash_new();
     aset(report, "format", rb_str_new_cstr("rperf-gvl-report"));
-    aset(report, "version", INT2FIX(1));
-    aset(report, "minor", INT2FIX(0));
+    aset(report, "version", INT2FIX(RPERF_REPORT_VERSION));
+    aset(report, "minor", INT2FIX(RPERF_REPORT_MINOR));
+    VALUE names = rb_ary_new_capa(RPERF_CAUSE_COUNT);
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++)
+        rb_ary_push(names, rb_str_new_cstr(cause_names[c]));
+    aset(report, "causes", names);
+    ctx->release_edges = rb_hash_new();
+    ctx->blocked_methods = rb_hash_new();
     aset(report, "meta", build_meta(ctx->params, &ctx->cut, ctx->clear && !ctx->cut.final));
 
     ctx->threads = rb_ary_new();
@@ -468,8 +621,14 @@ build_report_body(VALUE arg)
     aset(set0, "labels", empty);
     aset(report, "label_sets", rb_ary_new3(1, set0));
     aset(report, "label_totals", build_label_totals(ctx));
-    aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied));
+    VALUE interval_causes = Qnil;
+    aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied, &interval_causes));
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
+    aset(report, "blocked_methods", rows_of_pairs(ctx->blocked_methods, blocked_method_keys, 3, "blocked_ns"));
+    if (!ctx->params->counters_only) {
+        aset(report, "interval_causes", interval_causes);
+        aset(report, "blocked_edges", rows_of_pairs(ctx->release_edges, release_edge_keys, 6, "blocked_ns"));
+    }
     aset(report, "ractors", build_ractors(ctx));
     if (ctx->params->counters_only)
         fill_without_samples(report);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cause_table.h"
 #include "clock.h"
 #include "contention.h"
 #include "errors.h"
@@ -53,6 +54,7 @@ anchor_mark(void *ptr)
 {
     (void)ptr;
     rperf_slot_pool_mark();
+    rperf_cause_table_mark();
     if (prof.sampler_running || rperf_contention_active())
         rperf_sampler_mark();
 }
@@ -372,14 +374,30 @@ rb_rperf_thread_contention(VALUE self)
         return Qnil;
     int64_t totals[RPERF_STATE_COUNT];
     int64_t now = rperf_now_ns();
+    rperf_slot_view_t view;
+    rperf_slot_read(slot, &view);
     rperf_slot_totals_now(slot, now, totals);
+    int64_t methods[RPERF_SLOT_BLOCK_METHODS];
+    rperf_slot_methods_now(&view, now, methods);
     VALUE h = rb_hash_new();
     for (int i = 0; i < RPERF_STATE_COUNT; i++)
         rb_hash_aset(h, ID2SYM(rb_intern(rperf_report_state_keys[i])), LL2NUM(totals[i]));
+    /* The running thread reads its own slot: the view and the totals agree
+     * (only its own events write them). */
+    static const char *const names[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
+    int64_t by_cause[RPERF_CAUSE_COUNT] = {0};
+    for (int i = 0; i < view.nmethods; i++)
+        by_cause[i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame)] += methods[i];
+    VALUE causes = rb_hash_new();
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++) {
+        if (by_cause[c] > 0)
+            rb_hash_aset(causes, ID2SYM(rb_intern(names[c])), LL2NUM(by_cause[c]));
+    }
     /* The clock reading the totals are taken at: the difference of two
      * reads is the exact wall time the state differences add up to (a GVL
      * switch between this call and a separate clock read would not be). */
     rb_hash_aset(h, ID2SYM(rb_intern("monotonic_ns")), LL2NUM(now));
+    rb_hash_aset(h, ID2SYM(rb_intern("blocked_by_cause")), causes);
     return h;
 }
 

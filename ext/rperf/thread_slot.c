@@ -211,6 +211,34 @@ rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
             out->totals[i] = RPERF_LOAD(slot->totals[i]);
         out->acquisitions = RPERF_LOAD(slot->acquisitions);
         out->waits = RPERF_LOAD(slot->waits);
+        out->block_method = RPERF_LOAD(slot->block_method);
+        out->ready_releaser = RPERF_LOAD(slot->ready_releaser);
+        int nm = RPERF_LOAD(slot->nmethods);
+        int nr = RPERF_LOAD(slot->nreleases);
+        out->nmethods = nm < 1 ? 1 : (nm > RPERF_SLOT_BLOCK_METHODS ? RPERF_SLOT_BLOCK_METHODS : nm);
+        out->nreleases = nr < 0 ? 0 : (nr > RPERF_SLOT_RELEASES ? RPERF_SLOT_RELEASES : nr);
+        for (int i = 0; i < out->nmethods; i++) {
+            out->methods[i].frame = RPERF_LOAD(slot->methods[i].frame);
+            out->methods[i].count = RPERF_LOAD(slot->methods[i].count);
+            out->methods[i].ns = RPERF_LOAD(slot->methods[i].ns);
+        }
+        int bm = out->block_method;
+        if (bm >= 0 && bm < out->nmethods) {
+            /* The current method's part not moved into its entry yet. */
+            out->methods[bm].ns += out->totals[RPERF_STATE_BLOCKED] - RPERF_LOAD(slot->method_mark_ns);
+            out->methods[bm].count += RPERF_LOAD(slot->blocked_spans) - RPERF_LOAD(slot->span_mark);
+        }
+        for (int i = 0; i < out->nreleases; i++) {
+            const rperf_release_t *rel = &slot->releases[i];
+            out->releases[i] = (rperf_release_t){
+                .releaser = RPERF_LOAD(rel->releaser),
+                .releaser_label = RPERF_LOAD(rel->releaser_label),
+                .waiter_label = RPERF_LOAD(rel->waiter_label),
+                .method = RPERF_LOAD(rel->method),
+                .ns = RPERF_LOAD(rel->ns),
+                .count = RPERF_LOAD(rel->count),
+            };
+        }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&slot->version, __ATOMIC_RELAXED) == v1)
             return;

@@ -36,6 +36,31 @@
 #include "report_format.h"
 #include "ractor_table.h" /* RPERF_CACHE_LINE; slots point at their Ractor */
 
+/* Blocked time per method the thread was blocked in (cause_table.h ids).
+ * Index 0 of a slot's list is "unknown" (no frame, Ruby code, or a full
+ * table); the list only grows, so an index names one method for the whole
+ * profile. Sized for the few methods one thread waits in; a method beyond
+ * it is charged to index 0 and counted as a dropped cause. */
+#define RPERF_SLOT_BLOCK_METHODS 24
+/* Release edges per waiter (releaser, both label sets, method index); a
+ * release beyond them stays unattributed (release_unknown_ns). */
+#define RPERF_SLOT_RELEASES 16
+
+typedef struct rperf_blocked_method {
+    uint32_t frame; /* cause table id; 0 for index 0 */
+    uint32_t count; /* blocked spans begun in it */
+    int64_t ns;
+} rperf_blocked_method_t;
+
+typedef struct rperf_release {
+    int32_t releaser; /* thread seq */
+    int32_t releaser_label;
+    int32_t waiter_label;
+    int32_t method; /* index into the waiter's blocked methods */
+    int64_t ns;
+    uint64_t count;
+} rperf_release_t;
+
 /* A consistent copy of a slot's accounting, taken by rperf_slot_read(). */
 typedef struct rperf_slot_view {
     int state;
@@ -48,6 +73,12 @@ typedef struct rperf_slot_view {
     int64_t totals[RPERF_STATE_COUNT];
     uint64_t acquisitions;
     uint64_t waits;
+    int block_method;   /* index of the open (or last) blocked span's method */
+    int ready_releaser; /* releaser the last READY found, 0 if none */
+    int nmethods;
+    int nreleases;
+    rperf_blocked_method_t methods[RPERF_SLOT_BLOCK_METHODS];
+    rperf_release_t releases[RPERF_SLOT_RELEASES];
 } rperf_slot_view_t;
 
 /* Cache-line aligned: each thread's hooks write only its own slot, and two
@@ -76,6 +107,24 @@ typedef struct rperf_thread_slot {
     rperf_ractor_slot_t *ractor;          /* NULL until identified; never changes after */
     rperf_ractor_slot_t *waiting_counted; /* Ractor whose waiters count includes us */
     int gc_depth;                         /* inside a GC enter/exit bracket */
+    /* Blocked causes, seqlock'd like the totals. The blocked time and spans
+     * of the method in progress are not added to its entry at every event:
+     * they are totals[BLOCKED] - method_mark_ns and blocked_spans -
+     * span_mark, moved into the entry when the thread blocks in another
+     * method (rperf_slot_read adds them back). So a thread that keeps
+     * blocking in one method writes only this line and the totals' ones. */
+    int block_method;       /* method index of the blocked span in progress */
+    int ready_releaser;     /* seq of the thread that readied this one, 0 if none */
+    uint32_t blocked_spans; /* SUSPENDED events: blocked spans begun */
+    /* ---- written when the method changes ---- */
+    VALUE last_leaf; /* the last leaf frame classified (a pinned cause table key) ... */
+    int last_method; /* ... and its method index */
+    int nmethods;    /* methods[0] is "unknown"; 0 means 1 */
+    int nreleases;
+    uint32_t span_mark;     /* blocked_spans when block_method began */
+    int64_t method_mark_ns; /* totals[BLOCKED] when block_method began */
+    rperf_blocked_method_t methods[RPERF_SLOT_BLOCK_METHODS];
+    rperf_release_t releases[RPERF_SLOT_RELEASES];
 
     /* ---- wait time no edge could name (unknown Ractor, full table); atomic,
      * emptied by the result builder ---- */
@@ -88,7 +137,12 @@ typedef struct rperf_thread_slot {
     uint64_t base_waits;
     uint64_t base_hook_events;
     int64_t label_base[RPERF_STATE_COUNT]; /* totals already flushed to label_totals */
-    int published;                         /* 1 once the slot is initialised (release) */
+    int64_t base_method_ns[RPERF_SLOT_BLOCK_METHODS];
+    uint32_t base_method_count[RPERF_SLOT_BLOCK_METHODS];
+    int64_t base_release_ns[RPERF_SLOT_RELEASES];
+    uint64_t base_release_count[RPERF_SLOT_RELEASES];
+    int64_t label_base_method_ns[RPERF_SLOT_BLOCK_METHODS];
+    int published; /* 1 once the slot is initialised (release) */
 } __attribute__((aligned(RPERF_CACHE_LINE))) rperf_thread_slot_t;
 
 /* Relaxed access for fields that one thread writes while another reads. */

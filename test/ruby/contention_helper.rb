@@ -56,6 +56,31 @@ module ContentionHelper
     end
   end
 
+  # -I options that find this build's rperf, for child processes.
+  def child_includes
+    $LOAD_PATH.select { |d| File.exist?(File.join(d, "rperf.rb")) || Dir.exist?(File.join(d, "rperf")) }
+              .map { |d| "-I#{File.expand_path(d)}" }
+  end
+
+  # Runs the Ruby `source` in a child (output in dir/log) and fails unless
+  # it exits successfully within `timeout` seconds (Ractor workloads can
+  # hang on their own: the child is killed then).
+  def run_ruby_child(dir, source, timeout: 120)
+    log = File.join(dir, "log")
+    pid = spawn(RbConfig.ruby, *child_includes, "-e", source, %i[out err] => log)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+    status = nil
+    until (status = Process.wait2(pid, Process::WNOHANG)&.last)
+      if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+        Process.kill(:KILL, pid)
+        Process.wait(pid)
+        flunk("the child workload did not finish within #{timeout} s")
+      end
+      sleep 0.05
+    end
+    assert status.success?, File.read(log)
+  end
+
   # Per-thread conservation: running + gvl_wait + blocked + gc equals the
   # lifetime within `tolerance` (fraction) plus 200µs of clock granularity.
   def assert_conservation(report, tolerance: 0.02)

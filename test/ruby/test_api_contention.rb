@@ -35,7 +35,7 @@ class TestApiContention < Test::Unit::TestCase
     sleep 0.05
     burn_work(0.03)
     b = Rperf.thread_contention
-    assert_equal %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns monotonic_ns], b.keys
+    assert_equal %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns monotonic_ns blocked_by_cause], b.keys
     states = %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].sum { |k| b[k] - a[k] }
     assert_in_delta b[:monotonic_ns] - a[:monotonic_ns], states, 1_000, "the state differences add up to the clock difference"
     assert_operator b[:blocked_ns] - a[:blocked_ns], :>=, 0.045e9

@@ -31,11 +31,6 @@ class TestContentionRactors < Test::Unit::TestCase
     end
   RUBY
 
-  def includes
-    $LOAD_PATH.select { |d| File.exist?(File.join(d, "rperf.rb")) || Dir.exist?(File.join(d, "rperf")) }
-              .map { |d| "-I#{File.expand_path(d)}" }
-  end
-
   # Runs `body` (Ruby source, the block of Rperf.contention) `rounds` times
   # in a child and returns the reports.
   def ractor_reports(body, rounds: 1, timeout: 120)
@@ -51,21 +46,7 @@ class TestContentionRactors < Test::Unit::TestCase
 
   # Runs CHILD_PRELUDE + `script` in a child (output in dir/log) and fails
   # unless it exits successfully within `timeout` seconds.
-  def run_child(dir, script, timeout: 120)
-    log = File.join(dir, "log")
-    pid = spawn(RbConfig.ruby, *includes, "-e", CHILD_PRELUDE + script, %i[out err] => log)
-    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
-    status = nil
-    until (status = Process.wait2(pid, Process::WNOHANG)&.last)
-      if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-        Process.kill(:KILL, pid)
-        Process.wait(pid)
-        flunk("the Ractor workload did not finish within #{timeout} s")
-      end
-      sleep 0.05
-    end
-    assert status.success?, File.read(log)
-  end
+  def run_child(dir, script, timeout: 120) = run_ruby_child(dir, CHILD_PRELUDE + script, timeout: timeout)
 
   def test_parallel_ractors_barely_wait
     report = ractor_reports("2.times.map { Ractor.new(0.2, 1, &BURN) }.each(&:take)").first
