@@ -169,8 +169,13 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
             set(node, "shape", "ellipse");
             set(node, "fillcolor", n->kind == RGA_NODE_GC ? "#fff2b3" : "#e8e8e8");
         } else {
-            int used = snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s",
-                                n->label, running, blocked, gc, waited, caused);
+            /* GVL waits are only counted from GVL edges: a release graph
+             * alone would show "waited 0" for threads that did wait. */
+            int used = (wg->kinds & RGA_EDGES_GVL)
+                           ? snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s",
+                                      n->label, running, blocked, gc, waited, caused)
+                           : snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s", n->label, running,
+                                      blocked, gc);
             if ((wg->kinds & RGA_EDGES_BLOCKED) && used > 0 && (size_t)used < sizeof(buf)) {
                 char on[32], released[32];
                 rga_format_duration(n->blocked_ns, on, sizeof(on));

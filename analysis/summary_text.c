@@ -322,11 +322,15 @@ write_causes(const rga_summary_t *s, FILE *out, bool color)
     return rc;
 }
 
-/* The leaf methods threads were blocked in under the cause `other`. */
+/* The leaf methods threads were blocked in under the cause `other`; no
+ * section when there are none (the common case: every wait recognised). */
 static int
 write_other_methods(const rga_summary_t *s, FILE *out, bool color, size_t top)
 {
-    if (!s->has_causes)
+    size_t others = 0;
+    for (size_t i = 0; s->has_causes && i < s->n_methods; i++)
+        others += s->methods[i]->cause == RGA_CAUSE_OTHER;
+    if (!others)
         return 0;
     heading(out, "Blocked in other methods", color);
     rga_table_t t;
@@ -348,10 +352,8 @@ write_other_methods(const rga_summary_t *s, FILE *out, bool color, size_t top)
         rc = rga_table_add(&t, cells, NULL);
         shown++;
     }
-    if (rc == 0 && shown)
+    if (rc == 0)
         rga_table_print(&t, out, 2, color);
-    else if (rc == 0)
-        fprintf(out, "  no thread was blocked in another method\n");
     rga_table_free(&t);
     return rc;
 }
@@ -561,7 +563,8 @@ rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text
     if (rc == 0)
         rc = write_stacks(s, out, color, top, columns, "Top blame stacks (what ran while others waited)",
                           "no blame data", s->blame_stacks, s->n_blame_stacks);
-    if (rc == 0 && s->has_causes)
+    /* Only reports whose writer samples the releasers' stacks have them. */
+    if (rc == 0 && s->has_causes && s->n_release_stacks > 0)
         rc = write_stacks(s, out, color, top, columns,
                           "Top release stacks (what releasers ran when they woke a waiter)",
                           "no releaser stack sampled", s->release_stacks, s->n_release_stacks);

@@ -6,7 +6,7 @@
 # GVL figures alone would only say "blocked".
 #
 #   ruby -Ilib -Ibuild/ext examples/lock_contention.rb [report.json]
-require "json"
+#   build/bin/rperf-gvl report.json --edges all --svg waitgraph.svg
 require "rperf"
 
 out = ARGV[0]
@@ -27,22 +27,5 @@ report = Rperf.contention(frequency: 1000) do
   workers.each(&:join)
 end
 
-puts report.summary
+puts report.to_summary
 report.save(out) if out
-
-# The same report read as report.json: where the blocked time went, and who
-# held the lock the waiters were waiting for.
-doc = JSON.parse(report.to_json)
-names = doc["threads"].to_h { |t| [t["seq"], t["name"].empty? ? "##{t['seq']}" : t["name"]] }
-puts
-puts "Blocked by cause (ms)"
-doc["threads"].each do |t|
-  causes = t.fetch("blocked_by_cause", {}).map { |cause, ns| format("%s %.0f", cause, ns / 1e6) }
-  puts format("  %-10s gvl_wait %5.1f  blocked %5.0f: %s", names[t["seq"]], t["gvl_wait_ns"] / 1e6,
-              t["blocked_ns"] / 1e6, causes.join(", "))
-end
-puts "Top releasers (who held the lock others waited for)"
-doc.fetch("blocked_edges", []).group_by { |e| [e["releaser"], e["cause"]] }
-   .map { |(releaser, cause), edges| [names[releaser], cause, edges.sum { |e| e["blocked_ns"] }] }
-   .sort_by { -_1[2] }.first(5)
-   .each { |name, cause, ns| puts format("  %-10s %-6s %6.0f ms", name, cause, ns / 1e6) }
