@@ -111,7 +111,7 @@ async function runCase(browser, name, page, reports, shotDir) {
         const names = Object.entries(byCause).filter(([, ns]) => ns > 0).sort((a, b) => b[1] - a[1]).map(([c]) => c);
         const row = table.rows.find((cells) => cells[0].endsWith("#" + seq) || cells[0].endsWith("(#" + seq + ")"));
         check(row, `no table row for thread ${seq}`);
-        const shown = row[col].split(", ").map((part) => part.split(" ")[0]);
+        const shown = row[col] === "" ? [] : row[col].split(", ").map((part) => part.split(" ")[0]);
         check(JSON.stringify(shown) === JSON.stringify(names), `thread ${seq}: 'blocked by' shows ${row[col]}, the report has ${names}`);
       }
     }],
