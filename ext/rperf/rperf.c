@@ -609,6 +609,7 @@ define_limits(void)
     rb_hash_aset(limits, ID2SYM(rb_intern("ractors")), INT2NUM(RPERF_MAX_RACTORS));
     rb_hash_aset(limits, ID2SYM(rb_intern("stack_depth")), INT2NUM(RPERF_MAX_STACK_DEPTH));
     rb_hash_aset(limits, ID2SYM(rb_intern("report_inflated_bytes")), LL2NUM(RPERF_REPORT_INFLATED_BYTES_DEFAULT));
+    rb_hash_aset(limits, ID2SYM(rb_intern("interval_bytes")), INT2NUM(RPERF_INTERVAL_BYTES));
     rb_define_const(mRperf, "LIMITS", rb_obj_freeze(limits));
 }
 
