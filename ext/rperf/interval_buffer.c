@@ -116,39 +116,65 @@ release_consumed(rperf_interval_buffer_t *buf, uint64_t from, uint64_t upto)
     }
 }
 
-size_t
-rperf_interval_buffer_copy(rperf_interval_buffer_t *buf, rperf_interval_t *out, size_t max, int consume)
+void
+rperf_interval_buffer_begin(const rperf_interval_buffer_t *buf, rperf_interval_buffer_cursor_t *cur)
 {
-    if (!buf->bytes)
-        return 0;
-    uint64_t head = __atomic_load_n(&buf->head, __ATOMIC_ACQUIRE);
-    uint64_t pos = __atomic_load_n(&buf->tail, __ATOMIC_RELAXED);
-    rperf_interval_codec_state_t state = buf->tail_state;
+    cur->head = __atomic_load_n(&buf->head, __ATOMIC_ACQUIRE);
+    cur->pos = __atomic_load_n(&buf->tail, __ATOMIC_RELAXED);
+    cur->records = 0;
+    cur->state = buf->tail_state;
+}
+
+size_t
+rperf_interval_buffer_read(const rperf_interval_buffer_t *buf, rperf_interval_buffer_cursor_t *cur,
+                           rperf_interval_t *out, size_t max)
+{
     size_t n = 0;
-    while (pos < head && n < max) {
+    while (buf->bytes && cur->pos < cur->head && n < max) {
         uint8_t linear[RPERF_INTERVAL_CODEC_MAX_BYTES];
-        const uint8_t *in = buf->bytes + pos % buf->capacity;
-        uint64_t avail = head - pos < RPERF_INTERVAL_CODEC_MAX_BYTES ? head - pos : RPERF_INTERVAL_CODEC_MAX_BYTES;
-        uint64_t at = pos % buf->capacity;
+        uint64_t at = cur->pos % buf->capacity;
+        const uint8_t *in = buf->bytes + at;
+        uint64_t avail = cur->head - cur->pos;
+        if (avail > RPERF_INTERVAL_CODEC_MAX_BYTES)
+            avail = RPERF_INTERVAL_CODEC_MAX_BYTES;
         if (at + avail > buf->capacity) { /* the record may wrap */
             uint64_t first = buf->capacity - at;
             memcpy(linear, in, (size_t)first);
             memcpy(linear + first, buf->bytes, (size_t)(avail - first));
             in = linear;
         }
-        size_t used = rperf_interval_decode(&state, in, (size_t)avail, &out[n]);
+        size_t used = rperf_interval_decode(&cur->state, in, (size_t)avail, &out[n]);
         if (!used)
             break; /* cannot happen: the producer wrote whole records */
-        pos += used;
+        cur->pos += used;
         n++;
     }
-    if (consume) {
-        release_consumed(buf, __atomic_load_n(&buf->tail, __ATOMIC_RELAXED), pos);
-        buf->tail_state = state;
-        __atomic_store_n(&buf->tail, pos, __ATOMIC_RELEASE);
-        __atomic_store_n(&buf->tail_records, __atomic_load_n(&buf->tail_records, __ATOMIC_RELAXED) + n,
-                         __ATOMIC_RELEASE);
-    }
+    cur->records += n;
+    return n;
+}
+
+void
+rperf_interval_buffer_consume(rperf_interval_buffer_t *buf, rperf_interval_buffer_cursor_t *cur)
+{
+    uint64_t tail = __atomic_load_n(&buf->tail, __ATOMIC_RELAXED);
+    if (!buf->bytes || cur->pos == tail)
+        return;
+    release_consumed(buf, tail, cur->pos);
+    buf->tail_state = cur->state;
+    __atomic_store_n(&buf->tail, cur->pos, __ATOMIC_RELEASE);
+    __atomic_store_n(&buf->tail_records, __atomic_load_n(&buf->tail_records, __ATOMIC_RELAXED) + cur->records,
+                     __ATOMIC_RELEASE);
+    cur->records = 0;
+}
+
+size_t
+rperf_interval_buffer_copy(rperf_interval_buffer_t *buf, rperf_interval_t *out, size_t max, int consume)
+{
+    rperf_interval_buffer_cursor_t cur;
+    rperf_interval_buffer_begin(buf, &cur);
+    size_t n = rperf_interval_buffer_read(buf, &cur, out, max);
+    if (consume)
+        rperf_interval_buffer_consume(buf, &cur);
     return n;
 }
 

@@ -21,6 +21,11 @@
  * - copy: the consumer only; decodes up to `max` whole records in order
  *   into `out`; when `consume` is set they are removed from the ring and
  *   the pages they used are given back to the OS.
+ * - A cursor reads a large ring a slice at a time (the consumer only):
+ *   begin fixes the end at the records pushed so far, read decodes up to
+ *   `max` more, consume removes what the cursor has read (and gives back
+ *   its pages), so a slice can be dropped from the ring as soon as it is
+ *   decoded.
  */
 #ifndef RPERF_INTERVAL_BUFFER_H
 #define RPERF_INTERVAL_BUFFER_H
@@ -47,6 +52,12 @@ typedef struct rperf_interval_buffer {
     uint64_t dropped;                        /* atomic */
 } rperf_interval_buffer_t;
 
+typedef struct rperf_interval_buffer_cursor {
+    uint64_t pos, head;
+    uint64_t records; /* read since begin or the last consume */
+    rperf_interval_codec_state_t state;
+} rperf_interval_buffer_cursor_t;
+
 /* Bytes reserved for max_records records (analysis/rperf_limits.h). */
 uint64_t rperf_interval_buffer_bytes(uint64_t max_records);
 int rperf_interval_buffer_init(rperf_interval_buffer_t *buf, uint64_t max_records);
@@ -54,6 +65,10 @@ void rperf_interval_buffer_free(rperf_interval_buffer_t *buf);
 int rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t *rec);
 size_t rperf_interval_buffer_count(const rperf_interval_buffer_t *buf);
 size_t rperf_interval_buffer_copy(rperf_interval_buffer_t *buf, rperf_interval_t *out, size_t max, int consume);
+void rperf_interval_buffer_begin(const rperf_interval_buffer_t *buf, rperf_interval_buffer_cursor_t *cur);
+size_t rperf_interval_buffer_read(const rperf_interval_buffer_t *buf, rperf_interval_buffer_cursor_t *cur,
+                                  rperf_interval_t *out, size_t max);
+void rperf_interval_buffer_consume(rperf_interval_buffer_t *buf, rperf_interval_buffer_cursor_t *cur);
 uint64_t rperf_interval_buffer_take_dropped(rperf_interval_buffer_t *buf, int clear);
 
 #endif

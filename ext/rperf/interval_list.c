@@ -1,24 +1,25 @@
 /*
- * interval_list.c — Rperf::Contention::Intervals: the packed timeline of a
- * report, read from Ruby one tuple at a time (size, at, each) or written
- * whole as JSON (to_json). Enumerable and the rest of the Array-like
+ * interval_list.c — Rperf::Contention::Intervals: the encoded timeline of
+ * a report (interval_store.h), read from Ruby one tuple at a time (size,
+ * at, each) or written as JSON, whole (to_json) or streamed to an IO
+ * (write_json). Enumerable and the rest of the Array-like
  * surface are added in lib/rperf/contention.rb.
  */
 #include "interval_list.h"
+#include "errors.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct interval_list {
-    rperf_interval_t *records;
-    size_t count;
+    rperf_interval_store_t store;
 } interval_list_t;
 
 static void
 list_free(void *ptr)
 {
     interval_list_t *list = ptr;
-    free(list->records);
+    rperf_interval_store_free(&list->store);
     ruby_xfree(list);
 }
 
@@ -26,7 +27,7 @@ static size_t
 list_memsize(const void *ptr)
 {
     const interval_list_t *list = ptr;
-    return sizeof(*list) + list->count * sizeof(rperf_interval_t);
+    return sizeof(*list) + rperf_interval_store_bytes(&list->store);
 }
 
 static const rb_data_type_t list_type = {
@@ -52,18 +53,35 @@ make_empty(VALUE unused)
 }
 
 VALUE
-rperf_interval_list_new(rperf_interval_t *records, size_t count)
+rperf_interval_list_adopt(rperf_interval_store_t *store)
 {
     int state = 0;
     VALUE obj = rb_protect(make_empty, Qnil, &state);
     if (state) {
-        free(records);
+        rperf_interval_store_free(store);
         rb_jump_tag(state);
     }
     interval_list_t *list = DATA_PTR(obj);
-    list->records = records;
-    list->count = count;
+    rperf_interval_store_shrink(store);
+    list->store = *store;
+    rperf_interval_store_init(store);
     return rb_obj_freeze(obj);
+}
+
+VALUE
+rperf_interval_list_new(rperf_interval_t *records, size_t count)
+{
+    rperf_interval_store_t store;
+    rperf_interval_store_init(&store);
+    for (size_t i = 0; i < count; i++) {
+        if (rperf_interval_store_append(&store, &records[i]) < 0) {
+            free(records);
+            rperf_interval_store_free(&store);
+            rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
+        }
+    }
+    free(records);
+    return rperf_interval_list_adopt(&store);
 }
 
 static VALUE
@@ -77,7 +95,7 @@ tuple(const rperf_interval_t *iv)
 static VALUE
 list_size(VALUE self)
 {
-    return SIZET2NUM(get_list(self)->count);
+    return SIZET2NUM(get_list(self)->store.count);
 }
 
 /* at(index) → the tuple, or nil out of range; negative counts from the end. */
@@ -87,10 +105,11 @@ list_at(VALUE self, VALUE vindex)
     const interval_list_t *list = get_list(self);
     long index = NUM2LONG(vindex);
     if (index < 0)
-        index += (long)list->count;
-    if (index < 0 || (size_t)index >= list->count)
+        index += (long)list->store.count;
+    rperf_interval_t iv;
+    if (index < 0 || rperf_interval_store_get(&list->store, (size_t)index, &iv) < 0)
         return Qnil;
-    return tuple(&list->records[index]);
+    return tuple(&iv);
 }
 
 static VALUE
@@ -106,9 +125,12 @@ static VALUE
 list_each(VALUE self)
 {
     RETURN_SIZED_ENUMERATOR(self, 0, 0, list_enum_size);
-    const interval_list_t *list = get_list(self);
-    for (size_t i = 0; i < list->count; i++)
-        rb_yield(tuple(&list->records[i]));
+    /* The list is frozen: nothing appends while the cursor reads. */
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, &get_list(self)->store, 0);
+    rperf_interval_t iv;
+    while (rperf_interval_store_next(&cur, &iv))
+        rb_yield(tuple(&iv));
     return self;
 }
 
@@ -127,27 +149,25 @@ format_int(char *end, int64_t v)
     return p;
 }
 
-/* to_json(*) → "[[seq,state,start,end,label_set,stack],...]" */
-static VALUE
-list_to_json(int argc, VALUE *argv, VALUE self)
+/* The JSON text of the list, a chunk at a time: each full chunk (and the
+ * last one) goes to emit(chunk, length, arg). */
+static void
+write_json(const rperf_interval_store_t *store, void (*emit)(const char *, size_t, VALUE), VALUE arg)
 {
-    (void)argc;
-    (void)argv;
-    const interval_list_t *list = get_list(self);
     /* Six numbers of at most 20 characters and their punctuation. */
     enum { RECORD_MAX = 6 * 21 + 3, CHUNK = 64 * 1024 };
-    VALUE out = rb_str_buf_new((long)(list->count * 40 + 2));
     char chunk[CHUNK];
     size_t used = 0;
     chunk[used++] = '[';
-    for (size_t i = 0; i < list->count; i++) {
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, store, 0);
+    rperf_interval_t iv;
+    for (size_t i = 0; rperf_interval_store_next(&cur, &iv); i++) {
         if (used + RECORD_MAX > CHUNK) {
-            rb_str_cat(out, chunk, (long)used);
+            emit(chunk, used, arg);
             used = 0;
         }
-        const rperf_interval_t *iv = &list->records[i];
-        const int64_t values[6] = {iv->thread_seq, iv->state,        iv->start_ns,
-                                   iv->end_ns,     iv->label_set_id, iv->stack_id};
+        const int64_t values[6] = {iv.thread_seq, iv.state, iv.start_ns, iv.end_ns, iv.label_set_id, iv.stack_id};
         if (i)
             chunk[used++] = ',';
         chunk[used++] = '[';
@@ -163,8 +183,47 @@ list_to_json(int argc, VALUE *argv, VALUE self)
         chunk[used++] = ']';
     }
     chunk[used++] = ']';
-    rb_str_cat(out, chunk, (long)used);
+    emit(chunk, used, arg);
+}
+
+static void
+append_to_string(const char *chunk, size_t length, VALUE out)
+{
+    rb_str_cat(out, chunk, (long)length);
+}
+
+static void
+write_to_io(const char *chunk, size_t length, VALUE io)
+{
+    rb_funcall(io, rb_intern("write"), 1, rb_str_new(chunk, (long)length));
+}
+
+/* to_json(*) → "[[seq,state,start,end,label_set,stack],...]" */
+static VALUE
+list_to_json(int argc, VALUE *argv, VALUE self)
+{
+    (void)argc;
+    (void)argv;
+    const interval_list_t *list = get_list(self);
+    VALUE out = rb_str_buf_new((long)(list->store.count * 32 + 2));
+    write_json(&list->store, append_to_string, out);
     return out;
+}
+
+/* write_json(io) → io: the to_json text written to io (anything with
+ * #write) 64 KiB at a time, never held whole. */
+static VALUE
+list_write_json(VALUE self, VALUE io)
+{
+    write_json(&get_list(self)->store, write_to_io, io);
+    return io;
+}
+
+/* encoded_bytesize → the bytes the encoded records take. */
+static VALUE
+list_encoded_bytesize(VALUE self)
+{
+    return SIZET2NUM(rperf_interval_store_bytes(&get_list(self)->store));
 }
 
 void
@@ -176,4 +235,6 @@ rperf_interval_list_define(VALUE mContention)
     rb_define_method(cIntervals, "at", list_at, 1);
     rb_define_method(cIntervals, "each", list_each, 0);
     rb_define_method(cIntervals, "to_json", list_to_json, -1);
+    rb_define_method(cIntervals, "write_json", list_write_json, 1);
+    rb_define_method(cIntervals, "encoded_bytesize", list_encoded_bytesize, 0);
 }

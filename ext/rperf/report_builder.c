@@ -161,26 +161,36 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     }
 }
 
-/* The timeline, clipped to the cut, in report order and report units
- * (ns from the cut's start), as an Rperf::Contention::Intervals. */
-static VALUE
-build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
+typedef struct interval_runs {
+    rperf_interval_store_t *runs;
+    size_t nruns, cap;
+    rperf_interval_t *slice, *scratch;
+    size_t fill;
+} interval_runs_t;
+
+struct build_args {
+    build_ctx_t *ctx;
+    rperf_edge_list_t table, extra;
+    rperf_interval_buffer_cursor_t *cursors; /* per Ractor id - 1, begun at the cut */
+    int ncursors;
+    int consume; /* the report takes the intervals out of the rings */
+    interval_runs_t runs;
+};
+
+/* Records decoded and sorted at a time: a timeline of more is sorted a
+ * slice at a time into encoded runs, which are then merged, so a stop
+ * never holds more than one slice of decoded records (2.5 MiB). */
+#define INTERVAL_SLICE 65536
+
+/* Clips the slice to the cut, makes its times relative to the cut's start,
+ * sorts it and appends it as a run. -1 when memory ran out. */
+static int
+flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
 {
-    size_t total = ncopied + ctx->open_count;
-    rperf_interval_t *all = malloc((total ? total : 1) * sizeof(*all));
-    rperf_interval_t *scratch = malloc((total ? total : 1) * sizeof(*scratch));
-    if (!all || !scratch) {
-        free(all);
-        free(scratch);
-        rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
-    }
-    memcpy(all, copied, ncopied * sizeof(*all));
-    if (ctx->open_count)
-        memcpy(all + ncopied, ctx->open, ctx->open_count * sizeof(*all));
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
     size_t n = 0;
-    for (size_t i = 0; i < total; i++) {
-        rperf_interval_t iv = all[i];
+    for (size_t i = 0; i < ir->fill; i++) {
+        rperf_interval_t iv = ir->slice[i];
         if (iv.start_ns < start)
             iv.start_ns = start;
         if (iv.end_ns > end)
@@ -189,11 +199,91 @@ build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied)
             continue;
         iv.start_ns -= start;
         iv.end_ns -= start;
-        all[n++] = iv;
+        ir->slice[n++] = iv;
     }
-    rperf_interval_t *sorted = rperf_interval_sort(all, scratch, n);
-    free(sorted == all ? scratch : all);
-    return rperf_interval_list_new(sorted, n);
+    ir->fill = 0;
+    if (n == 0)
+        return 0;
+    if (ir->nruns == ir->cap) {
+        size_t cap = ir->cap ? ir->cap * 2 : 8;
+        rperf_interval_store_t *p = realloc(ir->runs, cap * sizeof(*p));
+        if (!p)
+            return -1;
+        ir->runs = p;
+        ir->cap = cap;
+    }
+    rperf_interval_store_t *run = &ir->runs[ir->nruns++];
+    rperf_interval_store_init(run);
+    const rperf_interval_t *sorted = rperf_interval_sort(ir->slice, ir->scratch, n);
+    for (size_t i = 0; i < n; i++)
+        if (rperf_interval_store_append(run, &sorted[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static void
+free_runs(interval_runs_t *ir)
+{
+    for (size_t i = 0; i < ir->nruns; i++)
+        rperf_interval_store_free(&ir->runs[i]);
+    free(ir->runs);
+    free(ir->slice);
+    free(ir->scratch);
+    memset(ir, 0, sizeof(*ir));
+}
+
+/* The timeline, clipped to the cut, in report order and report units
+ * (ns from the cut's start), as an Rperf::Contention::Intervals: the rings
+ * read from the cursors collect() began (and emptied as they are read when
+ * the report consumes them), then the intervals open at the cut. */
+static VALUE
+build_intervals(build_ctx_t *ctx, struct build_args *a)
+{
+    interval_runs_t *ir = &a->runs;
+    ir->slice = malloc(INTERVAL_SLICE * sizeof(*ir->slice));
+    ir->scratch = malloc(INTERVAL_SLICE * sizeof(*ir->scratch));
+    int failed = !ir->slice || !ir->scratch;
+    for (int i = 1; !failed && i <= a->ncursors; i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
+        if (!r)
+            continue;
+        for (;;) {
+            size_t got = rperf_interval_buffer_read(&r->intervals, &a->cursors[i - 1], ir->slice + ir->fill,
+                                                    INTERVAL_SLICE - ir->fill);
+            ir->fill += got;
+            if (a->consume)
+                rperf_interval_buffer_consume(&r->intervals, &a->cursors[i - 1]);
+            if (ir->fill < INTERVAL_SLICE)
+                break;
+            if (flush_slice(ctx, ir) < 0) {
+                failed = 1;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; !failed && i < ctx->open_count; i++) {
+        ir->slice[ir->fill++] = ctx->open[i];
+        if (ir->fill == INTERVAL_SLICE && flush_slice(ctx, ir) < 0)
+            failed = 1;
+    }
+    if (!failed && flush_slice(ctx, ir) < 0)
+        failed = 1;
+    free(ir->slice);
+    free(ir->scratch);
+    ir->slice = ir->scratch = NULL;
+    rperf_interval_store_t out;
+    rperf_interval_store_init(&out);
+    if (!failed && ir->nruns == 1) {
+        out = ir->runs[0];
+        ir->nruns = 0;
+    } else if (!failed && rperf_interval_merge_runs(ir->runs, ir->nruns, &out) < 0) {
+        rperf_interval_store_free(&out);
+        failed = 1;
+    }
+    free_runs(ir);
+    if (failed)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
+    return rperf_interval_list_adopt(&out);
 }
 
 static const char *
@@ -387,12 +477,6 @@ build_meta(const rperf_report_params_t *params, const rperf_cut_t *cut, int clea
     return h;
 }
 
-struct build_args {
-    build_ctx_t *ctx;
-    rperf_edge_list_t table, extra;
-    rperf_interval_t *copied;
-    size_t ncopied;
-};
 
 static void
 read_view(rperf_thread_slot_t *slot, void *arg)
@@ -412,23 +496,20 @@ collect(struct build_args *a)
     int consume = ctx->clear || ctx->cut.final;
 
     /* The timeline first, then the slot views: an interval pushed in
-     * between shows up as a later open start, never as an overlap. */
-    size_t cap = 0;
+     * between shows up as a later open start, never as an overlap. The
+     * rings are only marked here (a cursor per Ractor ends at what they
+     * hold now); build_intervals decodes them a slice at a time. */
+    a->consume = consume;
+    a->ncursors = ctx->nractors;
+    a->cursors = calloc((size_t)(ctx->nractors ? ctx->nractors : 1), sizeof(*a->cursors));
+    ctx->nviews = rperf_slot_count();
+    ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
+    if (!a->cursors || !ctx->views)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
     for (int i = 1; i <= ctx->nractors; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
         if (r)
-            cap += rperf_interval_buffer_count(&r->intervals);
-    }
-    a->copied = malloc((cap ? cap : 1) * sizeof(rperf_interval_t));
-    ctx->nviews = rperf_slot_count();
-    ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
-    if (!a->copied || !ctx->views)
-        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
-    for (int i = 1; i <= ctx->nractors && a->ncopied < cap; i++) {
-        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
-        if (r)
-            a->ncopied += rperf_interval_buffer_copy(&r->intervals, a->copied + a->ncopied, cap - a->ncopied,
-                                                     consume);
+            rperf_interval_buffer_begin(&r->intervals, &a->cursors[i - 1]);
     }
     for (int i = 0; i < ctx->nviews; i++)
         ctx->views[i].state = -1;
@@ -468,7 +549,7 @@ build_report_body(VALUE arg)
     aset(set0, "labels", empty);
     aset(report, "label_sets", rb_ary_new3(1, set0));
     aset(report, "label_totals", build_label_totals(ctx));
-    aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied));
+    aset(report, "intervals", build_intervals(ctx, a));
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
     aset(report, "ractors", build_ractors(ctx));
     if (ctx->params->counters_only)
@@ -490,7 +571,8 @@ static VALUE
 build_report_cleanup(VALUE arg)
 {
     struct build_args *a = (struct build_args *)arg;
-    free(a->copied);
+    free(a->cursors);
+    free_runs(&a->runs);
     rperf_edge_list_free(&a->table);
     rperf_edge_list_free(&a->extra);
     free(a->ctx->open);

@@ -3,7 +3,8 @@
  * without Ruby: every field of every record comes back exactly (extreme
  * and random values, wrap-around of the ring), a full ring drops and
  * counts, reading without consuming leaves the ring as it was, and the
- * decoder refuses truncated and malformed bytes. */
+ * decoder refuses truncated and malformed bytes; the encoded list
+ * (interval_store.c) reads back from any index. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "interval_buffer.h"
 #include "interval_codec.h"
+#include "interval_store.h"
 #include "rperf_limits.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -209,6 +211,89 @@ test_full_ring_drops_and_counts(void **unused)
     assert_int_equal(rperf_interval_buffer_bytes(4), 4 * RPERF_INTERVAL_BYTES + RPERF_INTERVAL_CODEC_MAX_BYTES);
 }
 
+/* The encoded list: appended records read back in order from any index
+ * (key frames), at any index, and past the end as nothing; shrinking
+ * keeps them, and appending after a shrink works. */
+static void
+test_store_reads_back_from_any_index(void **unused)
+{
+    (void)unused;
+    enum { N = 5 * RPERF_INTERVAL_STORE_STRIDE + 7 };
+    rperf_interval_t records[N];
+    int64_t clock = 5;
+    rperf_interval_store_t store;
+    rperf_interval_store_init(&store);
+    rperf_interval_t got;
+    assert_int_equal(rperf_interval_store_get(&store, 0, &got), -1);
+    for (size_t i = 0; i < N; i++) {
+        records[i] = make_record(&clock, 10);
+        if (i == N / 2)
+            rperf_interval_store_shrink(&store);
+        assert_int_equal(rperf_interval_store_append(&store, &records[i]), 0);
+    }
+    rperf_interval_store_shrink(&store);
+    assert_int_equal(store.count, N);
+    assert_true(rperf_interval_store_bytes(&store) < N * sizeof(rperf_interval_t));
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(rperf_interval_store_get(&store, i, &got), 0);
+        assert_same(&got, &records[i]);
+    }
+    assert_int_equal(rperf_interval_store_get(&store, N, &got), -1);
+    const size_t starts[] = {0, 1, RPERF_INTERVAL_STORE_STRIDE - 1, RPERF_INTERVAL_STORE_STRIDE, N - 1, N, N + 5};
+    for (size_t s = 0; s < sizeof(starts) / sizeof(starts[0]); s++) {
+        rperf_interval_store_cursor_t cur;
+        rperf_interval_store_cursor_init(&cur, &store, starts[s]);
+        size_t i = starts[s];
+        while (rperf_interval_store_next(&cur, &got))
+            assert_same(&got, &records[i++]);
+        assert_int_equal(i, starts[s] < N ? N : starts[s]);
+    }
+    rperf_interval_store_free(&store);
+    assert_int_equal(store.count, 0);
+}
+
+/* A ring read a slice at a time through a cursor, consumed after each
+ * slice, gives every record once and leaves the rest for the next reader. */
+static void
+test_ring_cursor_reads_in_slices(void **unused)
+{
+    (void)unused;
+    rperf_interval_buffer_t buf;
+    assert_int_equal(rperf_interval_buffer_init(&buf, 100000), 0);
+    enum { N = 90000, SLICE = 7000 };
+    rperf_interval_t *pushed = calloc(N + 10, sizeof(*pushed));
+    rperf_interval_t *slice = calloc(SLICE, sizeof(*slice));
+    assert_non_null(pushed);
+    assert_non_null(slice);
+    int64_t clock = 0;
+    for (size_t i = 0; i < N; i++) {
+        pushed[i] = make_record(&clock, 50);
+        assert_int_equal(rperf_interval_buffer_push(&buf, &pushed[i]), 0);
+    }
+    rperf_interval_buffer_cursor_t cur;
+    rperf_interval_buffer_begin(&buf, &cur);
+    /* Pushed after begin: not this reader's. */
+    for (size_t i = N; i < N + 10; i++) {
+        pushed[i] = make_record(&clock, 0);
+        assert_int_equal(rperf_interval_buffer_push(&buf, &pushed[i]), 0);
+    }
+    size_t seen = 0, got;
+    while ((got = rperf_interval_buffer_read(&buf, &cur, slice, SLICE)) > 0) {
+        for (size_t i = 0; i < got; i++)
+            assert_same(&slice[i], &pushed[seen + i]);
+        seen += got;
+        rperf_interval_buffer_consume(&buf, &cur);
+        assert_int_equal(rperf_interval_buffer_count(&buf), N + 10 - seen);
+    }
+    assert_int_equal(seen, N);
+    assert_int_equal(rperf_interval_buffer_copy(&buf, slice, SLICE, 1), 10);
+    for (size_t i = 0; i < 10; i++)
+        assert_same(&slice[i], &pushed[N + i]);
+    rperf_interval_buffer_free(&buf);
+    free(pushed);
+    free(slice);
+}
+
 int
 main(void)
 {
@@ -217,6 +302,8 @@ main(void)
         cmocka_unit_test(test_codec_refuses_truncated_and_malformed_bytes),
         cmocka_unit_test(test_ring_keeps_every_record_across_wraps),
         cmocka_unit_test(test_full_ring_drops_and_counts),
+        cmocka_unit_test(test_store_reads_back_from_any_index),
+        cmocka_unit_test(test_ring_cursor_reads_in_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
