@@ -8,8 +8,12 @@
 #include "interval_list.h"
 #include "errors.h"
 
+#include <errno.h>
+#include <ruby/io.h>
+#include <ruby/thread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct interval_list {
     rperf_interval_store_t store;
@@ -134,25 +138,44 @@ list_each(VALUE self)
     return self;
 }
 
-/* Decimal digits of v at the end of buf; returns the first digit. */
-static char *
-format_int(char *end, int64_t v)
+/* Writes v in decimal at out and returns the characters written (at most
+ * 20). Two digits per division: formatting was most of writing a large
+ * timeline. */
+static size_t
+put_int(char *out, int64_t v)
 {
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    char *p = end;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        *--p = '-';
-    return p;
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    size_t n = 0;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        out[n++] = '-';
+        u = 0 - u;
+    }
+    int digits = 1;
+    for (uint64_t t = u; t >= 10; t /= 10)
+        digits++;
+    char *p = out + n + digits;
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--p = pairs[d + 1];
+        *--p = pairs[d];
+    }
+    if (u >= 10) {
+        *--p = pairs[u * 2 + 1];
+        *--p = pairs[u * 2];
+    } else {
+        *--p = (char)('0' + u);
+    }
+    return n + (size_t)digits;
 }
 
 /* The JSON text of the list, a chunk at a time: each full chunk (and the
  * last one) goes to emit(chunk, length, arg). */
 static void
-write_json(const rperf_interval_store_t *store, void (*emit)(const char *, size_t, VALUE), VALUE arg)
+write_json(const rperf_interval_store_t *store, void (*emit)(const char *, size_t, void *), void *arg)
 {
     /* Six numbers of at most 20 characters and their punctuation. */
     enum { RECORD_MAX = 6 * 21 + 3, CHUNK = 64 * 1024 };
@@ -172,13 +195,9 @@ write_json(const rperf_interval_store_t *store, void (*emit)(const char *, size_
             chunk[used++] = ',';
         chunk[used++] = '[';
         for (int k = 0; k < 6; k++) {
-            char digits[21];
-            char *first = format_int(digits + sizeof(digits), values[k]);
-            size_t len = (size_t)(digits + sizeof(digits) - first);
             if (k)
                 chunk[used++] = ',';
-            memcpy(chunk + used, first, len);
-            used += len;
+            used += put_int(chunk + used, values[k]);
         }
         chunk[used++] = ']';
     }
@@ -187,15 +206,65 @@ write_json(const rperf_interval_store_t *store, void (*emit)(const char *, size_
 }
 
 static void
-append_to_string(const char *chunk, size_t length, VALUE out)
+append_to_string(const char *chunk, size_t length, void *out)
 {
-    rb_str_cat(out, chunk, (long)length);
+    rb_str_cat(*(VALUE *)out, chunk, (long)length);
+}
+
+/* To an IO other than a File (a GzipWriter, a StringIO): one String
+ * reused for every chunk, since their #write is done with it when it
+ * returns, and a new String a chunk would leave the whole text behind as
+ * garbage until the next GC. */
+typedef struct io_target {
+    VALUE io;
+    VALUE buffer;
+} io_target_t;
+
+static void
+write_to_io(const char *chunk, size_t length, void *target)
+{
+    io_target_t *t = target;
+    rb_str_resize(t->buffer, 0);
+    rb_str_cat(t->buffer, chunk, (long)length);
+    rb_funcall(t->io, rb_intern("write"), 1, t->buffer);
+}
+
+/* To a File: straight to its descriptor (after flushing what Ruby
+ * buffered), without the GVL while the kernel writes. File#write would
+ * pin a frozen copy of the chunk for each call. */
+typedef struct fd_write {
+    int fd;
+    const char *bytes;
+    size_t length;
+    ssize_t written;
+    int error;
+} fd_write_t;
+
+static void *
+write_without_gvl(void *arg)
+{
+    fd_write_t *w = arg;
+    w->written = write(w->fd, w->bytes, w->length);
+    w->error = w->written < 0 ? errno : 0;
+    return NULL;
 }
 
 static void
-write_to_io(const char *chunk, size_t length, VALUE io)
+write_to_fd(const char *chunk, size_t length, void *target)
 {
-    rb_funcall(io, rb_intern("write"), 1, rb_str_new(chunk, (long)length));
+    fd_write_t w = {.fd = *(int *)target, .bytes = chunk, .length = length};
+    while (w.length > 0) {
+        rb_thread_call_without_gvl(write_without_gvl, &w, RUBY_UBF_IO, NULL);
+        if (w.written < 0) {
+            if (w.error == EINTR || w.error == EAGAIN) {
+                rb_thread_check_ints();
+                continue;
+            }
+            rb_syserr_fail(w.error, "rperf: writing the timeline");
+        }
+        w.bytes += w.written;
+        w.length -= (size_t)w.written;
+    }
 }
 
 /* to_json(*) → "[[seq,state,start,end,label_set,stack],...]" */
@@ -206,16 +275,28 @@ list_to_json(int argc, VALUE *argv, VALUE self)
     (void)argv;
     const interval_list_t *list = get_list(self);
     VALUE out = rb_str_buf_new((long)(list->store.count * 32 + 2));
-    write_json(&list->store, append_to_string, out);
+    write_json(&list->store, append_to_string, &out);
     return out;
 }
 
-/* write_json(io) → io: the to_json text written to io (anything with
- * #write) 64 KiB at a time, never held whole. */
+/* write_json(io) → io: the to_json text written to io 64 KiB at a time,
+ * never held whole. A File gets the bytes at its descriptor (binary, no
+ * encoding conversion); anything else with #write must be done with its
+ * argument when #write returns (IO-likes, GzipWriter, StringIO are).
+ * Raises SystemCallError when the descriptor refuses the bytes (disk full). */
 static VALUE
 list_write_json(VALUE self, VALUE io)
 {
-    write_json(&get_list(self)->store, write_to_io, io);
+    const rperf_interval_store_t *store = &get_list(self)->store;
+    if (RB_TYPE_P(io, T_FILE)) {
+        rb_io_flush(io);
+        int fd = rb_io_descriptor(io);
+        write_json(store, write_to_fd, &fd);
+        return io;
+    }
+    io_target_t target = {io, rb_str_buf_new(64 * 1024)};
+    write_json(store, write_to_io, &target);
+    RB_GC_GUARD(target.buffer);
     return io;
 }
 

@@ -143,8 +143,12 @@ sift_down(merge_head_t *heap, size_t n, size_t i)
     }
 }
 
+/* Runs are given back to the OS this many records at a time as the merge
+ * reads them (about 64 KiB of encoded bytes). */
+#define RELEASE_EVERY 8192
+
 int
-rperf_interval_merge_runs(const rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out)
+rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out)
 {
     rperf_interval_store_cursor_t *cursors = malloc((nruns ? nruns : 1) * sizeof(*cursors));
     merge_head_t *heap = malloc((nruns ? nruns : 1) * sizeof(*heap));
@@ -162,7 +166,10 @@ rperf_interval_merge_runs(const rperf_interval_store_t *runs, size_t nruns, rper
             status = -1;
             break;
         }
-        if (!rperf_interval_store_next(&cursors[heap[0].run], &heap[0].rec))
+        rperf_interval_store_cursor_t *cur = &cursors[heap[0].run];
+        if (cur->index % RELEASE_EVERY == 0)
+            rperf_interval_store_release_before(&runs[heap[0].run], cur->offset);
+        if (!rperf_interval_store_next(cur, &heap[0].rec))
             heap[0] = heap[--n];
         sift_down(heap, n, 0);
     }

@@ -17,6 +17,9 @@
  * - merge_runs: appends to `out` the records of `runs`, each already in
  *   (start_ns, thread_seq) order, in that order; equal records in run
  *   order. Returns 0, or -1 when memory ran out (`out` then holds a part).
+ *   The runs are read once: their pages are given back to the OS as the
+ *   merge passes them (interval_store.h release_before), so only
+ *   rperf_interval_store_free may follow for them.
  */
 #ifndef RPERF_INTERVAL_SORT_H
 #define RPERF_INTERVAL_SORT_H
@@ -27,6 +30,6 @@
 #include "interval_store.h"
 
 rperf_interval_t *rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n);
-int rperf_interval_merge_runs(const rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out);
+int rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out);
 
 #endif

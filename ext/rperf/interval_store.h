@@ -16,6 +16,11 @@
  * - get: 0 and the record at `index`, or -1 when out of range.
  * - A cursor reads from a start index to the end; it stays valid while no
  *   record is appended. next: 1 and the record, or 0 at the end.
+ * - release_before: gives the whole pages of the encoded bytes before
+ *   `offset` (a cursor's offset) back to the OS, so a list read once from
+ *   start to end shrinks as it is read. Records there can no longer be
+ *   read; only free may follow for them. Calls with a growing offset
+ *   release what is new since the last call.
  * - free: releases everything; the store is empty again.
  */
 #ifndef RPERF_INTERVAL_STORE_H
@@ -58,5 +63,6 @@ int rperf_interval_store_get(const rperf_interval_store_t *store, size_t index, 
 void rperf_interval_store_cursor_init(rperf_interval_store_cursor_t *cur, const rperf_interval_store_t *store,
                                       size_t index);
 int rperf_interval_store_next(rperf_interval_store_cursor_t *cur, rperf_interval_t *out);
+void rperf_interval_store_release_before(rperf_interval_store_t *store, size_t offset);
 
 #endif

@@ -27,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 const char *const rperf_report_state_keys[RPERF_STATE_COUNT] = {"running_ns", "gvl_wait_ns", "blocked_ns",
                                                                 "gc_mark_ns", "gc_sweep_ns"};
@@ -179,8 +182,9 @@ struct build_args {
 
 /* Records decoded and sorted at a time: a timeline of more is sorted a
  * slice at a time into encoded runs, which are then merged, so a stop
- * never holds more than one slice of decoded records (2.5 MiB). */
-#define INTERVAL_SLICE 65536
+ * never holds more than one slice of decoded records and its sort's
+ * scratch (2.5 MiB); 32 runs for a million intervals. */
+#define INTERVAL_SLICE 32768
 
 /* Clips the slice to the cut, makes its times relative to the cut's start,
  * sorts it and appends it as a run. -1 when memory ran out. */
@@ -281,6 +285,11 @@ build_intervals(build_ctx_t *ctx, struct build_args *a)
         failed = 1;
     }
     free_runs(ir);
+#ifdef __GLIBC__
+    /* The runs and slices were the largest blocks of this process a moment
+     * ago: without a trim glibc keeps megabytes of them at the heap's top. */
+    malloc_trim(0);
+#endif
     if (failed)
         rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
     return rperf_interval_list_adopt(&out);
