@@ -17,16 +17,14 @@
 #include "interval_codec.h"
 #include "interval_store.h"
 #include "rperf_limits.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t
 next_random(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return xorshift_next(&rng);
 }
 
 static void

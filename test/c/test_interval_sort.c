@@ -13,16 +13,14 @@
 #include <cmocka.h>
 
 #include "interval_sort.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t
 next_random(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return xorshift_next(&rng);
 }
 
 /* The reference order: start, then seq, then input position (kept in
@@ -38,6 +36,24 @@ reference_cmp(const void *a, const void *b)
     return (x->label_set_id > y->label_set_id) - (x->label_set_id < y->label_set_id);
 }
 
+/* n records with random starts in [start_base, start_base + start_span)
+ * and seqs below `seqs`, every other field random too; label_set_id holds
+ * the input position. */
+static void
+fill_random(rperf_interval_t *input, size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
+{
+    for (size_t i = 0; i < n; i++) {
+        input[i].start_ns = start_base + (int64_t)(start_span ? next_random() % start_span : 0);
+        input[i].end_ns = input[i].start_ns + 1 + (int64_t)(next_random() % 1000);
+        input[i].thread_seq = (int32_t)(next_random() % seqs);
+        input[i].label_set_id = (int32_t)i;
+        input[i].stack_id = (int32_t)(next_random() % 7) - 1;
+        input[i].releaser_seq = (int32_t)(next_random() % 3);
+        input[i].state = (uint8_t)(i % 5);
+        input[i].cause = (uint8_t)(next_random() % 4);
+    }
+}
+
 static void
 check_against_reference(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
 {
@@ -47,13 +63,7 @@ check_against_reference(size_t n, int64_t start_base, uint64_t start_span, uint3
     assert_non_null(input);
     assert_non_null(scratch);
     assert_non_null(expected);
-    for (size_t i = 0; i < n; i++) {
-        input[i].start_ns = start_base + (int64_t)(start_span ? next_random() % start_span : 0);
-        input[i].end_ns = input[i].start_ns + 1;
-        input[i].thread_seq = (int32_t)(next_random() % seqs);
-        input[i].label_set_id = (int32_t)i;
-        input[i].state = (uint8_t)(i % 5);
-    }
+    fill_random(input, n, start_base, start_span, seqs);
     memcpy(expected, input, n * sizeof(*input));
     qsort(expected, n, sizeof(*expected), reference_cmp);
     rperf_interval_t *sorted = rperf_interval_sort(input, scratch, n);
@@ -113,16 +123,7 @@ check_merge(size_t n, size_t slice, uint64_t start_span, uint32_t seqs)
     assert_non_null(input);
     assert_non_null(scratch);
     assert_non_null(expected);
-    for (size_t i = 0; i < n; i++) {
-        input[i].start_ns = 1000 + (int64_t)(start_span ? next_random() % start_span : 0);
-        input[i].end_ns = input[i].start_ns + (int64_t)(next_random() % 1000);
-        input[i].thread_seq = (int32_t)(next_random() % seqs);
-        input[i].label_set_id = (int32_t)i;
-        input[i].stack_id = (int32_t)(next_random() % 7) - 1;
-        input[i].releaser_seq = (int32_t)(next_random() % 3);
-        input[i].state = (uint8_t)(i % 5);
-        input[i].cause = (uint8_t)(next_random() % 4);
-    }
+    fill_random(input, n, 1000, start_span, seqs);
     memcpy(expected, input, n * sizeof(*input));
     qsort(expected, n, sizeof(*expected), reference_cmp);
     size_t nruns = slice ? (n + slice - 1) / slice : 0;
