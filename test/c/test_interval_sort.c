@@ -54,18 +54,31 @@ fill_random(rperf_interval_t *input, size_t n, int64_t start_base, uint64_t star
     }
 }
 
+/* A random input of n records, room for the sort's scratch, and the
+ * input sorted by the reference. */
+typedef struct sort_case {
+    rperf_interval_t *input, *scratch, *expected;
+} sort_case_t;
+
+static sort_case_t
+make_case(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
+{
+    sort_case_t c = {calloc(n ? n : 1, sizeof(rperf_interval_t)), calloc(n ? n : 1, sizeof(rperf_interval_t)),
+                     calloc(n ? n : 1, sizeof(rperf_interval_t))};
+    assert_non_null(c.input);
+    assert_non_null(c.scratch);
+    assert_non_null(c.expected);
+    fill_random(c.input, n, start_base, start_span, seqs);
+    memcpy(c.expected, c.input, n * sizeof(*c.input));
+    qsort(c.expected, n, sizeof(*c.expected), reference_cmp);
+    return c;
+}
+
 static void
 check_against_reference(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
 {
-    rperf_interval_t *input = calloc(n ? n : 1, sizeof(*input));
-    rperf_interval_t *scratch = calloc(n ? n : 1, sizeof(*scratch));
-    rperf_interval_t *expected = calloc(n ? n : 1, sizeof(*expected));
-    assert_non_null(input);
-    assert_non_null(scratch);
-    assert_non_null(expected);
-    fill_random(input, n, start_base, start_span, seqs);
-    memcpy(expected, input, n * sizeof(*input));
-    qsort(expected, n, sizeof(*expected), reference_cmp);
+    sort_case_t c = make_case(n, start_base, start_span, seqs);
+    rperf_interval_t *input = c.input, *scratch = c.scratch, *expected = c.expected;
     rperf_interval_t *sorted = rperf_interval_sort(input, scratch, n);
     assert_true(sorted == input || sorted == scratch);
     for (size_t i = 0; i < n; i++) {
@@ -117,15 +130,8 @@ test_long_runs_and_wide_keys(void **state)
 static void
 check_merge(size_t n, size_t slice, uint64_t start_span, uint32_t seqs)
 {
-    rperf_interval_t *input = calloc(n ? n : 1, sizeof(*input));
-    rperf_interval_t *scratch = calloc(n ? n : 1, sizeof(*scratch));
-    rperf_interval_t *expected = calloc(n ? n : 1, sizeof(*expected));
-    assert_non_null(input);
-    assert_non_null(scratch);
-    assert_non_null(expected);
-    fill_random(input, n, 1000, start_span, seqs);
-    memcpy(expected, input, n * sizeof(*input));
-    qsort(expected, n, sizeof(*expected), reference_cmp);
+    sort_case_t c = make_case(n, 1000, start_span, seqs);
+    rperf_interval_t *input = c.input, *scratch = c.scratch, *expected = c.expected;
     size_t nruns = slice ? (n + slice - 1) / slice : 0;
     rperf_interval_store_t *runs = calloc(nruns ? nruns : 1, sizeof(*runs));
     assert_non_null(runs);
