@@ -22,11 +22,16 @@
 #define RPERF_MAX_THREADS_MAX (1LL << 20)
 #define RPERF_MAX_THREADS_DEFAULT 4096
 
-/* Per Ractor; 32-byte records reserved lazily (untouched pages cost
- * nothing), so the default is an hour of ~280 state changes a second. */
+/* Per Ractor: the timeline ring holds at most this many intervals and
+ * reserves RPERF_INTERVAL_BYTES bytes for each (reserved lazily: untouched
+ * pages cost nothing), so the default is an hour of ~280 state changes a
+ * second in at most 12 MB. Intervals are kept delta-encoded, 6–9 bytes for
+ * a busy run's hand-offs; when their bytes fill the ring first (records of
+ * far-apart threads and stacks), later ones are dropped and counted. */
 #define RPERF_MAX_INTERVALS_MIN 0
 #define RPERF_MAX_INTERVALS_MAX (1LL << 31)
 #define RPERF_MAX_INTERVALS_DEFAULT 1000000
+#define RPERF_INTERVAL_BYTES 12
 
 #define RPERF_MIN_INTERVAL_NS_MIN 0
 #define RPERF_MIN_INTERVAL_NS_MAX 10000000000LL
@@ -49,7 +54,7 @@
     X(frequency, RPERF_FREQUENCY_MIN, RPERF_FREQUENCY_MAX, RPERF_FREQUENCY_DEFAULT, "Hz") \
     X(max_threads, RPERF_MAX_THREADS_MIN, RPERF_MAX_THREADS_MAX, RPERF_MAX_THREADS_DEFAULT, "threads") \
     X(max_intervals, RPERF_MAX_INTERVALS_MIN, RPERF_MAX_INTERVALS_MAX, RPERF_MAX_INTERVALS_DEFAULT, \
-      "intervals per Ractor") \
+      "intervals per Ractor, " RPERF_STR(RPERF_INTERVAL_BYTES) " bytes each") \
     X(min_interval_ns, RPERF_MIN_INTERVAL_NS_MIN, RPERF_MIN_INTERVAL_NS_MAX, RPERF_MIN_INTERVAL_NS_DEFAULT, "ns") \
     X(max_edges, RPERF_MAX_EDGES_MIN, RPERF_MAX_EDGES_MAX, RPERF_MAX_EDGES_DEFAULT, "edges") \
     X(max_label_sets, RPERF_MAX_LABEL_SETS_MIN, RPERF_MAX_LABEL_SETS_MAX, RPERF_MAX_LABEL_SETS_DEFAULT, "label sets")
@@ -59,7 +64,7 @@
 #define RPERF_REPORT_INFLATED_BYTES_DEFAULT (1LL << 30)
 
 /* Fixed capacities, exported too (Rperf::LIMITS[:ractors], [:stack_depth],
- * [:report_inflated_bytes]). */
+ * [:report_inflated_bytes], [:interval_bytes]). */
 #define RPERF_MAX_RACTORS 256
 #define RPERF_MAX_STACK_DEPTH 256
 

@@ -1,24 +1,37 @@
 /*
- * interval_list.c — Rperf::Contention::Intervals: the packed timeline of a
- * report, read from Ruby one tuple at a time (size, at, each) or written
- * whole as JSON (to_json). Enumerable and the rest of the Array-like
+ * interval_list.c — Rperf::Contention::Intervals: the encoded timeline of
+ * a report (interval_store.h), read from Ruby one tuple at a time (size,
+ * at, each) or written as JSON, whole (to_json) or streamed to an IO
+ * (write_json). Enumerable and the rest of the Array-like
  * surface are added in lib/rperf/contention.rb.
  */
 #include "interval_list.h"
+#include "errors.h"
+#include "report_format.h"
 
+#include <errno.h>
+#include <ruby/io.h>
+#include <ruby/thread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct interval_list {
-    rperf_interval_t *records;
-    size_t count;
+    rperf_interval_store_t store;
 } interval_list_t;
+
+/* The causes view: the list it reads, and how many of its records are
+ * blocked with a known cause (counted once, when the view is made). */
+typedef struct cause_view {
+    VALUE intervals;
+    size_t count;
+} cause_view_t;
 
 static void
 list_free(void *ptr)
 {
     interval_list_t *list = ptr;
-    free(list->records);
+    rperf_interval_store_free(&list->store);
     ruby_xfree(list);
 }
 
@@ -26,7 +39,7 @@ static size_t
 list_memsize(const void *ptr)
 {
     const interval_list_t *list = ptr;
-    return sizeof(*list) + list->count * sizeof(rperf_interval_t);
+    return sizeof(*list) + rperf_interval_store_bytes(&list->store);
 }
 
 static const rb_data_type_t list_type = {
@@ -35,7 +48,19 @@ static const rb_data_type_t list_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_FROZEN_SHAREABLE,
 };
 
-static VALUE cIntervals;
+static VALUE cIntervals, cIntervalCauses;
+
+static void
+view_mark(void *ptr)
+{
+    rb_gc_mark(((cause_view_t *)ptr)->intervals);
+}
+
+static const rb_data_type_t view_type = {
+    .wrap_struct_name = "rperf_interval_causes",
+    .function = {.dmark = view_mark, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = NULL},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_FROZEN_SHAREABLE,
+};
 
 static const interval_list_t *
 get_list(VALUE self)
@@ -52,18 +77,35 @@ make_empty(VALUE unused)
 }
 
 VALUE
-rperf_interval_list_new(rperf_interval_t *records, size_t count)
+rperf_interval_list_adopt(rperf_interval_store_t *store)
 {
     int state = 0;
     VALUE obj = rb_protect(make_empty, Qnil, &state);
     if (state) {
-        free(records);
+        rperf_interval_store_free(store);
         rb_jump_tag(state);
     }
     interval_list_t *list = DATA_PTR(obj);
-    list->records = records;
-    list->count = count;
+    rperf_interval_store_shrink(store);
+    list->store = *store;
+    rperf_interval_store_init(store);
     return rb_obj_freeze(obj);
+}
+
+VALUE
+rperf_interval_list_new(rperf_interval_t *records, size_t count)
+{
+    rperf_interval_store_t store;
+    rperf_interval_store_init(&store);
+    for (size_t i = 0; i < count; i++) {
+        if (rperf_interval_store_append(&store, &records[i]) < 0) {
+            free(records);
+            rperf_interval_store_free(&store);
+            rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
+        }
+    }
+    free(records);
+    return rperf_interval_list_adopt(&store);
 }
 
 static VALUE
@@ -73,11 +115,52 @@ tuple(const rperf_interval_t *iv)
                                 LL2NUM(iv->end_ns), INT2NUM(iv->label_set_id), INT2NUM(iv->stack_id));
 }
 
+/* A record the causes view lists. */
+static int
+has_cause(const rperf_interval_t *iv)
+{
+    return iv->state == RPERF_STATE_BLOCKED && iv->cause != RPERF_CAUSE_UNKNOWN;
+}
+
+static VALUE
+cause_tuple(const rperf_interval_t *iv)
+{
+    return rb_ary_new_from_args(4, INT2NUM(iv->thread_seq), LL2NUM(iv->start_ns), INT2FIX(iv->cause),
+                                INT2NUM(iv->releaser_seq));
+}
+
+static const cause_view_t *
+get_view(VALUE self)
+{
+    return rb_check_typeddata(self, &view_type);
+}
+
+static const rperf_interval_store_t *
+view_store(VALUE self)
+{
+    return &get_list(get_view(self)->intervals)->store;
+}
+
+VALUE
+rperf_interval_list_causes(VALUE intervals)
+{
+    const rperf_interval_store_t *store = &get_list(intervals)->store;
+    cause_view_t *view;
+    VALUE obj = TypedData_Make_Struct(cIntervalCauses, cause_view_t, &view_type, view);
+    view->intervals = intervals;
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, store, 0);
+    rperf_interval_t iv;
+    while (rperf_interval_store_next(&cur, &iv))
+        view->count += (size_t)has_cause(&iv);
+    return rb_obj_freeze(obj);
+}
+
 /* size → Integer */
 static VALUE
 list_size(VALUE self)
 {
-    return SIZET2NUM(get_list(self)->count);
+    return SIZET2NUM(get_list(self)->store.count);
 }
 
 /* at(index) → the tuple, or nil out of range; negative counts from the end. */
@@ -87,10 +170,11 @@ list_at(VALUE self, VALUE vindex)
     const interval_list_t *list = get_list(self);
     long index = NUM2LONG(vindex);
     if (index < 0)
-        index += (long)list->count;
-    if (index < 0 || (size_t)index >= list->count)
+        index += (long)list->store.count;
+    rperf_interval_t iv;
+    if (index < 0 || rperf_interval_store_get(&list->store, (size_t)index, &iv) < 0)
         return Qnil;
-    return tuple(&list->records[index]);
+    return tuple(&iv);
 }
 
 static VALUE
@@ -106,25 +190,179 @@ static VALUE
 list_each(VALUE self)
 {
     RETURN_SIZED_ENUMERATOR(self, 0, 0, list_enum_size);
-    const interval_list_t *list = get_list(self);
-    for (size_t i = 0; i < list->count; i++)
-        rb_yield(tuple(&list->records[i]));
+    /* The list is frozen: nothing appends while the cursor reads. */
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, &get_list(self)->store, 0);
+    rperf_interval_t iv;
+    while (rperf_interval_store_next(&cur, &iv))
+        rb_yield(tuple(&iv));
     return self;
 }
 
-/* Decimal digits of v at the end of buf; returns the first digit. */
-static char *
-format_int(char *end, int64_t v)
+/* Writes v in decimal at out and returns the characters written (at most
+ * 20). Two digits per division: formatting was most of writing a large
+ * timeline. */
+static size_t
+put_int(char *out, int64_t v)
 {
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    char *p = end;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        *--p = '-';
-    return p;
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    size_t n = 0;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        out[n++] = '-';
+        u = 0 - u;
+    }
+    int digits = 1;
+    for (uint64_t t = u; t >= 10; t /= 10)
+        digits++;
+    char *p = out + n + digits;
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--p = pairs[d + 1];
+        *--p = pairs[d];
+    }
+    if (u >= 10) {
+        *--p = pairs[u * 2 + 1];
+        *--p = pairs[u * 2];
+    } else {
+        *--p = (char)('0' + u);
+    }
+    return n + (size_t)digits;
+}
+
+/* The JSON text of the list, a chunk at a time: each full chunk (and the
+ * last one) goes to emit(chunk, length, arg). */
+static void
+write_json(const rperf_interval_store_t *store, int causes, void (*emit)(const char *, size_t, void *), void *arg)
+{
+    /* Six numbers of at most 20 characters and their punctuation. */
+    enum { RECORD_MAX = 6 * 21 + 3, CHUNK = 64 * 1024 };
+    char chunk[CHUNK];
+    size_t used = 0;
+    chunk[used++] = '[';
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, store, 0);
+    rperf_interval_t iv;
+    for (size_t i = 0; rperf_interval_store_next(&cur, &iv);) {
+        if (causes && !has_cause(&iv))
+            continue;
+        if (used + RECORD_MAX > CHUNK) {
+            emit(chunk, used, arg);
+            used = 0;
+        }
+        /* The causes view: [thread_seq, start_ns, cause, releaser_seq]. */
+        const int64_t values[6] = {iv.thread_seq,
+                                   causes ? iv.start_ns : iv.state,
+                                   causes ? iv.cause : iv.start_ns,
+                                   causes ? iv.releaser_seq : iv.end_ns,
+                                   iv.label_set_id,
+                                   iv.stack_id};
+        int width = causes ? 4 : 6;
+        if (i++)
+            chunk[used++] = ',';
+        chunk[used++] = '[';
+        for (int k = 0; k < width; k++) {
+            if (k)
+                chunk[used++] = ',';
+            used += put_int(chunk + used, values[k]);
+        }
+        chunk[used++] = ']';
+    }
+    chunk[used++] = ']';
+    emit(chunk, used, arg);
+}
+
+static void
+append_to_string(const char *chunk, size_t length, void *out)
+{
+    rb_str_cat(*(VALUE *)out, chunk, (long)length);
+}
+
+/* To an IO other than a File (a GzipWriter, a StringIO): one String
+ * reused for every chunk, since their #write is done with it when it
+ * returns, and a new String a chunk would leave the whole text behind as
+ * garbage until the next GC. */
+typedef struct io_target {
+    VALUE io;
+    VALUE buffer;
+} io_target_t;
+
+static void
+write_to_io(const char *chunk, size_t length, void *target)
+{
+    io_target_t *t = target;
+    rb_str_resize(t->buffer, 0);
+    rb_str_cat(t->buffer, chunk, (long)length);
+    rb_funcall(t->io, rb_intern("write"), 1, t->buffer);
+}
+
+/* To a File: straight to its descriptor (after flushing what Ruby
+ * buffered), without the GVL while the kernel writes. File#write would
+ * pin a frozen copy of the chunk for each call. */
+typedef struct fd_write {
+    int fd;
+    const char *bytes;
+    size_t length;
+    ssize_t written;
+    int error;
+} fd_write_t;
+
+static void *
+write_without_gvl(void *arg)
+{
+    fd_write_t *w = arg;
+    w->written = write(w->fd, w->bytes, w->length);
+    w->error = w->written < 0 ? errno : 0;
+    return NULL;
+}
+
+static void
+write_to_fd(const char *chunk, size_t length, void *target)
+{
+    fd_write_t w = {.fd = *(int *)target, .bytes = chunk, .length = length};
+    while (w.length > 0) {
+        rb_thread_call_without_gvl(write_without_gvl, &w, RUBY_UBF_IO, NULL);
+        if (w.written < 0) {
+            if (w.error == EINTR || w.error == EAGAIN) {
+                rb_thread_check_ints();
+                continue;
+            }
+            rb_syserr_fail(w.error, "rperf: writing the timeline");
+        }
+        w.bytes += w.written;
+        w.length -= (size_t)w.written;
+    }
+}
+
+static VALUE
+json_text(const rperf_interval_store_t *store, int causes, size_t rows)
+{
+    VALUE out = rb_str_buf_new((long)(rows * 32 + 2));
+    write_json(store, causes, append_to_string, &out);
+    return out;
+}
+
+/* Streams the JSON text to io 64 KiB at a time, never held whole. A File
+ * gets the bytes at its descriptor (binary, no encoding conversion);
+ * anything else with #write must be done with its argument when #write
+ * returns (IO-likes, GzipWriter, StringIO are). Raises SystemCallError
+ * when the descriptor refuses the bytes (disk full). */
+static VALUE
+stream_json(const rperf_interval_store_t *store, int causes, VALUE io)
+{
+    if (RB_TYPE_P(io, T_FILE)) {
+        rb_io_flush(io);
+        int fd = rb_io_descriptor(io);
+        write_json(store, causes, write_to_fd, &fd);
+        return io;
+    }
+    io_target_t target = {io, rb_str_buf_new(64 * 1024)};
+    write_json(store, causes, write_to_io, &target);
+    RB_GC_GUARD(target.buffer);
+    return io;
 }
 
 /* to_json(*) → "[[seq,state,start,end,label_set,stack],...]" */
@@ -134,37 +372,85 @@ list_to_json(int argc, VALUE *argv, VALUE self)
     (void)argc;
     (void)argv;
     const interval_list_t *list = get_list(self);
-    /* Six numbers of at most 20 characters and their punctuation. */
-    enum { RECORD_MAX = 6 * 21 + 3, CHUNK = 64 * 1024 };
-    VALUE out = rb_str_buf_new((long)(list->count * 40 + 2));
-    char chunk[CHUNK];
-    size_t used = 0;
-    chunk[used++] = '[';
-    for (size_t i = 0; i < list->count; i++) {
-        if (used + RECORD_MAX > CHUNK) {
-            rb_str_cat(out, chunk, (long)used);
-            used = 0;
-        }
-        const rperf_interval_t *iv = &list->records[i];
-        const int64_t values[6] = {iv->thread_seq, iv->state,        iv->start_ns,
-                                   iv->end_ns,     iv->label_set_id, iv->stack_id};
-        if (i)
-            chunk[used++] = ',';
-        chunk[used++] = '[';
-        for (int k = 0; k < 6; k++) {
-            char digits[21];
-            char *first = format_int(digits + sizeof(digits), values[k]);
-            size_t len = (size_t)(digits + sizeof(digits) - first);
-            if (k)
-                chunk[used++] = ',';
-            memcpy(chunk + used, first, len);
-            used += len;
-        }
-        chunk[used++] = ']';
+    return json_text(&list->store, 0, list->store.count);
+}
+
+/* write_json(io) → io: the to_json text, streamed (stream_json). */
+static VALUE
+list_write_json(VALUE self, VALUE io)
+{
+    return stream_json(&get_list(self)->store, 0, io);
+}
+
+/* encoded_bytesize → the bytes the encoded records take. */
+static VALUE
+list_encoded_bytesize(VALUE self)
+{
+    return SIZET2NUM(rperf_interval_store_bytes(&get_list(self)->store));
+}
+
+/* IntervalCauses: size, at, each, to_json, write_json as for Intervals,
+ * over the blocked records with a known cause. */
+static VALUE
+view_size(VALUE self)
+{
+    return SIZET2NUM(get_view(self)->count);
+}
+
+static VALUE
+view_enum_size(VALUE self, VALUE args, VALUE eobj)
+{
+    (void)args;
+    (void)eobj;
+    return view_size(self);
+}
+
+static VALUE
+view_each(VALUE self)
+{
+    RETURN_SIZED_ENUMERATOR(self, 0, 0, view_enum_size);
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, view_store(self), 0);
+    rperf_interval_t iv;
+    while (rperf_interval_store_next(&cur, &iv)) {
+        if (has_cause(&iv))
+            rb_yield(cause_tuple(&iv));
     }
-    chunk[used++] = ']';
-    rb_str_cat(out, chunk, (long)used);
-    return out;
+    return self;
+}
+
+/* at(index): a scan, since rows are not indexed; rarely used (each is). */
+static VALUE
+view_at(VALUE self, VALUE vindex)
+{
+    long index = NUM2LONG(vindex);
+    long count = (long)get_view(self)->count;
+    if (index < 0)
+        index += count;
+    if (index < 0 || index >= count)
+        return Qnil;
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, view_store(self), 0);
+    rperf_interval_t iv;
+    while (rperf_interval_store_next(&cur, &iv)) {
+        if (has_cause(&iv) && index-- == 0)
+            return cause_tuple(&iv);
+    }
+    return Qnil;
+}
+
+static VALUE
+view_to_json(int argc, VALUE *argv, VALUE self)
+{
+    (void)argc;
+    (void)argv;
+    return json_text(view_store(self), 1, get_view(self)->count);
+}
+
+static VALUE
+view_write_json(VALUE self, VALUE io)
+{
+    return stream_json(view_store(self), 1, io);
 }
 
 void
@@ -176,4 +462,14 @@ rperf_interval_list_define(VALUE mContention)
     rb_define_method(cIntervals, "at", list_at, 1);
     rb_define_method(cIntervals, "each", list_each, 0);
     rb_define_method(cIntervals, "to_json", list_to_json, -1);
+    rb_define_method(cIntervals, "write_json", list_write_json, 1);
+    rb_define_method(cIntervals, "encoded_bytesize", list_encoded_bytesize, 0);
+
+    cIntervalCauses = rb_define_class_under(mContention, "IntervalCauses", rb_cObject);
+    rb_undef_alloc_func(cIntervalCauses);
+    rb_define_method(cIntervalCauses, "size", view_size, 0);
+    rb_define_method(cIntervalCauses, "at", view_at, 1);
+    rb_define_method(cIntervalCauses, "each", view_each, 0);
+    rb_define_method(cIntervalCauses, "to_json", view_to_json, -1);
+    rb_define_method(cIntervalCauses, "write_json", view_write_json, 1);
 }

@@ -10,6 +10,7 @@
 #include "interval_sort.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DIGIT_BITS 11
@@ -104,4 +105,75 @@ rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
     radix_key(&cur, &other, n, 1, (uint64_t)(int64_t)min_seq, (uint64_t)((int64_t)max_seq - (int64_t)min_seq));
     radix_key(&cur, &other, n, 0, (uint64_t)min_start, (uint64_t)max_start - (uint64_t)min_start);
     return cur;
+}
+
+/* The k-way merge keeps one cursor per run in a binary min-heap ordered by
+ * (start, seq, run index): the run index breaks ties, so the merge of runs
+ * that were consecutive slices of one input is that input's stable sort. */
+typedef struct merge_head {
+    rperf_interval_t rec;
+    size_t run;
+} merge_head_t;
+
+static int
+head_before(const merge_head_t *x, const merge_head_t *y)
+{
+    if (x->rec.start_ns != y->rec.start_ns)
+        return x->rec.start_ns < y->rec.start_ns;
+    if (x->rec.thread_seq != y->rec.thread_seq)
+        return x->rec.thread_seq < y->rec.thread_seq;
+    return x->run < y->run;
+}
+
+static void
+sift_down(merge_head_t *heap, size_t n, size_t i)
+{
+    for (;;) {
+        size_t least = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && head_before(&heap[l], &heap[least]))
+            least = l;
+        if (r < n && head_before(&heap[r], &heap[least]))
+            least = r;
+        if (least == i)
+            return;
+        merge_head_t t = heap[i];
+        heap[i] = heap[least];
+        heap[least] = t;
+        i = least;
+    }
+}
+
+/* Runs are given back to the OS this many records at a time as the merge
+ * reads them (about 64 KiB of encoded bytes). */
+#define RELEASE_EVERY 8192
+
+int
+rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out)
+{
+    rperf_interval_store_cursor_t *cursors = malloc((nruns ? nruns : 1) * sizeof(*cursors));
+    merge_head_t *heap = malloc((nruns ? nruns : 1) * sizeof(*heap));
+    int status = cursors && heap ? 0 : -1;
+    size_t n = 0;
+    for (size_t i = 0; status == 0 && i < nruns; i++) {
+        rperf_interval_store_cursor_init(&cursors[i], &runs[i], 0);
+        if (rperf_interval_store_next(&cursors[i], &heap[n].rec))
+            heap[n++].run = i;
+    }
+    for (size_t i = n / 2; status == 0 && i-- > 0;)
+        sift_down(heap, n, i);
+    while (status == 0 && n > 0) {
+        if (rperf_interval_store_append(out, &heap[0].rec) < 0) {
+            status = -1;
+            break;
+        }
+        rperf_interval_store_cursor_t *cur = &cursors[heap[0].run];
+        if (cur->index % RELEASE_EVERY == 0)
+            rperf_interval_store_release_before(&runs[heap[0].run], cur->offset);
+        if (!rperf_interval_store_next(cur, &heap[0].rec))
+            heap[0] = heap[--n];
+        sift_down(heap, n, 0);
+    }
+    free(cursors);
+    free(heap);
+    return status;
 }

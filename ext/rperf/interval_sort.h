@@ -4,7 +4,9 @@
  * A stop of a GVL-switch-heavy run sorts close to a million intervals, and
  * a comparison sort through a callback spent more instructions there than
  * the hooks spent recording them; this is a stable LSD radix sort on the
- * two integer keys instead. It does NOT clip, filter or own the records.
+ * two integer keys instead. A timeline too large to hold decoded is sorted
+ * in slices, each kept encoded as a run (interval_store.h), and the runs
+ * merged. It does NOT clip, filter or own the records.
  *
  * Contract
  * - Plain C, no Ruby, no allocation: the caller passes `scratch` with room
@@ -12,14 +14,22 @@
  * - Stable: records equal in both keys keep their input order.
  * - Returns the array that holds the sorted records, which is either `a` or
  *   `scratch`; the other one holds garbage.
+ * - merge_runs: appends to `out` the records of `runs`, each already in
+ *   (start_ns, thread_seq) order, in that order; equal records in run
+ *   order. Returns 0, or -1 when memory ran out (`out` then holds a part).
+ *   The runs are read once: their pages are given back to the OS as the
+ *   merge passes them (interval_store.h release_before), so only
+ *   rperf_interval_store_free may follow for them.
  */
 #ifndef RPERF_INTERVAL_SORT_H
 #define RPERF_INTERVAL_SORT_H
 
 #include <stddef.h>
 
-#include "interval_buffer.h"
+#include "interval_codec.h"
+#include "interval_store.h"
 
 rperf_interval_t *rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n);
+int rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out);
 
 #endif

@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 const char *const rperf_report_state_keys[RPERF_STATE_COUNT] = {"running_ns", "gvl_wait_ns", "blocked_ns",
                                                                 "gc_mark_ns", "gc_sweep_ns"};
@@ -251,47 +254,37 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     }
 }
 
-/* One [thread, start, cause id, releaser] row per blocked interval whose
- * cause is known; the releaser only for causes another thread ends. */
-static VALUE
-build_interval_causes(const rperf_interval_t *ivs, size_t n)
-{
-    VALUE rows = rb_ary_new();
-    for (size_t i = 0; i < n; i++) {
-        const rperf_interval_t *iv = &ivs[i];
-        if (iv->state != RPERF_STATE_BLOCKED)
-            continue;
-        int c = interval_cause(iv->thread_seq, iv->cause);
-        if (c == RPERF_CAUSE_UNKNOWN)
-            continue;
-        int releaser = RPERF_CAUSE_RELEASABLE(c) ? iv->releaser_seq : 0;
-        rb_ary_push(rows, rb_ary_new_from_args(4, INT2NUM(iv->thread_seq), LL2NUM(iv->start_ns), INT2NUM(c),
-                                               INT2NUM(releaser)));
-    }
-    return rows;
-}
+typedef struct interval_runs {
+    rperf_interval_store_t *runs;
+    size_t nruns, cap;
+    rperf_interval_t *slice, *scratch;
+    size_t fill;
+} interval_runs_t;
 
-/* The timeline, clipped to the cut, in report order and report units
- * (ns from the cut's start), as an Rperf::Contention::Intervals; the
- * blocked intervals' causes go to *causes. */
-static VALUE
-build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied, VALUE *causes)
+struct build_args {
+    build_ctx_t *ctx;
+    rperf_edge_list_t table, extra;
+    rperf_interval_buffer_cursor_t *cursors; /* per Ractor id - 1, begun at the cut */
+    int ncursors;
+    int consume; /* the report takes the intervals out of the rings */
+    interval_runs_t runs;
+};
+
+/* Records decoded and sorted at a time: a timeline of more is sorted a
+ * slice at a time into encoded runs, which are then merged, so a stop
+ * never holds more than one slice of decoded records and its sort's
+ * scratch (2.5 MiB); 32 runs for a million intervals. */
+#define INTERVAL_SLICE 32768
+
+/* Clips the slice to the cut, makes its times relative to the cut's start,
+ * sorts it and appends it as a run. -1 when memory ran out. */
+static int
+flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
 {
-    size_t total = ncopied + ctx->open_count;
-    rperf_interval_t *all = malloc((total ? total : 1) * sizeof(*all));
-    rperf_interval_t *scratch = malloc((total ? total : 1) * sizeof(*scratch));
-    if (!all || !scratch) {
-        free(all);
-        free(scratch);
-        rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
-    }
-    memcpy(all, copied, ncopied * sizeof(*all));
-    if (ctx->open_count)
-        memcpy(all + ncopied, ctx->open, ctx->open_count * sizeof(*all));
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
     size_t n = 0;
-    for (size_t i = 0; i < total; i++) {
-        rperf_interval_t iv = all[i];
+    for (size_t i = 0; i < ir->fill; i++) {
+        rperf_interval_t iv = ir->slice[i];
         if (iv.start_ns < start)
             iv.start_ns = start;
         if (iv.end_ns > end)
@@ -300,12 +293,102 @@ build_intervals(build_ctx_t *ctx, rperf_interval_t *copied, size_t ncopied, VALU
             continue;
         iv.start_ns -= start;
         iv.end_ns -= start;
-        all[n++] = iv;
+        /* The ring may hold a method index for a cause resolved only now;
+         * the report's records carry the cause itself (interval_list.h). */
+        int cause = iv.state == RPERF_STATE_BLOCKED ? interval_cause(iv.thread_seq, iv.cause) : RPERF_CAUSE_UNKNOWN;
+        iv.cause = (uint8_t)cause;
+        if (!RPERF_CAUSE_RELEASABLE(cause))
+            iv.releaser_seq = 0;
+        ir->slice[n++] = iv;
     }
-    rperf_interval_t *sorted = rperf_interval_sort(all, scratch, n);
-    free(sorted == all ? scratch : all);
-    *causes = build_interval_causes(sorted, n);
-    return rperf_interval_list_new(sorted, n);
+    ir->fill = 0;
+    if (n == 0)
+        return 0;
+    if (ir->nruns == ir->cap) {
+        size_t cap = ir->cap ? ir->cap * 2 : 8;
+        rperf_interval_store_t *p = realloc(ir->runs, cap * sizeof(*p));
+        if (!p)
+            return -1;
+        ir->runs = p;
+        ir->cap = cap;
+    }
+    rperf_interval_store_t *run = &ir->runs[ir->nruns++];
+    rperf_interval_store_init(run);
+    const rperf_interval_t *sorted = rperf_interval_sort(ir->slice, ir->scratch, n);
+    for (size_t i = 0; i < n; i++)
+        if (rperf_interval_store_append(run, &sorted[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static void
+free_runs(interval_runs_t *ir)
+{
+    for (size_t i = 0; i < ir->nruns; i++)
+        rperf_interval_store_free(&ir->runs[i]);
+    free(ir->runs);
+    free(ir->slice);
+    free(ir->scratch);
+    memset(ir, 0, sizeof(*ir));
+}
+
+/* The timeline, clipped to the cut, in report order and report units
+ * (ns from the cut's start), as an Rperf::Contention::Intervals: the rings
+ * read from the cursors collect() began (and emptied as they are read when
+ * the report consumes them), then the intervals open at the cut. */
+static VALUE
+build_intervals(build_ctx_t *ctx, struct build_args *a)
+{
+    interval_runs_t *ir = &a->runs;
+    ir->slice = malloc(INTERVAL_SLICE * sizeof(*ir->slice));
+    ir->scratch = malloc(INTERVAL_SLICE * sizeof(*ir->scratch));
+    int failed = !ir->slice || !ir->scratch;
+    for (int i = 1; !failed && i <= a->ncursors; i++) {
+        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
+        if (!r)
+            continue;
+        for (;;) {
+            size_t got = rperf_interval_buffer_read(&r->intervals, &a->cursors[i - 1], ir->slice + ir->fill,
+                                                    INTERVAL_SLICE - ir->fill);
+            ir->fill += got;
+            if (a->consume)
+                rperf_interval_buffer_consume(&r->intervals, &a->cursors[i - 1]);
+            if (ir->fill < INTERVAL_SLICE)
+                break;
+            if (flush_slice(ctx, ir) < 0) {
+                failed = 1;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; !failed && i < ctx->open_count; i++) {
+        ir->slice[ir->fill++] = ctx->open[i];
+        if (ir->fill == INTERVAL_SLICE && flush_slice(ctx, ir) < 0)
+            failed = 1;
+    }
+    if (!failed && flush_slice(ctx, ir) < 0)
+        failed = 1;
+    free(ir->slice);
+    free(ir->scratch);
+    ir->slice = ir->scratch = NULL;
+    rperf_interval_store_t out;
+    rperf_interval_store_init(&out);
+    if (!failed && ir->nruns == 1) {
+        out = ir->runs[0];
+        ir->nruns = 0;
+    } else if (!failed && rperf_interval_merge_runs(ir->runs, ir->nruns, &out) < 0) {
+        rperf_interval_store_free(&out);
+        failed = 1;
+    }
+    free_runs(ir);
+#ifdef __GLIBC__
+    /* The runs and slices were the largest blocks of this process a moment
+     * ago: without a trim glibc keeps megabytes of them at the heap's top. */
+    malloc_trim(0);
+#endif
+    if (failed)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
+    return rperf_interval_list_adopt(&out);
 }
 
 static const char *
@@ -502,12 +585,6 @@ build_meta(const rperf_report_params_t *params, const rperf_cut_t *cut, int clea
     return h;
 }
 
-struct build_args {
-    build_ctx_t *ctx;
-    rperf_edge_list_t table, extra;
-    rperf_interval_t *copied;
-    size_t ncopied;
-};
 
 static void
 read_view(rperf_thread_slot_t *slot, void *arg)
@@ -527,23 +604,20 @@ collect(struct build_args *a)
     int consume = ctx->clear || ctx->cut.final;
 
     /* The timeline first, then the slot views: an interval pushed in
-     * between shows up as a later open start, never as an overlap. */
-    size_t cap = 0;
+     * between shows up as a later open start, never as an overlap. The
+     * rings are only marked here (a cursor per Ractor ends at what they
+     * hold now); build_intervals decodes them a slice at a time. */
+    a->consume = consume;
+    a->ncursors = ctx->nractors;
+    a->cursors = calloc((size_t)(ctx->nractors ? ctx->nractors : 1), sizeof(*a->cursors));
+    ctx->nviews = rperf_slot_count();
+    ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
+    if (!a->cursors || !ctx->views)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
     for (int i = 1; i <= ctx->nractors; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
         if (r)
-            cap += rperf_interval_buffer_count(&r->intervals);
-    }
-    a->copied = malloc((cap ? cap : 1) * sizeof(rperf_interval_t));
-    ctx->nviews = rperf_slot_count();
-    ctx->views = malloc((size_t)(ctx->nviews ? ctx->nviews : 1) * sizeof(rperf_slot_view_t));
-    if (!a->copied || !ctx->views)
-        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
-    for (int i = 1; i <= ctx->nractors && a->ncopied < cap; i++) {
-        rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
-        if (r)
-            a->ncopied += rperf_interval_buffer_copy(&r->intervals, a->copied + a->ncopied, cap - a->ncopied,
-                                                     consume);
+            rperf_interval_buffer_begin(&r->intervals, &a->cursors[i - 1]);
     }
     for (int i = 0; i < ctx->nviews; i++)
         ctx->views[i].state = -1;
@@ -621,12 +695,12 @@ build_report_body(VALUE arg)
     aset(set0, "labels", empty);
     aset(report, "label_sets", rb_ary_new3(1, set0));
     aset(report, "label_totals", build_label_totals(ctx));
-    VALUE interval_causes = Qnil;
-    aset(report, "intervals", build_intervals(ctx, a->copied, a->ncopied, &interval_causes));
+    VALUE intervals = build_intervals(ctx, a);
+    aset(report, "intervals", intervals);
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
     aset(report, "blocked_methods", rows_of_pairs(ctx->blocked_methods, blocked_method_keys, 3, "blocked_ns"));
     if (!ctx->params->counters_only) {
-        aset(report, "interval_causes", interval_causes);
+        aset(report, "interval_causes", rperf_interval_list_causes(intervals));
         aset(report, "blocked_edges", rows_of_pairs(ctx->release_edges, release_edge_keys, 6, "blocked_ns"));
     }
     aset(report, "ractors", build_ractors(ctx));
@@ -649,7 +723,8 @@ static VALUE
 build_report_cleanup(VALUE arg)
 {
     struct build_args *a = (struct build_args *)arg;
-    free(a->copied);
+    free(a->cursors);
+    free_runs(&a->runs);
     rperf_edge_list_free(&a->table);
     rperf_edge_list_free(&a->extra);
     free(a->ctx->open);

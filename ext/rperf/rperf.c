@@ -498,17 +498,16 @@ rb_rperf_parsed_intervals(VALUE self, VALUE parsed)
     if (!r->intervals_text_length)
         return Qnil;
     size_t n = r->n_intervals;
-    rperf_interval_t *records = malloc((n ? n : 1) * sizeof(*records));
-    if (!records)
-        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
+    rperf_interval_store_t store;
+    rperf_interval_store_init(&store);
     for (size_t i = 0; i < n; i++) {
         const rga_interval_t *iv = &r->intervals[i];
         if (r->threads[iv->thread_index].seq > INT32_MAX || iv->label_set > INT32_MAX) {
             /* Valid JSON, but beyond what this process records: Ruby reads it. */
-            free(records);
+            rperf_interval_store_free(&store);
             return Qnil;
         }
-        records[i] = (rperf_interval_t){
+        rperf_interval_t rec = {
             .start_ns = iv->start_ns,
             .end_ns = iv->end_ns,
             .thread_seq = (int32_t)r->threads[iv->thread_index].seq,
@@ -516,8 +515,12 @@ rb_rperf_parsed_intervals(VALUE self, VALUE parsed)
             .stack_id = iv->stack,
             .state = iv->state,
         };
+        if (rperf_interval_store_append(&store, &rec) < 0) {
+            rperf_interval_store_free(&store);
+            rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
+        }
     }
-    VALUE list = rperf_interval_list_new(records, n);
+    VALUE list = rperf_interval_list_adopt(&store);
     return rb_ary_new_from_args(3, SIZET2NUM(r->intervals_text_offset), SIZET2NUM(r->intervals_text_length), list);
 #else
     (void)parsed;
@@ -630,6 +633,7 @@ define_limits(void)
     rb_hash_aset(limits, ID2SYM(rb_intern("ractors")), INT2NUM(RPERF_MAX_RACTORS));
     rb_hash_aset(limits, ID2SYM(rb_intern("stack_depth")), INT2NUM(RPERF_MAX_STACK_DEPTH));
     rb_hash_aset(limits, ID2SYM(rb_intern("report_inflated_bytes")), LL2NUM(RPERF_REPORT_INFLATED_BYTES_DEFAULT));
+    rb_hash_aset(limits, ID2SYM(rb_intern("interval_bytes")), INT2NUM(RPERF_INTERVAL_BYTES));
     rb_define_const(mRperf, "LIMITS", rb_obj_freeze(limits));
 }
 

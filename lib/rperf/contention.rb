@@ -3,7 +3,7 @@
 # Rperf.contention — exact GVL contention accounting for a block of code
 # (or, without a block, from now until Rperf.contention_stop /
 # Session#stop), returned as a Rperf::Report (lib/rperf/report.rb); and the
-# reading side of the packed timeline the extension keeps
+# reading side of the encoded timeline the extension keeps
 # (Rperf::Contention::Intervals). Rperf::Contention::Report is the report
 # class under its rperf-gvl 0.1 name. It does NOT read or render reports.
 require_relative "report"
@@ -41,33 +41,36 @@ module Rperf
 
     # The timeline of a report built by this process ("intervals"): tuples
     # [thread_seq, state, start_ns, end_ns, label_set_id, stack_id] kept
-    # packed by the extension, made into Arrays only when read. Behaves as
-    # a frozen Array for reading; #to_json writes the whole list in C.
-    # (size, at, each and to_json are defined by the extension.)
-    if const_defined?(:Intervals, false)
-      class Intervals
-        include Enumerable
+    # delta-encoded by the extension, made into Arrays only when read.
+    # Behaves as a frozen Array for reading; #to_json writes the whole list
+    # in C, #write_json(io) streams it. (size, at, each, to_json, write_json
+    # and encoded_bytesize are defined by the extension.) IntervalCauses is
+    # the report's "interval_causes": [thread_seq, start_ns, cause,
+    # releaser_seq] of the same records, with the same surface.
+    module PackedRows
+      include Enumerable
 
-        def length = size
-        def empty? = size.zero?
-        def last = at(-1)
+      def length = size
+      def empty? = size.zero?
+      def last = at(-1)
 
-        # at(i), or anything Array#[] takes, through a copy.
-        def [](*args)
-          args.size == 1 && args[0].is_a?(Integer) ? at(args[0]) : to_a[*args]
-        end
-
-        def ==(other)
-          other.respond_to?(:to_a) && other.respond_to?(:size) && size == other.size && to_a == other.to_a
-        end
-
-        def inspect = "#<#{self.class} size=#{size}>"
-
-        # Immutable: a copy is the same list.
-        def dup = self
-        def clone(freeze: true) = freeze ? self : to_a
+      # at(i), or anything Array#[] takes, through a copy.
+      def [](*args)
+        args.size == 1 && args[0].is_a?(Integer) ? at(args[0]) : to_a[*args]
       end
+
+      def ==(other)
+        other.respond_to?(:to_a) && other.respond_to?(:size) && size == other.size && to_a == other.to_a
+      end
+
+      def inspect = "#<#{self.class} size=#{size}>"
+
+      # Immutable: a copy is the same list.
+      def dup = self
+      def clone(freeze: true) = freeze ? self : to_a
     end
+    Intervals.include(PackedRows) if const_defined?(:Intervals, false)
+    IntervalCauses.include(PackedRows) if const_defined?(:IntervalCauses, false)
 
     # rperf-gvl 0.1 names: the report class and its row types.
     Report = Rperf::Report

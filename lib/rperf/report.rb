@@ -55,6 +55,17 @@ module Rperf
     GZIP_LEVEL = 3
     INFLATE_CHUNK = 1 << 16
 
+    # Stands for the timeline while the rest of the document is generated:
+    # JSON.generate splices its to_json verbatim, and a raw NUL is the one
+    # byte JSON text never holds (strings escape it), so it marks where the
+    # timeline is streamed in.
+    class TimelineMark
+      def to_json(*) = "\0"
+    end
+    TIMELINE_MARK = TimelineMark.new.freeze
+    # The keys whose packed lists write_json streams (the timeline and its causes).
+    STREAMED_KEYS = %w[intervals interval_causes].freeze
+
     class << self
       # Reads a report written by #save (plain or gzip JSON). A gzip file may
       # inflate to at most max_bytes (Rperf::LIMITS[:report_inflated_bytes]
@@ -277,16 +288,41 @@ module Rperf
     # output is written. Returns path.
     def save(path, format: nil, **opts)
       kind = Report.format_for(path, format)
-      bytes = case kind
-              when :json then to_json
-              when :json_gz then Zlib.gzip(to_json, level: GZIP_LEVEL)
-              else render(kind, opts)
-              end
-      if PROFILE_VIEWS.include?(kind) && @doc.fetch("samples", []).empty?
-        warn "rperf: the report has no samples; #{path} is an empty profile"
+      case kind
+      when :json then write_file(path.to_s) { |io| write_json(io) }
+      when :json_gz
+        write_file(path.to_s) do |io|
+          gz = Zlib::GzipWriter.new(io, GZIP_LEVEL)
+          write_json(gz)
+          gz.finish
+        end
+      else
+        bytes = render(kind, opts)
+        if PROFILE_VIEWS.include?(kind) && @doc.fetch("samples", []).empty?
+          warn "rperf: the report has no samples; #{path} is an empty profile"
+        end
+        write_file(path.to_s) { |io| io.write(bytes) }
       end
-      write_file(path.to_s, bytes)
       path
+    end
+
+    # Writes the report.json text to io (anything with #write). A timeline
+    # kept encoded is streamed a chunk at a time, so a large report is
+    # written without its whole text in memory; the same bytes as to_json.
+    def write_json(io)
+      packed = @doc.keys.select { |key| STREAMED_KEYS.include?(key) && @doc[key].respond_to?(:write_json) }
+      return io.write(to_json) if @cache.key?(:json) || packed.empty?
+
+      text = JSON.generate(@doc.merge(packed.to_h { |key| [key, TIMELINE_MARK] })).b
+      from = 0
+      packed.each do |key| # in the Hash's order, which JSON.generate keeps
+        at = text.index("\0", from)
+        io.write(text.byteslice(from, at - from))
+        @doc[key].write_json(io)
+        from = at + 1
+      end
+      io.write(text.byteslice(from, text.bytesize - from))
+      io
     end
 
     def inspect
@@ -325,16 +361,16 @@ module Rperf
       BINARY_VIEWS.include?(view) ? out : out.force_encoding(Encoding::UTF_8)
     end
 
-    # A regular file (or a new one) gets the bytes through a temporary file
-    # in the same directory renamed into place, so a failed write leaves the
-    # old file whole; anything else (a device, a FIFO) is written directly
-    # and never replaced.
-    def write_file(path, bytes)
-      return File.binwrite(path, bytes) if File.exist?(path) && !File.file?(path)
+    # A regular file (or a new one) gets what the block writes to the IO it
+    # is given through a temporary file in the same directory renamed into
+    # place, so a failed write leaves the old file whole; anything else (a
+    # device, a FIFO) is written directly and never replaced.
+    def write_file(path, &writer)
+      return File.open(path, "wb", &writer) if File.exist?(path) && !File.file?(path)
 
       tmp = "#{path}.tmp#{Process.pid}.#{Thread.current.object_id}"
       begin
-        File.binwrite(tmp, bytes)
+        File.open(tmp, "wb", &writer)
         File.rename(tmp, path)
       rescue SystemCallError => e
         raise e.class, path # name the file asked for, not the temporary one

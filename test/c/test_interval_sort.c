@@ -1,7 +1,9 @@
 /* test_interval_sort.c — the report's timeline sort (ext/rperf/interval_sort.c,
  * plain C, built here without Ruby) against a reference: for short and long
  * inputs, ties, negative and far-apart keys, the result is ordered by
- * (start_ns, thread_seq) and keeps the input order of equal records. */
+ * (start_ns, thread_seq) and keeps the input order of equal records; and
+ * sorted slices merged from their encoded runs give the same order with
+ * every field kept. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,16 +13,14 @@
 #include <cmocka.h>
 
 #include "interval_sort.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t
 next_random(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return xorshift_next(&rng);
 }
 
 /* The reference order: start, then seq, then input position (kept in
@@ -36,24 +36,49 @@ reference_cmp(const void *a, const void *b)
     return (x->label_set_id > y->label_set_id) - (x->label_set_id < y->label_set_id);
 }
 
+/* n records with random starts in [start_base, start_base + start_span)
+ * and seqs below `seqs`, every other field random too; label_set_id holds
+ * the input position. */
+static void
+fill_random(rperf_interval_t *input, size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
+{
+    for (size_t i = 0; i < n; i++) {
+        input[i].start_ns = start_base + (int64_t)(start_span ? next_random() % start_span : 0);
+        input[i].end_ns = input[i].start_ns + 1 + (int64_t)(next_random() % 1000);
+        input[i].thread_seq = (int32_t)(next_random() % seqs);
+        input[i].label_set_id = (int32_t)i;
+        input[i].stack_id = (int32_t)(next_random() % 7) - 1;
+        input[i].releaser_seq = (int32_t)(next_random() % 3);
+        input[i].state = (uint8_t)(i % 5);
+        input[i].cause = (uint8_t)(next_random() % 4);
+    }
+}
+
+/* A random input of n records, room for the sort's scratch, and the
+ * input sorted by the reference. */
+typedef struct sort_case {
+    rperf_interval_t *input, *scratch, *expected;
+} sort_case_t;
+
+static sort_case_t
+make_case(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
+{
+    sort_case_t c = {calloc(n ? n : 1, sizeof(rperf_interval_t)), calloc(n ? n : 1, sizeof(rperf_interval_t)),
+                     calloc(n ? n : 1, sizeof(rperf_interval_t))};
+    assert_non_null(c.input);
+    assert_non_null(c.scratch);
+    assert_non_null(c.expected);
+    fill_random(c.input, n, start_base, start_span, seqs);
+    memcpy(c.expected, c.input, n * sizeof(*c.input));
+    qsort(c.expected, n, sizeof(*c.expected), reference_cmp);
+    return c;
+}
+
 static void
 check_against_reference(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
 {
-    rperf_interval_t *input = calloc(n ? n : 1, sizeof(*input));
-    rperf_interval_t *scratch = calloc(n ? n : 1, sizeof(*scratch));
-    rperf_interval_t *expected = calloc(n ? n : 1, sizeof(*expected));
-    assert_non_null(input);
-    assert_non_null(scratch);
-    assert_non_null(expected);
-    for (size_t i = 0; i < n; i++) {
-        input[i].start_ns = start_base + (int64_t)(start_span ? next_random() % start_span : 0);
-        input[i].end_ns = input[i].start_ns + 1;
-        input[i].thread_seq = (int32_t)(next_random() % seqs);
-        input[i].label_set_id = (int32_t)i;
-        input[i].state = (uint8_t)(i % 5);
-    }
-    memcpy(expected, input, n * sizeof(*input));
-    qsort(expected, n, sizeof(*expected), reference_cmp);
+    sort_case_t c = make_case(n, start_base, start_span, seqs);
+    rperf_interval_t *input = c.input, *scratch = c.scratch, *expected = c.expected;
     rperf_interval_t *sorted = rperf_interval_sort(input, scratch, n);
     assert_true(sorted == input || sorted == scratch);
     for (size_t i = 0; i < n; i++) {
@@ -100,6 +125,62 @@ test_long_runs_and_wide_keys(void **state)
     check_against_reference(50000, -(INT64_C(1) << 40), UINT64_C(1) << 41, 100);
 }
 
+/* Slices of one input sorted each and merged give the stable sort of the
+ * whole input, whatever the slice sizes (one record, uneven, empty). */
+static void
+check_merge(size_t n, size_t slice, uint64_t start_span, uint32_t seqs)
+{
+    sort_case_t c = make_case(n, 1000, start_span, seqs);
+    rperf_interval_t *input = c.input, *scratch = c.scratch, *expected = c.expected;
+    size_t nruns = slice ? (n + slice - 1) / slice : 0;
+    rperf_interval_store_t *runs = calloc(nruns ? nruns : 1, sizeof(*runs));
+    assert_non_null(runs);
+    for (size_t r = 0; r < nruns; r++) {
+        size_t from = r * slice, len = n - from < slice ? n - from : slice;
+        rperf_interval_t *sorted = rperf_interval_sort(input + from, scratch, len);
+        rperf_interval_store_init(&runs[r]);
+        for (size_t i = 0; i < len; i++)
+            assert_int_equal(rperf_interval_store_append(&runs[r], &sorted[i]), 0);
+    }
+    rperf_interval_store_t out;
+    rperf_interval_store_init(&out);
+    assert_int_equal(rperf_interval_merge_runs(runs, nruns, &out), 0);
+    assert_int_equal(out.count, n);
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, &out, 0);
+    rperf_interval_t got;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(rperf_interval_store_next(&cur, &got), 1);
+        assert_memory_equal(&got.start_ns, &expected[i].start_ns, sizeof(int64_t));
+        assert_int_equal(got.end_ns, expected[i].end_ns);
+        assert_int_equal(got.thread_seq, expected[i].thread_seq);
+        assert_int_equal(got.label_set_id, expected[i].label_set_id);
+        assert_int_equal(got.stack_id, expected[i].stack_id);
+        assert_int_equal(got.releaser_seq, expected[i].releaser_seq);
+        assert_int_equal(got.state, expected[i].state);
+        assert_int_equal(got.cause, expected[i].cause);
+    }
+    assert_int_equal(rperf_interval_store_next(&cur, &got), 0);
+    for (size_t r = 0; r < nruns; r++)
+        rperf_interval_store_free(&runs[r]);
+    rperf_interval_store_free(&out);
+    free(runs);
+    free(input);
+    free(scratch);
+    free(expected);
+}
+
+static void
+test_merged_runs_are_the_stable_sort(void **state)
+{
+    (void)state;
+    check_merge(0, 10, 100, 3);
+    check_merge(1, 10, 100, 3);
+    check_merge(1000, 1, 50, 3);              /* a run per record */
+    check_merge(20000, 777, 20, 4);           /* ties across runs */
+    check_merge(100000, 65536, 1u << 30, 16); /* a long run and a short one */
+}
+
 int
 main(void)
 {
@@ -107,6 +188,7 @@ main(void)
         cmocka_unit_test(test_short_inputs),
         cmocka_unit_test(test_many_ties_keep_input_order),
         cmocka_unit_test(test_long_runs_and_wide_keys),
+        cmocka_unit_test(test_merged_runs_are_the_stable_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,149 @@
+/*
+ * interval_store.c — encoded, append-only interval list with key frames
+ * (see the header). Growth doubles through realloc, which for large
+ * blocks moves pages instead of copying them, so a growing timeline never
+ * holds two copies of itself.
+ */
+#include "interval_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+void
+rperf_interval_store_init(rperf_interval_store_t *store)
+{
+    memset(store, 0, sizeof(*store));
+}
+
+static int
+grow(void **p, size_t *capacity, size_t need, size_t item, size_t first)
+{
+    if (need <= *capacity)
+        return 0;
+    size_t cap = *capacity ? *capacity : first;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / item)
+            return -1;
+        cap *= 2;
+    }
+    void *q = realloc(*p, cap * item);
+    if (!q)
+        return -1;
+    *p = q;
+    *capacity = cap;
+    return 0;
+}
+
+int
+rperf_interval_store_append(rperf_interval_store_t *store, const rperf_interval_t *rec)
+{
+    if (grow((void **)&store->bytes, &store->capacity, store->used + RPERF_INTERVAL_CODEC_MAX_BYTES, 1, 4096) < 0)
+        return -1;
+    if (store->count % RPERF_INTERVAL_STORE_STRIDE == 0) {
+        if (grow((void **)&store->keys, &store->keys_capacity, store->nkeys + 1, sizeof(*store->keys), 16) < 0)
+            return -1;
+        store->keys[store->nkeys++] = (rperf_interval_store_key_t){store->used, store->state};
+    }
+    store->used += rperf_interval_encode(&store->state, rec, store->bytes + store->used);
+    store->count++;
+    return 0;
+}
+
+static void
+shrink_to(void **p, size_t *capacity, size_t need, size_t item)
+{
+    if (!*p || need == *capacity)
+        return;
+    if (need == 0) {
+        free(*p);
+        *p = NULL;
+        *capacity = 0;
+        return;
+    }
+    void *q = realloc(*p, need * item);
+    if (q) {
+        *p = q;
+        *capacity = need;
+    }
+}
+
+void
+rperf_interval_store_shrink(rperf_interval_store_t *store)
+{
+    /* Appending after a shrink grows again; the margin a record needs is
+     * taken back then. */
+    shrink_to((void **)&store->bytes, &store->capacity, store->used, 1);
+    shrink_to((void **)&store->keys, &store->keys_capacity, store->nkeys, sizeof(*store->keys));
+}
+
+void
+rperf_interval_store_free(rperf_interval_store_t *store)
+{
+    free(store->bytes);
+    free(store->keys);
+    rperf_interval_store_init(store);
+}
+
+size_t
+rperf_interval_store_bytes(const rperf_interval_store_t *store)
+{
+    return store->capacity + store->keys_capacity * sizeof(*store->keys);
+}
+
+void
+rperf_interval_store_cursor_init(rperf_interval_store_cursor_t *cur, const rperf_interval_store_t *store,
+                                 size_t index)
+{
+    memset(cur, 0, sizeof(*cur));
+    cur->store = store;
+    if (index >= store->count) {
+        cur->index = store->count;
+        cur->offset = store->used;
+        return;
+    }
+    const rperf_interval_store_key_t *key = &store->keys[index / RPERF_INTERVAL_STORE_STRIDE];
+    cur->offset = key->offset;
+    cur->state = key->state;
+    cur->index = index / RPERF_INTERVAL_STORE_STRIDE * RPERF_INTERVAL_STORE_STRIDE;
+    rperf_interval_t skipped;
+    while (cur->index < index)
+        rperf_interval_store_next(cur, &skipped);
+}
+
+int
+rperf_interval_store_next(rperf_interval_store_cursor_t *cur, rperf_interval_t *out)
+{
+    const rperf_interval_store_t *store = cur->store;
+    if (cur->index >= store->count)
+        return 0;
+    size_t used = rperf_interval_decode(&cur->state, store->bytes + cur->offset, store->used - cur->offset, out);
+    if (!used)
+        return 0; /* cannot happen: the store wrote whole records */
+    cur->offset += used;
+    cur->index++;
+    return 1;
+}
+
+int
+rperf_interval_store_get(const rperf_interval_store_t *store, size_t index, rperf_interval_t *out)
+{
+    if (index >= store->count)
+        return -1;
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, store, index);
+    return rperf_interval_store_next(&cur, out) ? 0 : -1;
+}
+
+void
+rperf_interval_store_release_before(rperf_interval_store_t *store, size_t offset)
+{
+    /* Whole pages strictly inside the block only: the allocator's own
+     * bookkeeping around it is never touched. */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)store->bytes + page - 1) / page * page;
+    uintptr_t hi = ((uintptr_t)store->bytes + (offset < store->used ? offset : store->used)) / page * page;
+    if (hi > lo && hi - lo >= 16 * page)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}

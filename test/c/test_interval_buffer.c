@@ -1,0 +1,307 @@
+/* test_interval_buffer.c — the encoded timeline ring (ext/rperf/
+ * interval_buffer.c) and its codec (interval_codec.c), plain C built here
+ * without Ruby: every field of every record comes back exactly (extreme
+ * and random values, wrap-around of the ring), a full ring drops and
+ * counts, reading without consuming leaves the ring as it was, and the
+ * decoder refuses truncated and malformed bytes; the encoded list
+ * (interval_store.c) reads back from any index. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "interval_buffer.h"
+#include "interval_codec.h"
+#include "interval_store.h"
+#include "rperf_limits.h"
+#include "xorshift.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t
+next_random(void)
+{
+    return xorshift_next(&rng);
+}
+
+static void
+assert_same(const rperf_interval_t *a, const rperf_interval_t *b)
+{
+    assert_int_equal(a->start_ns, b->start_ns);
+    assert_int_equal(a->end_ns, b->end_ns);
+    assert_int_equal(a->thread_seq, b->thread_seq);
+    assert_int_equal(a->label_set_id, b->label_set_id);
+    assert_int_equal(a->stack_id, b->stack_id);
+    assert_int_equal(a->releaser_seq, b->releaser_seq);
+    assert_int_equal(a->state, b->state);
+    assert_int_equal(a->cause, b->cause);
+}
+
+/* Records like a busy run's: ends a few microseconds apart, a few threads,
+ * mostly no stack, now and then a releaser and cause; one in `wild` is
+ * drawn from the whole range of every field instead. */
+static rperf_interval_t
+make_record(int64_t *clock, unsigned wild)
+{
+    rperf_interval_t r;
+    memset(&r, 0, sizeof(r));
+    if (wild && next_random() % wild == 0) {
+        r.start_ns = (int64_t)next_random();
+        r.end_ns = (int64_t)next_random();
+        r.thread_seq = (int32_t)next_random();
+        r.label_set_id = (int32_t)next_random();
+        r.stack_id = (int32_t)next_random();
+        r.releaser_seq = (int32_t)next_random();
+        r.state = (uint8_t)next_random();
+        r.cause = (uint8_t)next_random();
+        return r;
+    }
+    *clock += (int64_t)(next_random() % 20000);
+    r.end_ns = *clock;
+    r.start_ns = *clock - (int64_t)(next_random() % 50000);
+    r.thread_seq = 1 + (int32_t)(next_random() % 8);
+    r.label_set_id = (int32_t)(next_random() % 3);
+    r.stack_id = next_random() % 4 ? -1 : (int32_t)(next_random() % 1000);
+    r.state = (uint8_t)(next_random() % 5);
+    if (r.state == 2 && next_random() % 2) {
+        r.releaser_seq = 1 + (int32_t)(next_random() % 8);
+        r.cause = (uint8_t)(next_random() % 6);
+    }
+    return r;
+}
+
+static void
+test_codec_round_trips_every_field(void **unused)
+{
+    (void)unused;
+    rperf_interval_codec_state_t enc, dec;
+    rperf_interval_codec_reset(&enc);
+    rperf_interval_codec_reset(&dec);
+    const rperf_interval_t extremes[] = {
+        {INT64_MIN, INT64_MAX, INT32_MIN, INT32_MAX, -1, INT32_MIN, 255, 255},
+        {INT64_MAX, INT64_MIN, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MAX, 7, 1},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+        {-5, -3, 1, 0, -1, 0, 6, 0},
+    };
+    uint8_t bytes[RPERF_INTERVAL_CODEC_MAX_BYTES];
+    for (size_t i = 0; i < sizeof(extremes) / sizeof(extremes[0]); i++) {
+        size_t len = rperf_interval_encode(&enc, &extremes[i], bytes);
+        assert_true(len >= 3 && len <= RPERF_INTERVAL_CODEC_MAX_BYTES);
+        rperf_interval_t back;
+        assert_int_equal(rperf_interval_decode(&dec, bytes, len, &back), len);
+        assert_same(&back, &extremes[i]);
+    }
+    int64_t clock = 1000000000;
+    size_t total = 0, n = 100000;
+    for (size_t i = 0; i < n; i++) {
+        rperf_interval_t r = make_record(&clock, 1000);
+        size_t len = rperf_interval_encode(&enc, &r, bytes);
+        total += len;
+        rperf_interval_t back;
+        assert_int_equal(rperf_interval_decode(&dec, bytes, len, &back), len);
+        assert_same(&back, &r);
+    }
+    /* The point of the codec: under RPERF_INTERVAL_BYTES on average. */
+    print_message("%.2f bytes per record\n", (double)total / (double)n);
+    assert_true(total < n * RPERF_INTERVAL_BYTES);
+}
+
+static void
+test_codec_refuses_truncated_and_malformed_bytes(void **unused)
+{
+    (void)unused;
+    rperf_interval_codec_state_t enc, dec;
+    rperf_interval_codec_reset(&enc);
+    rperf_interval_t r = {123456789, 987654321, 70000, 3, 4000, 9, 2, 3};
+    uint8_t bytes[RPERF_INTERVAL_CODEC_MAX_BYTES];
+    size_t len = rperf_interval_encode(&enc, &r, bytes);
+    rperf_interval_t back;
+    for (size_t cut = 0; cut < len; cut++) {
+        rperf_interval_codec_reset(&dec);
+        assert_int_equal(rperf_interval_decode(&dec, bytes, cut, &back), 0);
+        assert_int_equal(dec.end_ns, 0); /* state untouched */
+    }
+    uint8_t bad_header[] = {0x80, 0, 0};
+    rperf_interval_codec_reset(&dec);
+    assert_int_equal(rperf_interval_decode(&dec, bad_header, sizeof(bad_header), &back), 0);
+    uint8_t endless_varint[RPERF_INTERVAL_CODEC_MAX_BYTES];
+    memset(endless_varint, 0xff, sizeof(endless_varint));
+    endless_varint[0] = 0;
+    assert_int_equal(rperf_interval_decode(&dec, endless_varint, sizeof(endless_varint), &back), 0);
+}
+
+/* Pushes n records through a ring of max_records, draining every `batch`
+ * records (0: never), and checks every record read back. */
+static void
+check_ring(uint64_t max_records, size_t n, size_t batch, unsigned wild)
+{
+    rperf_interval_buffer_t buf;
+    assert_int_equal(rperf_interval_buffer_init(&buf, max_records), 0);
+    rperf_interval_t *pushed = calloc(n, sizeof(*pushed));
+    rperf_interval_t *read = calloc(n + 1, sizeof(*read));
+    assert_non_null(pushed);
+    assert_non_null(read);
+    int64_t clock = 42;
+    size_t accepted = 0, got = 0;
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        rperf_interval_t r = make_record(&clock, wild);
+        if (rperf_interval_buffer_push(&buf, &r) == 0)
+            pushed[accepted++] = r;
+        else
+            dropped++;
+        if (batch && (i + 1) % batch == 0) {
+            size_t held = rperf_interval_buffer_count(&buf);
+            /* A peek first: it must not consume. */
+            assert_int_equal(rperf_interval_buffer_copy(&buf, read + got, n + 1 - got, 0), held);
+            assert_int_equal(rperf_interval_buffer_count(&buf), held);
+            assert_int_equal(rperf_interval_buffer_copy(&buf, read + got, n + 1 - got, 1), held);
+            got += held;
+            assert_int_equal(rperf_interval_buffer_count(&buf), 0);
+        }
+    }
+    got += rperf_interval_buffer_copy(&buf, read + got, n + 1 - got, 1);
+    assert_int_equal(got, accepted);
+    assert_int_equal(accepted + dropped, n);
+    assert_int_equal(rperf_interval_buffer_take_dropped(&buf, 1), dropped);
+    assert_int_equal(rperf_interval_buffer_take_dropped(&buf, 0), 0);
+    for (size_t i = 0; i < got; i++)
+        assert_same(&read[i], &pushed[i]);
+    rperf_interval_buffer_free(&buf);
+    free(pushed);
+    free(read);
+}
+
+static void
+test_ring_keeps_every_record_across_wraps(void **unused)
+{
+    (void)unused;
+    /* Drained often: many wraps of a small ring, nothing dropped. */
+    check_ring(64, 20000, 50, 100);
+    /* A large ring drained in big batches gives pages back on the way. */
+    check_ring(200000, 300000, 100000, 0);
+}
+
+static void
+test_full_ring_drops_and_counts(void **unused)
+{
+    (void)unused;
+    rperf_interval_buffer_t buf;
+    assert_int_equal(rperf_interval_buffer_init(&buf, 4), 0);
+    int64_t clock = 0;
+    for (int i = 0; i < 10; i++) {
+        rperf_interval_t r = make_record(&clock, 0);
+        assert_int_equal(rperf_interval_buffer_push(&buf, &r), i < 4 ? 0 : -1);
+    }
+    assert_int_equal(rperf_interval_buffer_count(&buf), 4);
+    assert_int_equal(rperf_interval_buffer_take_dropped(&buf, 0), 6);
+    /* Records far apart in every field fill the bytes before the count. */
+    check_ring(1000, 5000, 0, 1);
+    rperf_interval_buffer_free(&buf);
+    /* No ring at all (max_intervals 0): every push is counted. */
+    assert_int_equal(rperf_interval_buffer_init(&buf, 0), 0);
+    rperf_interval_t r = make_record(&clock, 0);
+    assert_int_equal(rperf_interval_buffer_push(&buf, &r), -1);
+    assert_int_equal(rperf_interval_buffer_take_dropped(&buf, 0), 1);
+    assert_int_equal(rperf_interval_buffer_bytes(4), 4 * RPERF_INTERVAL_BYTES + RPERF_INTERVAL_CODEC_MAX_BYTES);
+}
+
+/* The encoded list: appended records read back in order from any index
+ * (key frames), at any index, and past the end as nothing; shrinking
+ * keeps them, and appending after a shrink works. */
+static void
+test_store_reads_back_from_any_index(void **unused)
+{
+    (void)unused;
+    enum { N = 5 * RPERF_INTERVAL_STORE_STRIDE + 7 };
+    rperf_interval_t records[N];
+    int64_t clock = 5;
+    rperf_interval_store_t store;
+    rperf_interval_store_init(&store);
+    rperf_interval_t got;
+    assert_int_equal(rperf_interval_store_get(&store, 0, &got), -1);
+    for (size_t i = 0; i < N; i++) {
+        records[i] = make_record(&clock, 10);
+        if (i == N / 2)
+            rperf_interval_store_shrink(&store);
+        assert_int_equal(rperf_interval_store_append(&store, &records[i]), 0);
+    }
+    rperf_interval_store_shrink(&store);
+    assert_int_equal(store.count, N);
+    assert_true(rperf_interval_store_bytes(&store) < N * sizeof(rperf_interval_t));
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(rperf_interval_store_get(&store, i, &got), 0);
+        assert_same(&got, &records[i]);
+    }
+    assert_int_equal(rperf_interval_store_get(&store, N, &got), -1);
+    const size_t starts[] = {0, 1, RPERF_INTERVAL_STORE_STRIDE - 1, RPERF_INTERVAL_STORE_STRIDE, N - 1, N, N + 5};
+    for (size_t s = 0; s < sizeof(starts) / sizeof(starts[0]); s++) {
+        rperf_interval_store_cursor_t cur;
+        rperf_interval_store_cursor_init(&cur, &store, starts[s]);
+        size_t i = starts[s];
+        while (rperf_interval_store_next(&cur, &got))
+            assert_same(&got, &records[i++]);
+        assert_int_equal(i, starts[s] < N ? N : starts[s]);
+    }
+    rperf_interval_store_free(&store);
+    assert_int_equal(store.count, 0);
+}
+
+/* A ring read a slice at a time through a cursor, consumed after each
+ * slice, gives every record once and leaves the rest for the next reader. */
+static void
+test_ring_cursor_reads_in_slices(void **unused)
+{
+    (void)unused;
+    rperf_interval_buffer_t buf;
+    assert_int_equal(rperf_interval_buffer_init(&buf, 100000), 0);
+    enum { N = 90000, SLICE = 7000 };
+    rperf_interval_t *pushed = calloc(N + 10, sizeof(*pushed));
+    rperf_interval_t *slice = calloc(SLICE, sizeof(*slice));
+    assert_non_null(pushed);
+    assert_non_null(slice);
+    int64_t clock = 0;
+    for (size_t i = 0; i < N; i++) {
+        pushed[i] = make_record(&clock, 50);
+        assert_int_equal(rperf_interval_buffer_push(&buf, &pushed[i]), 0);
+    }
+    rperf_interval_buffer_cursor_t cur;
+    rperf_interval_buffer_begin(&buf, &cur);
+    /* Pushed after begin: not this reader's. */
+    for (size_t i = N; i < N + 10; i++) {
+        pushed[i] = make_record(&clock, 0);
+        assert_int_equal(rperf_interval_buffer_push(&buf, &pushed[i]), 0);
+    }
+    size_t seen = 0, got;
+    while ((got = rperf_interval_buffer_read(&buf, &cur, slice, SLICE)) > 0) {
+        for (size_t i = 0; i < got; i++)
+            assert_same(&slice[i], &pushed[seen + i]);
+        seen += got;
+        rperf_interval_buffer_consume(&buf, &cur);
+        assert_int_equal(rperf_interval_buffer_count(&buf), N + 10 - seen);
+    }
+    assert_int_equal(seen, N);
+    assert_int_equal(rperf_interval_buffer_copy(&buf, slice, SLICE, 1), 10);
+    for (size_t i = 0; i < 10; i++)
+        assert_same(&slice[i], &pushed[N + i]);
+    rperf_interval_buffer_free(&buf);
+    free(pushed);
+    free(slice);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_codec_round_trips_every_field),
+        cmocka_unit_test(test_codec_refuses_truncated_and_malformed_bytes),
+        cmocka_unit_test(test_ring_keeps_every_record_across_wraps),
+        cmocka_unit_test(test_full_ring_drops_and_counts),
+        cmocka_unit_test(test_store_reads_back_from_any_index),
+        cmocka_unit_test(test_ring_cursor_reads_in_slices),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
