@@ -179,8 +179,10 @@ next_value(loader_t *ld, rga_status_t *status)
 {
     skip_ws(ld);
     json_error_t je;
+    /* JSON_ALLOW_NUL: a label may hold "\u0000" (the writer escapes it); the
+     * report must load, and the C views show such a string up to the NUL. */
     json_t *v = json_loadb(ld->text + ld->pos, ld->len - ld->pos,
-                           JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+                           JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (!v) {
         long base_line, base_col;
         offset_to_line_col(ld->text, ld->pos, &base_line, &base_col);

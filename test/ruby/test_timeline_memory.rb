@@ -142,6 +142,11 @@ class TestTimelineMemory < Test::Unit::TestCase
       text = File.binread(json)
       assert_equal report.to_json, text
       assert_equal text, Zlib.gunzip(File.binread(gz))
+      # and it loads again, the label's NUL included (the analysis module
+      # reads it too: the summary renders).
+      loaded = Rperf::Report.load(json)
+      assert_equal report.to_h["label_sets"], loaded.to_h["label_sets"]
+      assert_match(/k=nul/, loaded.to_summary)
     end
     io = StringIO.new(+"")
     intervals = report.to_h["intervals"]
