@@ -364,22 +364,34 @@ method_index(rperf_thread_slot_t *slot, uint32_t frame)
     return idx;
 }
 
+/* Within the seqlock, at SUSPENDED: the method index of leaf frame
+ * `leaf`. A thread mostly blocks in one of the few methods it blocked in
+ * lately: those skip the cause table (its probe and the frame's path). */
+static inline int
+leaf_method_index(rperf_thread_slot_t *slot, VALUE leaf)
+{
+    if (!leaf)
+        return 0;
+    for (int i = 0; i < RPERF_SLOT_LEAF_CACHE; i++) {
+        if (slot->leaf_cache[i] == leaf)
+            return slot->leaf_method[i];
+    }
+    int idx = method_index(slot, rperf_cause_table_intern(leaf));
+    if (idx > 0) {
+        int e = slot->leaf_next;
+        slot->leaf_cache[e] = leaf;
+        slot->leaf_method[e] = idx;
+        slot->leaf_next = (e + 1) % RPERF_SLOT_LEAF_CACHE;
+    }
+    return idx;
+}
+
 /* Within the seqlock, at SUSPENDED: the blocked span that begins is
- * charged to the method of the leaf frame `leaf`. A thread mostly blocks
- * in the method it blocked in last: that one skips the table. */
+ * charged to the method of the leaf frame `leaf`. */
 static inline void
 begin_blocked(rperf_thread_slot_t *slot, VALUE leaf)
 {
-    int idx;
-    if (leaf && leaf == slot->last_leaf) {
-        idx = slot->last_method;
-    } else {
-        idx = method_index(slot, rperf_cause_table_intern(leaf));
-        if (idx > 0) {
-            slot->last_leaf = leaf;
-            slot->last_method = idx;
-        }
-    }
+    int idx = leaf_method_index(slot, leaf);
     switch_method(slot, idx);
     RPERF_STORE(slot->blocked_spans, slot->blocked_spans + 1);
     RPERF_STORE(slot->ready_releaser, 0);

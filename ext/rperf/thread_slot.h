@@ -45,6 +45,11 @@
 /* Release edges per waiter (releaser, both label sets, method index); a
  * release beyond them stays unattributed (release_unknown_ns). */
 #define RPERF_SLOT_RELEASES 16
+/* Leaf frames remembered per thread with their method index: a thread
+ * mostly alternates between a few waits (a pipe ping-pong blocks in
+ * IO#write, then IO#read), and each remembered one skips the cause table
+ * probe at SUSPENDED. */
+#define RPERF_SLOT_LEAF_CACHE 2
 
 typedef struct rperf_blocked_method {
     uint32_t frame; /* cause table id; 0 for index 0 */
@@ -117,9 +122,10 @@ typedef struct rperf_thread_slot {
     int ready_releaser;     /* seq of the thread that readied this one, 0 if none */
     uint32_t blocked_spans; /* SUSPENDED events: blocked spans begun */
     /* ---- written when the method changes ---- */
-    VALUE last_leaf; /* the last leaf frame classified (a pinned cause table key) ... */
-    int last_method; /* ... and its method index */
-    int nmethods;    /* methods[0] is "unknown"; 0 means 1 */
+    VALUE leaf_cache[RPERF_SLOT_LEAF_CACHE]; /* leaf frames classified lately (pinned cause table keys) ... */
+    int leaf_method[RPERF_SLOT_LEAF_CACHE];  /* ... and their method indexes */
+    int leaf_next;                           /* the entry the next new leaf replaces */
+    int nmethods;                            /* methods[0] is "unknown"; 0 means 1 */
     int nreleases;
     uint32_t span_mark;     /* blocked_spans when block_method began */
     int64_t method_mark_ns; /* totals[BLOCKED] when block_method began */
