@@ -410,6 +410,25 @@ signal_handler(int signo, siginfo_t *info, void *context)
     errno = saved_errno;
 }
 
+/* Ruby 3.3 sends a job triggered from a non-Ruby thread to the main
+ * Ractor's running_ec: the last thread that ran there, which may have
+ * blocked since (the caveat of Ruby's Bug #20197). Then the job waits for
+ * that thread to wake, and a thread computing alone meanwhile gets no
+ * sample at all (seen: a 300 ms computation without one). So the main
+ * Ractor's GVL holder that the hooks record is signalled too: its handler
+ * triggers the job on its own execution context. The job runs once
+ * however many contexts were flagged (one VM-wide triggered bit). */
+static void
+signal_main_holder(pid_t pid)
+{
+    const rperf_ractor_slot_t *main_ractor = rperf_ractor_by_id(1);
+    int seq = main_ractor ? __atomic_load_n(&main_ractor->holder_seq, __ATOMIC_ACQUIRE) : 0;
+    const rperf_thread_slot_t *holder = seq > 0 ? rperf_slot_by_seq(seq) : NULL;
+    pid_t tid = holder ? (pid_t)RPERF_LOAD(holder->native_id) : 0;
+    if (tid > 0)
+        syscall(SYS_tgkill, pid, tid, g.signo);
+}
+
 static void
 worker_tick(void *arg)
 {
@@ -418,6 +437,7 @@ worker_tick(void *arg)
     rb_postponed_job_trigger(g.job); /* from a non-Ruby thread: the main Ractor */
     if (g.signo <= 0)
         return;
+    signal_main_holder(getpid());
 
     /* Only the main Ractor registered: nothing to signal (a new Ractor
      * registers from its first RESUMED), and no slot scan per tick. */
