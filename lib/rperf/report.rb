@@ -313,10 +313,11 @@ module Rperf
       packed = @doc.keys.select { |key| STREAMED_KEYS.include?(key) && @doc[key].respond_to?(:write_json) }
       return io.write(to_json) if @cache.key?(:json) || packed.empty?
 
-      text = JSON.generate(@doc.merge(packed.to_h { |key| [key, TIMELINE_MARK] })).b
+      text = JSON.generate(@doc.merge(packed.to_h { |key| [key, TIMELINE_MARK] }))
+      bytes = text.b # byte offsets to find the marks; the slices written stay UTF-8
       from = 0
       packed.each do |key| # in the Hash's order, which JSON.generate keeps
-        at = text.index("\0", from)
+        at = bytes.index("\0", from)
         io.write(text.byteslice(from, at - from))
         @doc[key].write_json(io)
         from = at + 1
