@@ -637,6 +637,23 @@ define_limits(void)
     rb_define_const(mRperf, "LIMITS", rb_obj_freeze(limits));
 }
 
+/* Ruby frees its VM after the end procs have run, while this process's
+ * other native threads live on until exit(): a sampler worker still ticking
+ * then triggers a postponed job on the freed VM and the process dies of
+ * SIGSEGV at exit. This end proc, registered when the extension loads,
+ * runs after every at_exit the program registers later (end procs run last
+ * in, first out), so an at_exit that stops the profile or saves its report
+ * still finds it whole. It stops only the worker: the hooks keep counting
+ * and a report taken after it still reads every table, without samples
+ * after this point. */
+static void
+stop_sampler_at_exit(VALUE unused)
+{
+    (void)unused;
+    if (prof.sampler_running)
+        rperf_sampler_stop();
+}
+
 RUBY_FUNC_EXPORTED void
 Init_rperf_ext(void)
 {
@@ -689,4 +706,5 @@ Init_rperf_ext(void)
     profiler_anchor = TypedData_Wrap_Struct(rb_cObject, &anchor_type, &prof);
     rb_gc_register_mark_object(profiler_anchor);
     pthread_atfork(NULL, NULL, after_fork_child);
+    rb_set_end_proc(stop_sampler_at_exit, Qnil);
 }
