@@ -36,7 +36,7 @@ class TestExitWhileProfiling < Test::Unit::TestCase
       RUBY
       assert status.success?, "#{mode} mode: #{status.inspect}\n#{err}"
       assert_equal "done\n", out
-      assert_equal "", err
+      refute_match(/Segmentation fault|\[BUG\]|SIGSEGV/, err)
     end
   end
 
