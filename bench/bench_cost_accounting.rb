@@ -28,6 +28,7 @@
 #        [--modes counters,wall,cpu] [--pin CPU]
 require "json"
 require "rbconfig"
+require_relative "yardstick/build"
 require "tmpdir"
 
 module BenchCostAccounting
@@ -85,16 +86,6 @@ module BenchCostAccounting
     puts JSON.generate({ "elapsed_ns" => elapsed, "cpu_ns" => cpu, "worker_ns" => worker_ns,
                          "hook_ns" => stats.fetch("hook_time_ns", 0), "sampling_ns" => stats.fetch("sampling_time_ns", 0),
                          "hook_events" => stats.fetch("hook_events", 0), "samples" => stats.fetch("sampling_count", 0) })
-  end
-
-  # Builds bench/yardstick into a temporary directory; returns it.
-  def build_yardstick
-    dir = Dir.mktmpdir("rperf-yardstick")
-    src = File.join(__dir__, "yardstick")
-    ok = system(RbConfig.ruby, File.join(src, "extconf.rb"), chdir: dir, out: File::NULL) &&
-         system("make", "-s", chdir: dir, out: File::NULL)
-    abort "bench_cost_accounting: could not build bench/yardstick (needs a C compiler and Ruby headers)" unless ok
-    dir
   end
 
   def run_child(workload, mode, pin)
@@ -158,7 +149,7 @@ module BenchCostAccounting
       end
     end
     abort "bench_cost_accounting: --runs must be at least 1" if runs < 1
-    @yardstick_dir = build_yardstick
+    @yardstick_dir = YardstickBuild.build("bench_cost_accounting")
     selected.each do |workload|
       rounds = Array.new(runs) do |i|
         $stderr.print "\r(#{workload}) round #{i + 1}/#{runs}"

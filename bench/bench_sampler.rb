@@ -47,6 +47,7 @@ require "etc"
 require "json"
 require "tmpdir"
 require "rbconfig"
+require_relative "yardstick/build"
 
 module BenchSampler
   WORKLOADS = {
@@ -104,17 +105,6 @@ module BenchSampler
     (report["stats"] || {}).select { |_, v| v.is_a?(Numeric) }
   end
 
-  # Builds the counters-only yardstick hook (bench/yardstick) into a
-  # temporary directory and returns that directory.
-  def build_yardstick
-    dir = Dir.mktmpdir("rperf-yardstick")
-    src = File.join(__dir__, "yardstick")
-    ok = system(RbConfig.ruby, File.join(src, "extconf.rb"), chdir: dir, out: File::NULL) &&
-         system("make", "-s", chdir: dir, out: File::NULL)
-    abort "bench_sampler: could not build bench/yardstick (needs a C compiler and Ruby headers)" unless ok
-    dir
-  end
-
   BASE_SUFFIX = "@base"
 
   def run_child(workload, variant, load_path, pin = nil)
@@ -162,7 +152,7 @@ module BenchSampler
       end
     end
     load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
-    load_path += [build_yardstick] if variants.any? { _1.start_with?("yardstick") }
+    load_path += [YardstickBuild.build("bench_sampler")] if variants.any? { _1.start_with?("yardstick") }
     variants = variants.flat_map { |v| START.key?(v) ? [v, v + BASE_SUFFIX] : [v] } if @base_load_path
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
          "#{pin ? ", every run pinned to CPU #{pin}" : ''}"
