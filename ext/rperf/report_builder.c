@@ -62,8 +62,8 @@ typedef struct build_ctx {
     int nviews;
     rperf_label_total_t *labels;
     size_t nlabels;
-    VALUE
-        release_edges; /* Hash [ractor, waiter, releaser, cause, waiter label, releaser label, stack] => [ns, count] */
+    /* Hash [ractor, waiter, releaser, cause, waiter label, releaser label, stack] => [ns, count] */
+    VALUE release_edges;
     VALUE blocked_methods;        /* Hash [thread, cause, label] => [ns, count] */
     uint32_t release_generation;  /* release stacks below it are in the views (rperf_contention_views_end) */
     struct release_row *releases; /* the report's releases by waiter list entry, split by stack at the end */
