@@ -595,6 +595,7 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
         o->dropped_label_sets += s->dropped_label_sets;
         o->dropped_causes += s->dropped_causes;
         o->dropped_blocked_edges += s->dropped_blocked_edges;
+        o->dropped_release_stacks += s->dropped_release_stacks;
     }
     out->meta.duration_ns = end;
     coalesce_threads(out);

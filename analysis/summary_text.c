@@ -518,10 +518,15 @@ write_header(const rga_summary_t *s, FILE *out, bool color)
         const char *name;
         int64_t v;
     } drops[] = {
-        {"samples", st->dropped_samples},     {"aggregation", st->dropped_aggregation},
-        {"intervals", st->dropped_intervals}, {"edges", st->dropped_edges},
-        {"threads", st->dropped_threads},     {"label_sets", st->dropped_label_sets},
-        {"causes", st->dropped_causes},       {"blocked_edges", st->dropped_blocked_edges},
+        {"samples", st->dropped_samples},
+        {"aggregation", st->dropped_aggregation},
+        {"intervals", st->dropped_intervals},
+        {"edges", st->dropped_edges},
+        {"threads", st->dropped_threads},
+        {"label_sets", st->dropped_label_sets},
+        {"causes", st->dropped_causes},
+        {"blocked_edges", st->dropped_blocked_edges},
+        {"release_stacks", st->dropped_release_stacks},
     };
     bool any = false;
     for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++) {
