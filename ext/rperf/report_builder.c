@@ -161,6 +161,21 @@ add_pair(VALUE hash, VALUE key, int64_t ns, uint64_t count)
     rb_ary_store(cur, 1, ULL2NUM(NUM2ULL(rb_ary_entry(cur, 1)) + count));
 }
 
+/* Makes room for element `count` of a growing array (doubling); 0 or -1. */
+static int
+room_for_one(void **array, size_t *cap, size_t count, size_t size)
+{
+    if (count < *cap)
+        return 0;
+    size_t grown_cap = *cap ? *cap * 2 : 64;
+    void *grown = realloc(*array, grown_cap * size);
+    if (!grown)
+        return -1;
+    *array = grown;
+    *cap = grown_cap;
+    return 0;
+}
+
 /* Per thread: blocked time by cause and by method, its release edges and
  * the releasable time no releaser was found for. */
 static void
@@ -195,14 +210,8 @@ build_thread_causes(build_ctx_t *ctx, VALUE h, const rperf_thread_slot_t *slot, 
         int c = method_cause[rel->method];
         if (!RPERF_CAUSE_RELEASABLE(c))
             continue;
-        if (ctx->nreleases == ctx->releases_cap) {
-            size_t cap = ctx->releases_cap ? ctx->releases_cap * 2 : 64;
-            release_row_t *p = realloc(ctx->releases, cap * sizeof(*p));
-            if (!p)
-                rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
-            ctx->releases = p;
-            ctx->releases_cap = cap;
-        }
+        if (room_for_one((void **)&ctx->releases, &ctx->releases_cap, ctx->nreleases, sizeof(*ctx->releases)) < 0)
+            rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
         ctx->releases[ctx->nreleases++] = (release_row_t){
             .ractor = rid,
             .waiter = slot->seq,
@@ -680,14 +689,8 @@ static void
 collect_release_part(int waiter_seq, int release_index, uint32_t stack_id, int64_t ns, uint64_t count, void *arg)
 {
     build_ctx_t *ctx = arg;
-    if (ctx->nparts == ctx->parts_cap) {
-        size_t cap = ctx->parts_cap ? ctx->parts_cap * 2 : 64;
-        release_part_t *p = realloc(ctx->parts, cap * sizeof(*p));
-        if (!p)
-            return; /* rows without the rest of the stacks: never a wrong one */
-        ctx->parts = p;
-        ctx->parts_cap = cap;
-    }
+    if (room_for_one((void **)&ctx->parts, &ctx->parts_cap, ctx->nparts, sizeof(*ctx->parts)) < 0)
+        return; /* rows without the rest of the stacks: never a wrong one */
     ctx->parts[ctx->nparts++] = (release_part_t){
         .waiter = waiter_seq, .release_index = release_index, .stack_id = stack_id, .ns = ns, .count = count};
 }

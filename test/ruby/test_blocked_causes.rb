@@ -332,6 +332,15 @@ class TestBlockedCauses < Test::Unit::TestCase
     assert_equal keys.size, keys.uniq.size, "one row per edge and releaser stack"
   end
 
+  # The report of a release-stack workload as report.json, checked by the
+  # laws every such report obeys.
+  def release_doc(report)
+    d = doc(report)
+    assert_cause_laws(d)
+    assert_release_rows_unique(d)
+    d
+  end
+
   # blocked_ns of `rows` whose releaser stack holds a frame labelled `label`.
   def released_from(doc, rows, label)
     rows.select { |e| e["releaser_stack"] && stack_labels(doc, e["releaser_stack"]).include?(label) }
@@ -364,9 +373,7 @@ class TestBlockedCauses < Test::Unit::TestCase
       waiters = 3.times.map { |i| Thread.new { take_lock_in_named_waiter_method(lock, "lock_waiter#{i}") } }
       (waiters + [holder]).each(&:join)
     end
-    d = doc(report)
-    assert_cause_laws(d)
-    assert_release_rows_unique(d)
+    d = release_doc(report)
     holder_seq = thread_named(d, "lock_holder")["seq"]
     waiter_seqs = 3.times.map { |i| thread_named(d, "lock_waiter#{i}")["seq"] }
     by_holder = d["blocked_edges"].select { |e| e["releaser"] == holder_seq && e["cause"] == "mutex" }
@@ -415,9 +422,7 @@ class TestBlockedCauses < Test::Unit::TestCase
       end
       (consumers + [producer]).each(&:join)
     end
-    d = doc(report)
-    assert_cause_laws(d)
-    assert_release_rows_unique(d)
+    d = release_doc(report)
     producer = thread_named(d, "named_producer")["seq"]
     by_producer = d["blocked_edges"].select { |e| e["releaser"] == producer && e["cause"] == "queue" }
     released = by_producer.sum { |e| e["blocked_ns"] }
