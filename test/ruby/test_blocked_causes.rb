@@ -431,6 +431,36 @@ class TestBlockedCauses < Test::Unit::TestCase
     assert_operator released_from(d, by_producer, "Thread::Queue#push"), :>=, released * 0.9
   end
 
+  # Release stacks that do not fit (a sample buffer of one record, drained
+  # every 10 ms, against thousands of Queue releases) are counted, and their
+  # time stays in rows without releaser_stack: the rows still add up, and
+  # every stack a row names is one its releases had (Queue#push at the leaf).
+  def test_release_stacks_that_do_not_fit_are_counted
+    ENV["RPERF_SAMPLER_BUFFER_SAMPLES"] = "1"
+    report = begin
+      Rperf.contention(frequency: 1) do
+        ping = Queue.new
+        pong = Queue.new
+        other = Thread.new { 2000.times { pong << ping.pop } }
+        2000.times do
+          ping << 1
+          pong.pop
+        end
+        other.join
+      end
+    ensure
+      ENV.delete("RPERF_SAMPLER_BUFFER_SAMPLES")
+    end
+    d = release_doc(report)
+    assert_operator d.dig("stats", "dropped_release_stacks"), :>, 0
+    queue = d["blocked_edges"].select { |e| e["cause"] == "queue" }
+    assert_operator queue.reject { |e| e["releaser_stack"] }.sum { |e| e["count"] }, :>, 0,
+                    "the releases without a stack keep their time in a row without one"
+    queue.select { |e| e["releaser_stack"] }.each do |e|
+      assert_equal "Thread::Queue#push", stack_labels(d, e["releaser_stack"]).first
+    end
+  end
+
   # Ractor.receive: ractor time in the receiving Ractor, without a releaser.
   def test_ractor_receive
     Dir.mktmpdir do |dir|
