@@ -37,6 +37,10 @@ static struct {
     int64_t paused_at_ns; /* 0 when not paused */
     int64_t paused_ns;    /* paused time within the report interval */
     int64_t edge_cut_ns;  /* atomic: waits before it were attributed at a cut */
+    /* atomic: blocked time before it was reported at a clearing cut. Set
+     * before that cut reads the views (edge_cut_ns only after the report is
+     * built), so a release the views miss never reaches back past it. */
+    int64_t release_cut_ns;
     rperf_contention_config_t cfg;
 
     int64_t interval_start_ns;
@@ -161,6 +165,7 @@ rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const c
     run.paused_at_ns = paused ? now : 0;
     run.paused_ns = 0;
     run.edge_cut_ns = now;
+    run.release_cut_ns = now;
     run.interval_start_ns = now;
     run.interval_start_realtime_ns = rperf_realtime_ns();
     run.sequence = 0;
@@ -272,6 +277,7 @@ rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
     __atomic_store_n(&run.clip_ns, now_ns, __ATOMIC_RELAXED);
     __atomic_fetch_add(&run.epoch, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&run.edge_cut_ns, now_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&run.release_cut_ns, now_ns, __ATOMIC_RELAXED);
 
     rperf_thread_slot_t *slot = rperf_slot_claim(caller, now_ns);
     if (slot) {
@@ -457,7 +463,7 @@ close_for_ready(rperf_thread_slot_t *slot, int64_t now, int releaser, int releas
     if (releaser && slot->block_method > 0) {
         /* Before the last clear the span belongs to the previous report,
          * where it was open (no releaser yet). */
-        int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
+        int64_t cut = __atomic_load_n(&run.release_cut_ns, __ATOMIC_RELAXED);
         int64_t from = since > cut ? since : cut;
         if (now > from) {
             release->release_index = add_release(slot, releaser, releaser_label, now - from);
@@ -1170,8 +1176,12 @@ rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *view
 }
 
 void
-rperf_contention_views_begin(void)
+rperf_contention_views_begin(int64_t clear_cut_ns)
 {
+    /* Before the phase store (seq_cst): a release that sees the phase of
+     * the views or a later one also sees the new cut. */
+    if (clear_cut_ns > 0)
+        __atomic_store_n(&run.release_cut_ns, clear_cut_ns, __ATOMIC_RELAXED);
     uint32_t phase = __atomic_load_n(&run.cut_phase, __ATOMIC_RELAXED);
     __atomic_store_n(&run.cut_phase, phase | 1u, __ATOMIC_SEQ_CST);
     /* Orders the store before the view reads (store-load): a release whose

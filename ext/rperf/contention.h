@@ -199,8 +199,11 @@ void rperf_contention_get_stats(rperf_contention_stats_t *out);
 /* Report builder: brackets its reading of the slot views (views_begin
  * before the first, views_end after the last). views_end returns the
  * report's generation: release stacks of a generation below it are
- * releases its views include, the others belong to later reports. */
-void rperf_contention_views_begin(void);
+ * releases its views include, the others belong to later reports.
+ * clear_cut_ns (0 unless the report clears) is the cut: from it on, a
+ * release adds only blocked time after the cut to its edge (the time
+ * before is this report's, whose views may miss the release). */
+void rperf_contention_views_begin(int64_t clear_cut_ns);
 uint32_t rperf_contention_views_end(void);
 /* Report cuts completed so far in this profile (the generation of a
  * release recorded now, between cuts). */

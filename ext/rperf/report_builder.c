@@ -669,7 +669,7 @@ collect(struct build_args *a)
     }
     for (int i = 0; i < ctx->nviews; i++)
         ctx->views[i].state = -1;
-    rperf_contention_views_begin();
+    rperf_contention_views_begin(ctx->clear && !ctx->cut.final ? ctx->cut.end_ns : 0);
     rperf_slots_foreach(read_view, ctx);
     ctx->release_generation = rperf_contention_views_end();
 

@@ -461,6 +461,56 @@ class TestBlockedCauses < Test::Unit::TestCase
     end
   end
 
+  # Release stacks across clearing cuts while threads of another Ractor keep
+  # releasing each other (the only releases that can happen while a report
+  # reads the threads): each stack must land in the report that has its
+  # release's time, or an edge's stacks would exceed it and the edge would
+  # keep none. So over the series the releases without a stack are exactly
+  # those counted as dropped.
+  def test_release_stacks_across_cuts_with_a_ractor
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "series.json")
+      run_ruby_child(dir, <<~RUBY, timeout: 90)
+        Warning[:experimental] = false
+        require "rperf"
+        require "json"
+        Rperf.start(mode: :wall, frequency: 100)
+        r = Ractor.new do
+          ping = Queue.new
+          pong = Queue.new
+          other = Thread.new { nil while (v = ping.pop) && pong << v }
+          deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 0.4
+          trips = 0
+          while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+            ping << 1
+            pong.pop
+            trips += 1
+          end
+          ping << nil
+          other.join
+          trips
+        end
+        reports = []
+        40.times do
+          sleep 0.01
+          reports << JSON.parse(Rperf.snapshot(clear: true).to_json)
+        end
+        trips = r.take
+        reports << JSON.parse(Rperf.stop.to_json)
+        File.write(#{path.inspect}, JSON.generate({ "trips" => trips, "reports" => reports }))
+      RUBY
+      series = JSON.parse(File.read(path))
+      reports = series.fetch("reports")
+      reports.each { |d| assert_cause_laws(d) }
+      queue = reports.flat_map { |d| d["blocked_edges"].select { |e| e["cause"] == "queue" } }
+      with_stack = queue.select { |e| e["releaser_stack"] }.sum { |e| e["count"] }
+      without = queue.reject { |e| e["releaser_stack"] }.sum { |e| e["count"] }
+      dropped = reports.sum { |d| d.dig("stats", "dropped_release_stacks") }
+      assert_operator with_stack, :>=, series.fetch("trips"), "the Ractor's releases carry their stacks"
+      assert_equal dropped, without, "a release without a stack is one counted as dropped"
+    end
+  end
+
   # Ractor.receive: ractor time in the receiving Ractor, without a releaser.
   def test_ractor_receive
     Dir.mktmpdir do |dir|
