@@ -406,7 +406,7 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
             e.releaser_stack = stack_map[e.releaser_stack];
         k.len = 0;
         if (!key_int(&k, e.ractor) || !key_int(&k, e.waiter) || !key_int(&k, e.releaser) || !key_int(&k, e.cause) ||
-            !key_int(&k, e.waiter_label_set) || !key_int(&k, e.releaser_label_set))
+            !key_int(&k, e.waiter_label_set) || !key_int(&k, e.releaser_label_set) || !key_int(&k, e.releaser_stack))
             goto fail;
         long id = intern(m->dict_blocked_edges, k.s, out->n_blocked_edges);
         if (id < 0)
@@ -419,8 +419,6 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
             rga_blocked_edge_t *o = &out->blocked_edges[id];
             o->blocked_ns += e.blocked_ns;
             o->count += e.count;
-            if (o->releaser_stack < 0)
-                o->releaser_stack = e.releaser_stack; /* one stack per row: the first one known */
         }
     }
     for (size_t i = 0; i < in->n_blocked_methods; i++) {
@@ -597,6 +595,7 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
         o->dropped_label_sets += s->dropped_label_sets;
         o->dropped_causes += s->dropped_causes;
         o->dropped_blocked_edges += s->dropped_blocked_edges;
+        o->dropped_release_stacks += s->dropped_release_stacks;
     }
     out->meta.duration_ns = end;
     coalesce_threads(out);

@@ -44,6 +44,12 @@ append(char *buf, size_t size, size_t *used, const char *text)
 char *
 rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *buf, size_t size)
 {
+    return rga_stack_line_keep(r, stack, width, 1, buf, size);
+}
+
+char *
+rga_stack_line_keep(const rga_report_t *r, int64_t stack, size_t width, size_t keep, char *buf, size_t size)
+{
     if (size == 0)
         return buf;
     buf[0] = '\0';
@@ -80,7 +86,7 @@ rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *buf, si
         size_t item_cols = rga_text_width(item);
         /* Synthetic frames are only leaves: anything after this run is real. */
         bool more_after = i + run < s->depth;
-        if (width && items > 0 && cols + item_cols + (more_after ? more_cols : 0) > width) {
+        if (width && items > 0 && items >= keep && cols + item_cols + (more_after ? more_cols : 0) > width) {
             left_out = true;
             break;
         }

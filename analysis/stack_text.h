@@ -8,8 +8,9 @@
  *     shown, and never for "<cfunc>"/"<internal:...>" paths, so the line
  *     holds more frames;
  *   - frames are added while the line fits in `width` terminal columns
- *     (UTF-8 code points, as table.h counts them); the first item is always
- *     shown, and " < …" ends a line that left frames out;
+ *     (UTF-8 code points, as table.h counts them); the first item (or the
+ *     first `keep`) is always shown, and " < …" ends a line that left
+ *     frames out;
  *   - the synthetic <GVL>/<GC> frames are skipped; a stack made only of
  *     [GVL wait] (a new thread waiting before its first Ruby frame) reads
  *     "[GVL wait] (before the thread's first frame)".
@@ -32,5 +33,9 @@
 
 /* Writes the line for stack into buf (width 0 = no width limit). Returns buf. */
 char *rga_stack_line(const rga_report_t *r, int64_t stack, size_t width, char *buf, size_t size);
+/* The same, with the first `keep` items shown whatever the width (a release
+ * stack's leaf is the releasing method; its caller is what the reader wants
+ * to see). keep 1 is rga_stack_line. */
+char *rga_stack_line_keep(const rga_report_t *r, int64_t stack, size_t width, size_t keep, char *buf, size_t size);
 
 #endif

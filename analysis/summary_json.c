@@ -97,6 +97,7 @@ rga_summary_to_json(const rga_summary_t *s)
     if (dropped && s->has_causes) {
         put(dropped, "causes", json_integer(st->dropped_causes), &ok);
         put(dropped, "blocked_edges", json_integer(st->dropped_blocked_edges), &ok);
+        put(dropped, "release_stacks", json_integer(st->dropped_release_stacks), &ok);
     }
     put(root, "dropped", dropped, &ok);
     put(root, "totals", states_json(s->total_ns, s->total_lifetime_ns), &ok);

@@ -424,7 +424,8 @@ cmp_row_time(const void *a, const void *b)
  * that would read the same become one row holding their summed time.
  * Returns the rows, by time desc, or NULL (out of memory). */
 static stack_row_t *
-stack_rows(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n, size_t width, size_t *n_rows)
+stack_rows(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n, size_t width, size_t keep,
+           size_t *n_rows)
 {
     stack_row_t *rows = calloc(n, sizeof(*rows));
     if (!rows)
@@ -432,7 +433,7 @@ stack_rows(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n, si
     size_t made = 0;
     for (; made < n; made++) {
         char text[1024];
-        rga_stack_line(s->report, list[made].stack, width, text, sizeof(text));
+        rga_stack_line_keep(s->report, list[made].stack, width, keep, text, sizeof(text));
         rows[made].text = strdup(text);
         rows[made].ns = list[made].ns;
         if (!rows[made].text)
@@ -460,8 +461,8 @@ stack_rows(const rga_summary_t *s, const rga_summary_stack_t *list, size_t n, si
 }
 
 static int
-write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t columns, const char *title,
-             const char *empty, const rga_summary_stack_t *list, size_t n)
+write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t columns, size_t keep,
+             const char *title, const char *empty, const rga_summary_stack_t *list, size_t n)
 {
     heading(out, title, color);
     if (n == 0) {
@@ -475,7 +476,7 @@ write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t c
     const size_t other_cols = 2 + 7 + 2 + 6 + 2, min_stack_cols = 40;
     size_t width = columns > other_cols + min_stack_cols ? columns - other_cols : min_stack_cols;
     size_t n_rows = 0;
-    stack_row_t *rows = stack_rows(s, list, n, width, &n_rows);
+    stack_row_t *rows = stack_rows(s, list, n, width, keep, &n_rows);
     if (!rows)
         return -1;
     rga_table_t t;
@@ -517,10 +518,15 @@ write_header(const rga_summary_t *s, FILE *out, bool color)
         const char *name;
         int64_t v;
     } drops[] = {
-        {"samples", st->dropped_samples},     {"aggregation", st->dropped_aggregation},
-        {"intervals", st->dropped_intervals}, {"edges", st->dropped_edges},
-        {"threads", st->dropped_threads},     {"label_sets", st->dropped_label_sets},
-        {"causes", st->dropped_causes},       {"blocked_edges", st->dropped_blocked_edges},
+        {"samples", st->dropped_samples},
+        {"aggregation", st->dropped_aggregation},
+        {"intervals", st->dropped_intervals},
+        {"edges", st->dropped_edges},
+        {"threads", st->dropped_threads},
+        {"label_sets", st->dropped_label_sets},
+        {"causes", st->dropped_causes},
+        {"blocked_edges", st->dropped_blocked_edges},
+        {"release_stacks", st->dropped_release_stacks},
     };
     bool any = false;
     for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++) {
@@ -558,14 +564,16 @@ rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text
     if (rc == 0)
         rc = write_releasers(s, out, color, top);
     if (rc == 0)
-        rc = write_stacks(s, out, color, top, columns, "Top wait stacks (where threads waited for the GVL)",
+        rc = write_stacks(s, out, color, top, columns, 1, "Top wait stacks (where threads waited for the GVL)",
                           "no samples in GVL wait", s->wait_stacks, s->n_wait_stacks);
     if (rc == 0)
-        rc = write_stacks(s, out, color, top, columns, "Top blame stacks (what ran while others waited)",
+        rc = write_stacks(s, out, color, top, columns, 1, "Top blame stacks (what ran while others waited)",
                           "no blame data", s->blame_stacks, s->n_blame_stacks);
-    /* Only reports whose writer samples the releasers' stacks have them. */
+    /* Only reports whose writer samples the releasers' stacks have them.
+     * Their leaf is the releasing method (Mutex#unlock, Queue#push): its
+     * caller is always shown too, the code that held the lock. */
     if (rc == 0 && s->has_causes && s->n_release_stacks > 0)
-        rc = write_stacks(s, out, color, top, columns,
+        rc = write_stacks(s, out, color, top, columns, 2,
                           "Top release stacks (what releasers ran when they woke a waiter)",
                           "no releaser stack sampled", s->release_stacks, s->n_release_stacks);
     if (rc != 0)

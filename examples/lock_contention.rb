@@ -2,8 +2,9 @@
 # guarded by a Mutex and hold it around slow IO-like work (a sleep, which
 # releases the GVL). The GVL is free almost all the time, yet the workers
 # spend most of their lives blocked, waiting for the lock; the report says
-# so (blocked on "mutex", released by the thread that held it), where the
-# GVL figures alone would only say "blocked".
+# so (blocked on "mutex", released by the thread that held it, from the code
+# that held it: "Top release stacks"), where the GVL figures alone would
+# only say "blocked".
 #
 #   ruby -Ilib -Ibuild/ext examples/lock_contention.rb [report.json]
 #   build/bin/rperf-gvl report.json --edges all --svg waitgraph.svg
@@ -12,13 +13,18 @@ require "rperf"
 out = ARGV[0]
 connection = Mutex.new
 
+# The query, under the lock: the release stacks name this method.
+def run_query(connection)
+  connection.synchronize { sleep 0.02 }
+end
+
 report = Rperf.contention(frequency: 1000) do
   workers = 6.times.map do |i|
     Thread.new do
       Thread.current.name = "worker-#{i}"
       Rperf.label(job: "sync") do
         5.times do
-          connection.synchronize { sleep 0.02 } # the query, under the lock
+          run_query(connection)
           sleep 0.002 # a little work of its own between queries
         end
       end

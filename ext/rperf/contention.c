@@ -37,6 +37,10 @@ static struct {
     int64_t paused_at_ns; /* 0 when not paused */
     int64_t paused_ns;    /* paused time within the report interval */
     int64_t edge_cut_ns;  /* atomic: waits before it were attributed at a cut */
+    /* atomic: blocked time before it was reported at a clearing cut. Set
+     * before that cut reads the views (edge_cut_ns only after the report is
+     * built), so a release the views miss never reaches back past it. */
+    int64_t release_cut_ns;
     rperf_contention_config_t cfg;
 
     int64_t interval_start_ns;
@@ -49,6 +53,10 @@ static struct {
     uint64_t timed_events;           /* atomic */
     uint64_t timed_ns;               /* atomic */
     uint64_t dropped_releases;       /* atomic: releases a full per-waiter list could not take */
+    /* atomic: twice the report cuts completed, odd while a report reads the
+     * slot views; a release reads it around its slot write to know which
+     * report's views include it (rperf_on_ready). */
+    uint32_t cut_phase;
 
     /* Serialises each slot's label_base with the label table (a thread's
      * own label switch against the report builder's flush). */
@@ -157,12 +165,14 @@ rperf_contention_start(const rperf_contention_config_t *cfg, int paused, const c
     run.paused_at_ns = paused ? now : 0;
     run.paused_ns = 0;
     run.edge_cut_ns = now;
+    run.release_cut_ns = now;
     run.interval_start_ns = now;
     run.interval_start_realtime_ns = rperf_realtime_ns();
     run.sequence = 0;
     run.orphan_events = run.unattributed_intervals = run.coalesced = 0;
     run.timed_events = run.timed_ns = 0;
     run.dropped_releases = 0;
+    run.cut_phase = 0;
     return 0;
 }
 
@@ -267,6 +277,7 @@ rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
     __atomic_store_n(&run.clip_ns, now_ns, __ATOMIC_RELAXED);
     __atomic_fetch_add(&run.epoch, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&run.edge_cut_ns, now_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&run.release_cut_ns, now_ns, __ATOMIC_RELAXED);
 
     rperf_thread_slot_t *slot = rperf_slot_claim(caller, now_ns);
     if (slot) {
@@ -398,8 +409,9 @@ begin_blocked(rperf_thread_slot_t *slot, VALUE leaf)
 }
 
 /* Within the seqlock: `ns` of the blocked span that ends now, released by
- * `releaser`, into the waiter's release list. */
-static void
+ * `releaser`, into the waiter's release list. Returns the entry's index, or
+ * -1 when the list was full. */
+static int
 add_release(rperf_thread_slot_t *slot, int releaser, int releaser_label, int64_t ns)
 {
     int waiter_label = slot->label_set_id;
@@ -411,12 +423,12 @@ add_release(rperf_thread_slot_t *slot, int releaser, int releaser_label, int64_t
             rel->waiter_label == waiter_label && rel->method == method) {
             RPERF_STORE(rel->ns, rel->ns + ns);
             RPERF_STORE(rel->count, rel->count + 1);
-            return;
+            return i;
         }
     }
     if (n >= RPERF_SLOT_RELEASES) {
         __atomic_fetch_add(&run.dropped_releases, 1, __ATOMIC_RELAXED);
-        return;
+        return -1;
     }
     rperf_release_t *rel = &slot->releases[n];
     RPERF_STORE(rel->releaser, releaser);
@@ -426,15 +438,19 @@ add_release(rperf_thread_slot_t *slot, int releaser, int releaser_label, int64_t
     RPERF_STORE(rel->ns, ns);
     RPERF_STORE(rel->count, 1);
     RPERF_STORE(slot->nreleases, n + 1);
+    return n;
 }
 
 /* Within the seqlock: READY proves the thread did not hold the GVL since
  * its last event; a repeated READY continues the wait that began earlier.
  * `releaser` (0: none) is the thread that readied it; the span's part in
- * the current report interval becomes its release edge. */
+ * the current report interval becomes its release edge, whose index and
+ * added time go to `*release` (index -1: none). */
 static inline void
-close_for_ready(rperf_thread_slot_t *slot, int64_t now, int releaser, int releaser_label)
+close_for_ready(rperf_thread_slot_t *slot, int64_t now, int releaser, int releaser_label,
+                rperf_release_event_t *release)
 {
+    release->release_index = -1;
     if (slot->state == RPERF_STATE_GVL_WAIT) {
         RPERF_STORE(slot->last_seen_ns, now);
         return;
@@ -447,10 +463,12 @@ close_for_ready(rperf_thread_slot_t *slot, int64_t now, int releaser, int releas
     if (releaser && slot->block_method > 0) {
         /* Before the last clear the span belongs to the previous report,
          * where it was open (no releaser yet). */
-        int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
+        int64_t cut = __atomic_load_n(&run.release_cut_ns, __ATOMIC_RELAXED);
         int64_t from = since > cut ? since : cut;
-        if (now > from)
-            add_release(slot, releaser, releaser_label, now - from);
+        if (now > from) {
+            release->release_index = add_release(slot, releaser, releaser_label, now - from);
+            release->ns = now - from;
+        }
     }
     RPERF_STORE(slot->ready_ns, now);
 }
@@ -557,22 +575,52 @@ releaser_of(const rperf_thread_slot_t *slot, int *label)
     return seq;
 }
 
-void
+/* A release stack is wanted for a release into list entry `index` unless
+ * the waiter's method is known to be no releasable wait (a Thread#wakeup
+ * of a sleeper). A method not named yet may still be one: the report keeps
+ * the stack only if it turns out releasable. */
+static int
+wants_release_stack(const rperf_thread_slot_t *slot, int index)
+{
+    if (index < 0)
+        return 0;
+    int method = slot->releases[index].method;
+    if (method <= 0 || method >= RPERF_SLOT_BLOCK_METHODS)
+        return 0;
+    int cause = rperf_cause_table_cause_if_resolved(slot->methods[method].frame);
+    return cause < 0 || RPERF_CAUSE_RELEASABLE(cause);
+}
+
+rperf_release_event_t
 rperf_on_ready(rperf_thread_slot_t *slot, int64_t now)
 {
+    rperf_release_event_t release = {0};
     if (slot->exited)
-        return;
+        return release;
     int releaser_label = 0;
     int releaser = releaser_of(slot, &releaser_label);
+    /* Read before and after the slot write: unchanged and even, the write
+     * is wholly before or wholly after the views of every report (see
+     * rperf_contention_views_begin). */
+    uint32_t phase_before = releaser ? __atomic_load_n(&run.cut_phase, __ATOMIC_ACQUIRE) : 0;
     rperf_slot_write_begin(slot);
-    close_for_ready(slot, now, releaser, releaser_label);
+    close_for_ready(slot, now, releaser, releaser_label, &release);
     rperf_slot_write_end(slot);
+    if (releaser && wants_release_stack(slot, release.release_index)) {
+        /* Orders the slot write before the second read (store-load). */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        uint32_t phase_after = __atomic_load_n(&run.cut_phase, __ATOMIC_RELAXED);
+        release.releaser_seq = releaser;
+        release.generation = phase_before / 2;
+        release.lost_at_cut = phase_before != phase_after || (phase_before & 1);
+    }
 
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     if (r && !slot->waiting_counted) {
         __atomic_fetch_add(&r->waiters, 1, __ATOMIC_RELAXED);
         slot->waiting_counted = r;
     }
+    return release;
 }
 
 void
@@ -717,8 +765,9 @@ rperf_count_ready(rperf_thread_slot_t *slot, int64_t now)
 {
     if (slot->exited)
         return;
+    rperf_release_event_t none;
     rperf_slot_write_begin(slot);
-    close_for_ready(slot, now, 0, 0);
+    close_for_ready(slot, now, 0, 0, &none);
     rperf_slot_write_end(slot);
 }
 
@@ -1124,6 +1173,36 @@ rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *view
         rings[i] = r ? r->ring : NULL;
     }
     return rperf_edges_cut(rings, n, take_for_cut, &ctx, clear, cut->end_ns, out);
+}
+
+void
+rperf_contention_views_begin(int64_t clear_cut_ns)
+{
+    /* Before the phase store (seq_cst): a release that sees the phase of
+     * the views or a later one also sees the new cut. */
+    if (clear_cut_ns > 0)
+        __atomic_store_n(&run.release_cut_ns, clear_cut_ns, __ATOMIC_RELAXED);
+    uint32_t phase = __atomic_load_n(&run.cut_phase, __ATOMIC_RELAXED);
+    __atomic_store_n(&run.cut_phase, phase | 1u, __ATOMIC_SEQ_CST);
+    /* Orders the store before the view reads (store-load): a release whose
+     * second read of the phase missed it is in every view read after. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+uint32_t
+rperf_contention_views_end(void)
+{
+    uint32_t phase = (__atomic_load_n(&run.cut_phase, __ATOMIC_RELAXED) | 1u) + 1u;
+    /* Release: a release that reads the new phase first writes its slot
+     * after every view was read. */
+    __atomic_store_n(&run.cut_phase, phase, __ATOMIC_RELEASE);
+    return phase / 2;
+}
+
+uint32_t
+rperf_contention_release_generation(void)
+{
+    return __atomic_load_n(&run.cut_phase, __ATOMIC_ACQUIRE) / 2;
 }
 
 void

@@ -120,9 +120,22 @@ typedef struct rperf_gc_span {
     int64_t ns;
 } rperf_gc_span_t;
 
+/* What a READY released, for the sampler's release stack (the hook hands
+ * it on): releaser_seq 0 = no stack wanted (no releaser, a wait that is not
+ * releasable, or a full release list). When lost_at_cut is set the release
+ * happened while a report was reading the threads, so no report can tell
+ * whether it is in its release edges: it gets no stack (counted). */
+typedef struct rperf_release_event {
+    int releaser_seq;    /* the GVL holder running on this native thread */
+    int release_index;   /* the release's entry in the waiter's release list */
+    uint32_t generation; /* report cuts completed before the release */
+    int lost_at_cut;
+    int64_t ns; /* the blocked time it ended: the same figure as its edge */
+} rperf_release_event_t;
+
 /* Full recording (RPERF_RECORDING_FULL): totals, timeline, holder ring,
  * wait edges and the Ractor's waiters count. */
-void rperf_on_ready(rperf_thread_slot_t *slot, int64_t now);
+rperf_release_event_t rperf_on_ready(rperf_thread_slot_t *slot, int64_t now);
 /* The slot's native_id is set here; its ractor must be set before the call
  * when it can be known (the hook looks it up). */
 rperf_off_gvl_t rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now);
@@ -183,6 +196,18 @@ void rperf_contention_cut_open_waits(const rperf_cut_t *cut, const rperf_slot_vi
 int rperf_contention_cut_edges(const rperf_cut_t *cut, const rperf_slot_view_t *views, int nviews, int clear,
                                rperf_edge_list_t *out);
 void rperf_contention_get_stats(rperf_contention_stats_t *out);
+/* Report builder: brackets its reading of the slot views (views_begin
+ * before the first, views_end after the last). views_end returns the
+ * report's generation: release stacks of a generation below it are
+ * releases its views include, the others belong to later reports.
+ * clear_cut_ns (0 unless the report clears) is the cut: from it on, a
+ * release adds only blocked time after the cut to its edge (the time
+ * before is this report's, whose views may miss the release). */
+void rperf_contention_views_begin(int64_t clear_cut_ns);
+uint32_t rperf_contention_views_end(void);
+/* Report cuts completed so far in this profile (the generation of a
+ * release recorded now, between cuts). */
+uint32_t rperf_contention_release_generation(void);
 /* Starts the next report interval at `now` (snapshot clear): resets
  * counters and stores per-slot baselines. */
 /* views[seq - 1] are the slot views the report was built from (read at the

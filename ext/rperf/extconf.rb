@@ -36,7 +36,7 @@ have_func("rb_internal_thread_specific_get", "ruby/thread.h") ||
 without = ENV.fetch("RPERF_EXT_WITHOUT", "").split
 unknown = without - %w[sampler analysis]
 abort("rperf-gvl: RPERF_EXT_WITHOUT: unknown part(s) #{unknown.join(', ')} (sampler, analysis)") unless unknown.empty?
-sampler_srcs = %w[sampler.c timer.c sample_buffer.c frame_table.c agg_table.c]
+sampler_srcs = %w[sampler.c timer.c sample_buffer.c frame_table.c agg_table.c release_stacks.c]
 
 srcs = Dir[File.join(ext_dir, "*.c")].map { |f| File.basename(f) }
 

@@ -7,7 +7,7 @@
  *
  * It does NOT interpret events (contention.c does) and does NOT walk
  * stacks (the sampler does, when wall mode gives it [GVL blocked] and
- * [GVL wait] time).
+ * [GVL wait] time, and for the releaser of a wait READY ended).
  */
 #include "gvl_hooks.h"
 #include "clock.h"
@@ -65,14 +65,20 @@ static void
 dispatch(rb_event_flag_t event, VALUE thread, rperf_thread_slot_t *slot, int64_t now, int counters)
 {
     switch (event) {
-    case RUBY_INTERNAL_THREAD_EVENT_READY:
+    case RUBY_INTERNAL_THREAD_EVENT_READY: {
         /* No GVL; runs under the Ractor's scheduler lock, possibly on the
          * native thread that wakes this one. Slot and atomics only. */
-        if (counters)
+        if (counters) {
             rperf_count_ready(slot, now);
-        else
-            rperf_on_ready(slot, now);
+            break;
+        }
+        rperf_release_event_t release = rperf_on_ready(slot, now);
+        /* Named only from the releaser's own native thread, which holds
+         * its GVL: its stack is stable, so the sampler may walk it. */
+        if (release.releaser_seq)
+            rperf_sampler_record_release(slot, &release);
         break;
+    }
     case RUBY_INTERNAL_THREAD_EVENT_RESUMED: {
         identify_ractor(slot);
         if (counters) {

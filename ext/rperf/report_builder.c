@@ -62,9 +62,30 @@ typedef struct build_ctx {
     int nviews;
     rperf_label_total_t *labels;
     size_t nlabels;
-    VALUE release_edges;   /* Hash [ractor, waiter, releaser, cause, waiter label, releaser label] => [ns, count] */
-    VALUE blocked_methods; /* Hash [thread, cause, label] => [ns, count] */
+    /* Hash [ractor, waiter, releaser, cause, waiter label, releaser label, stack] => [ns, count] */
+    VALUE release_edges;
+    VALUE blocked_methods;        /* Hash [thread, cause, label] => [ns, count] */
+    uint32_t release_generation;  /* release stacks below it are in the views (rperf_contention_views_end) */
+    struct release_row *releases; /* the report's releases by waiter list entry, split by stack at the end */
+    size_t nreleases, releases_cap;
+    struct release_part *parts; /* the sampler's release stacks of this report */
+    size_t nparts, parts_cap;
 } build_ctx_t;
+
+/* One entry of a waiter's release list in this report. */
+typedef struct release_row {
+    int ractor, waiter, release_index, releaser, cause, waiter_label, releaser_label;
+    int64_t ns;
+    uint64_t count;
+} release_row_t;
+
+/* The blocked time of releases of one list entry under one releaser stack. */
+typedef struct release_part {
+    int waiter, release_index;
+    uint32_t stack_id;
+    int64_t ns;
+    uint64_t count;
+} release_part_t;
 
 static const char *const cause_names[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
 
@@ -140,6 +161,21 @@ add_pair(VALUE hash, VALUE key, int64_t ns, uint64_t count)
     rb_ary_store(cur, 1, ULL2NUM(NUM2ULL(rb_ary_entry(cur, 1)) + count));
 }
 
+/* Makes room for element `count` of a growing array (doubling); 0 or -1. */
+static int
+room_for_one(void **array, size_t *cap, size_t count, size_t size)
+{
+    if (count < *cap)
+        return 0;
+    size_t grown_cap = *cap ? *cap * 2 : 64;
+    void *grown = realloc(*array, grown_cap * size);
+    if (!grown)
+        return -1;
+    *array = grown;
+    *cap = grown_cap;
+    return 0;
+}
+
 /* Per thread: blocked time by cause and by method, its release edges and
  * the releasable time no releaser was found for. */
 static void
@@ -174,9 +210,19 @@ build_thread_causes(build_ctx_t *ctx, VALUE h, const rperf_thread_slot_t *slot, 
         int c = method_cause[rel->method];
         if (!RPERF_CAUSE_RELEASABLE(c))
             continue;
-        VALUE key = rb_ary_new_from_args(6, INT2NUM(rid), INT2NUM(slot->seq), INT2NUM(rel->releaser), INT2NUM(c),
-                                         INT2NUM(rel->waiter_label), INT2NUM(rel->releaser_label));
-        add_pair(ctx->release_edges, key, cd.release_ns[i], cd.release_count[i]);
+        if (room_for_one((void **)&ctx->releases, &ctx->releases_cap, ctx->nreleases, sizeof(*ctx->releases)) < 0)
+            rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
+        ctx->releases[ctx->nreleases++] = (release_row_t){
+            .ractor = rid,
+            .waiter = slot->seq,
+            .release_index = i,
+            .releaser = rel->releaser,
+            .cause = c,
+            .waiter_label = rel->waiter_label,
+            .releaser_label = rel->releaser_label,
+            .ns = cd.release_ns[i],
+            .count = cd.release_count[i],
+        };
         released += cd.release_ns[i];
     }
     aset(h, "release_unknown_ns", LL2NUM(releasable > released ? releasable - released : 0));
@@ -532,6 +578,8 @@ build_stats(const rperf_report_params_t *params)
     aset(h, "paused_ns", i64(cs.paused_ns));
     aset(h, "dropped_causes", ULL2NUM(cs.dropped_causes));
     aset(h, "dropped_blocked_edges", ULL2NUM(cs.dropped_blocked_edges));
+    aset(h, "release_stacks", ULL2NUM(ss.release_stacks));
+    aset(h, "dropped_release_stacks", ULL2NUM(ss.dropped_release_stacks));
     return h;
 }
 
@@ -621,7 +669,9 @@ collect(struct build_args *a)
     }
     for (int i = 0; i < ctx->nviews; i++)
         ctx->views[i].state = -1;
+    rperf_contention_views_begin(ctx->clear && !ctx->cut.final ? ctx->cut.end_ns : 0);
     rperf_slots_foreach(read_view, ctx);
+    ctx->release_generation = rperf_contention_views_end();
 
     rperf_contention_flush_labels(ctx->cut.end_ns);
     ctx->labels = rperf_contention_label_totals(&ctx->nlabels, ctx->clear);
@@ -633,9 +683,84 @@ collect(struct build_args *a)
     rperf_slots_foreach(collect_unknown, &u);
 }
 
+/* The sampler's release stacks of this report (rperf_sampler_each_release_stack
+ * callback, drain mutex held: C memory only). */
+static void
+collect_release_part(int waiter_seq, int release_index, uint32_t stack_id, int64_t ns, uint64_t count, void *arg)
+{
+    build_ctx_t *ctx = arg;
+    if (room_for_one((void **)&ctx->parts, &ctx->parts_cap, ctx->nparts, sizeof(*ctx->parts)) < 0)
+        return; /* rows without the rest of the stacks: never a wrong one */
+    ctx->parts[ctx->nparts++] = (release_part_t){
+        .waiter = waiter_seq, .release_index = release_index, .stack_id = stack_id, .ns = ns, .count = count};
+}
+
+static int
+cmp_part(const void *a, const void *b)
+{
+    const release_part_t *x = a, *y = b;
+    if (x->waiter != y->waiter)
+        return x->waiter < y->waiter ? -1 : 1;
+    if (x->release_index != y->release_index)
+        return x->release_index < y->release_index ? -1 : 1;
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static void
+add_release_edge(build_ctx_t *ctx, const release_row_t *r, long stack, int64_t ns, uint64_t count)
+{
+    VALUE key = rb_ary_new_from_args(7, INT2NUM(r->ractor), INT2NUM(r->waiter), INT2NUM(r->releaser),
+                                     INT2NUM(r->cause), INT2NUM(r->waiter_label), INT2NUM(r->releaser_label),
+                                     LONG2NUM(stack));
+    add_pair(ctx->release_edges, key, ns, count);
+}
+
+/* The release edges, each split by the releaser's stacks: a list entry's
+ * stacks sum to its time (the same releases, captured at READY), and what
+ * has no stack (a full buffer, a finishing thread) stays a row without one.
+ * Should the stacks ever exceed the entry's time, the entry keeps none. */
+static void
+build_release_edges(build_ctx_t *ctx)
+{
+    if (ctx->nreleases)
+        rperf_sampler_each_release_stack(ctx->release_generation, collect_release_part, ctx);
+    if (ctx->nparts > 1)
+        qsort(ctx->parts, ctx->nparts, sizeof(*ctx->parts), cmp_part);
+    for (size_t n = 0; n < ctx->nreleases; n++) {
+        const release_row_t *r = &ctx->releases[n];
+        release_part_t want = {.waiter = r->waiter, .release_index = r->release_index, .stack_id = 0};
+        size_t p = 0, hi = ctx->nparts; /* the first part not below `want` */
+        while (p < hi) {
+            size_t mid = p + (hi - p) / 2;
+            if (cmp_part(&ctx->parts[mid], &want) < 0)
+                p = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t end = p;
+        int64_t stacked = 0;
+        uint64_t stacked_count = 0;
+        for (; end < ctx->nparts && ctx->parts[end].waiter == r->waiter &&
+               ctx->parts[end].release_index == r->release_index;
+             end++) {
+            stacked += ctx->parts[end].ns;
+            stacked_count += ctx->parts[end].count;
+        }
+        if (stacked > r->ns || stacked_count > r->count) {
+            add_release_edge(ctx, r, -1, r->ns, r->count);
+            continue;
+        }
+        /* Parts of one stack from several generations fold into one row. */
+        for (; p < end; p++)
+            add_release_edge(ctx, r, (long)ctx->parts[p].stack_id, ctx->parts[p].ns, ctx->parts[p].count);
+        if (r->ns > stacked || r->count > stacked_count)
+            add_release_edge(ctx, r, -1, r->ns - stacked, r->count - stacked_count);
+    }
+}
+
 /* Rows of a Hash of keys => [ns, count] (build_thread_causes): each key
- * item under its name (`cause` items as cause names), then `ns_key` and
- * "count". */
+ * item under its name (`cause` items as cause names, a negative
+ * `releaser_stack` left out), then `ns_key` and "count". */
 static VALUE
 rows_of_pairs(VALUE pairs, const char *const *names, int nnames, const char *ns_key)
 {
@@ -649,6 +774,8 @@ rows_of_pairs(VALUE pairs, const char *const *names, int nnames, const char *ns_
             VALUE item = rb_ary_entry(k, n);
             if (strcmp(names[n], "cause") == 0)
                 item = rb_str_new_cstr(cause_names[NUM2INT(item)]);
+            if (strcmp(names[n], "releaser_stack") == 0 && NUM2LONG(item) < 0)
+                continue;
             aset(h, names[n], item);
         }
         aset(h, ns_key, rb_ary_entry(val, 0));
@@ -658,8 +785,9 @@ rows_of_pairs(VALUE pairs, const char *const *names, int nnames, const char *ns_
     return ary;
 }
 
-static const char *const release_edge_keys[] = {"ractor", "waiter",           "releaser",
-                                                "cause",  "waiter_label_set", "releaser_label_set"};
+static const char *const release_edge_keys[] = {"ractor",        "waiter",           "releaser",
+                                                "cause",         "waiter_label_set", "releaser_label_set",
+                                                "releaser_stack"};
 static const char *const blocked_method_keys[] = {"thread", "cause", "method"};
 
 static VALUE
@@ -701,7 +829,8 @@ build_report_body(VALUE arg)
     aset(report, "blocked_methods", rows_of_pairs(ctx->blocked_methods, blocked_method_keys, 3, "blocked_ns"));
     if (!ctx->params->counters_only) {
         aset(report, "interval_causes", rperf_interval_list_causes(intervals));
-        aset(report, "blocked_edges", rows_of_pairs(ctx->release_edges, release_edge_keys, 6, "blocked_ns"));
+        build_release_edges(ctx);
+        aset(report, "blocked_edges", rows_of_pairs(ctx->release_edges, release_edge_keys, 7, "blocked_ns"));
     }
     aset(report, "ractors", build_ractors(ctx));
     if (ctx->params->counters_only)
@@ -732,6 +861,8 @@ build_report_cleanup(VALUE arg)
     free(a->ctx->labels);
     free(a->ctx->ractor_totals);
     free(a->ctx->ractor_threads);
+    free(a->ctx->releases);
+    free(a->ctx->parts);
     return Qnil;
 }
 

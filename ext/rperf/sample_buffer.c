@@ -81,36 +81,69 @@ rperf_sample_buffers_free(rperf_sample_buffers_t *bufs)
     }
 }
 
-int
-rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth, int synthetic,
-                           int64_t weight_ns, int64_t blame_ns, int thread_seq, int label_set_id)
+/* Copies `*record` and its frames into the active buffer; -1 when full. */
+static int
+append(rperf_sample_buffers_t *bufs, const rperf_sample_t *record, const VALUE *frames)
 {
-    if (depth < 0)
-        depth = 0;
-    if (depth > RPERF_MAX_STACK_DEPTH)
-        depth = RPERF_MAX_STACK_DEPTH;
-
+    int depth = record->depth;
     spin_lock(bufs);
     rperf_sample_buffer_t *buf = &bufs->buf[bufs->active];
     if (buf->sample_count >= buf->sample_capacity || buf->frame_capacity - buf->frame_count < (uint32_t)depth) {
         spin_unlock(bufs);
-        atomic_fetch_add_explicit(&bufs->dropped, 1, memory_order_relaxed);
         return -1;
     }
     rperf_sample_t *s = &buf->samples[buf->sample_count];
-    s->weight_ns = weight_ns;
-    s->blame_ns = blame_ns;
+    *s = *record;
     s->frame_start = buf->frame_count;
-    s->depth = (int16_t)depth;
-    s->synthetic = (int16_t)synthetic;
-    s->thread_seq = thread_seq;
-    s->label_set_id = label_set_id;
     if (depth > 0)
         memcpy(buf->frames + buf->frame_count, frames, sizeof(VALUE) * (size_t)depth);
     buf->frame_count += (uint32_t)depth;
     buf->sample_count++;
     spin_unlock(bufs);
     return 0;
+}
+
+static int16_t
+clamp_depth(int depth)
+{
+    if (depth < 0)
+        return 0;
+    return (int16_t)(depth > RPERF_MAX_STACK_DEPTH ? RPERF_MAX_STACK_DEPTH : depth);
+}
+
+int
+rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth, int synthetic,
+                           int64_t weight_ns, int64_t blame_ns, int thread_seq, int label_set_id)
+{
+    rperf_sample_t record = {
+        .weight_ns = weight_ns,
+        .blame_ns = blame_ns,
+        .depth = clamp_depth(depth),
+        .synthetic = (int16_t)synthetic,
+        .thread_seq = thread_seq,
+        .label_set_id = label_set_id,
+        .release_index = -1,
+    };
+    if (append(bufs, &record, frames) < 0) {
+        atomic_fetch_add_explicit(&bufs->dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    return 0;
+}
+
+int
+rperf_sample_buffers_write_release(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth, int64_t weight_ns,
+                                   int waiter_seq, int release_index, uint32_t release_generation)
+{
+    rperf_sample_t record = {
+        .weight_ns = weight_ns,
+        .depth = clamp_depth(depth),
+        .synthetic = RPERF_NO_SYNTHETIC,
+        .thread_seq = waiter_seq,
+        .release_index = release_index,
+        .release_generation = release_generation,
+    };
+    return append(bufs, &record, frames);
 }
 
 rperf_sample_buffer_t *

@@ -2,7 +2,10 @@
  * sample_buffer.h — the double-buffered sample store between the writers
  * (the postponed sampling job and the GVL/GC hooks, in any Ractor) and the
  * sampler's worker thread, which drains it into the frame and aggregation
- * tables.
+ * tables. Two kinds of record share it: samples (a thread's stack and its
+ * weight) and release records (the stack a thread had when it released a
+ * blocked waiter, weighted by the blocked time it ended), which the drain
+ * keeps apart from the samples.
  *
  * It does NOT walk stacks, intern frames or aggregate: writers pass frames
  * they captured themselves; the drain callback does the rest.
@@ -36,12 +39,14 @@
 
 typedef struct rperf_sample {
     int64_t weight_ns;
-    int64_t blame_ns;     /* weight_ns x waiters for its Ractor's GVL */
-    uint32_t frame_start; /* index into the buffer's frame pool */
-    int16_t depth;        /* real frames, leaf first */
-    int16_t synthetic;    /* synthetic leaf frame id, or RPERF_NO_SYNTHETIC */
-    int thread_seq;
-    int label_set_id;
+    int64_t blame_ns;            /* weight_ns x waiters for its Ractor's GVL */
+    uint32_t frame_start;        /* index into the buffer's frame pool */
+    int16_t depth;               /* real frames, leaf first */
+    int16_t synthetic;           /* synthetic leaf frame id, or RPERF_NO_SYNTHETIC */
+    int thread_seq;              /* the sampled thread; a release record: the released waiter */
+    int label_set_id;            /* 0 in a release record (its edge names the label sets) */
+    int release_index;           /* -1: a sample; else the release's index in the waiter's release list */
+    uint32_t release_generation; /* a release record: report cuts completed before the release */
 } rperf_sample_t;
 
 typedef struct rperf_sample_buffer {
@@ -68,6 +73,13 @@ void rperf_sample_buffers_free(rperf_sample_buffers_t *bufs);
 /* Appends one sample; returns 0, or -1 when it was dropped (counted). */
 int rperf_sample_buffers_write(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth, int synthetic,
                                int64_t weight_ns, int64_t blame_ns, int thread_seq, int label_set_id);
+/* Appends one release record (the releaser's stack, leaf first, and the
+ * blocked time it ended for `waiter_seq`'s release `release_index`);
+ * returns 0, or -1 when it did not fit. Not counted in `dropped`: the
+ * caller counts its own drops (they are no lost samples). */
+int rperf_sample_buffers_write_release(rperf_sample_buffers_t *bufs, const VALUE *frames, int depth,
+                                       int64_t weight_ns, int waiter_seq, int release_index,
+                                       uint32_t release_generation);
 
 /* Makes the other buffer active and returns the previously active one for
  * draining (it may be empty). */

@@ -16,6 +16,7 @@
 #include "contention.h"
 #include "frame_table.h"
 #include "ractor_table.h"
+#include "release_stacks.h"
 #include "sample_buffer.h"
 #include "thread_slot.h"
 #include "timer.h"
@@ -40,6 +41,9 @@
 #define MAX_ENTRIES (1u << 21)
 #define MAX_POOL_FRAMES ((size_t)1 << 26)
 #define MAX_RAW_SAMPLES ((size_t)1 << 23)
+/* (waiter, release, generation, stack) entries: 16 releases per waiter,
+ * a few stacks each. */
+#define MAX_RELEASE_STACKS (1u << 16)
 /* Gap between signals to different Ractors' holders: wide enough for one
  * holder to service its job before the next is signalled, and short enough
  * that a low frequency does not delay stop. Below the minimum the worker
@@ -77,6 +81,7 @@ static struct {
     rperf_sample_buffers_t buffers;
     rperf_frame_table_t frames;
     rperf_agg_table_t agg;
+    rperf_release_stacks_t releases;
     int has_data; /* buffers/tables allocated */
 
     /* Serialises drains (worker) with flush/clear/report (GVL side). Never
@@ -96,6 +101,8 @@ static struct {
     atomic_uint_fast64_t dropped_aggregation;
     atomic_uint_fast64_t ractor_signals;
     atomic_uint_fast64_t ractor_samples;
+    atomic_uint_fast64_t release_stacks;
+    atomic_uint_fast64_t dropped_release_stacks;
     uint64_t buffer_dropped_base; /* buffer counters at the last clear */
     uint64_t buffer_contention_base;
 } g = {.drain_mutex = PTHREAD_MUTEX_INITIALIZER};
@@ -395,6 +402,29 @@ rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread, enum rpe
     accumulate(slot, st, thread, weights);
 }
 
+void
+rperf_sampler_record_release(const rperf_thread_slot_t *waiter, const rperf_release_event_t *release)
+{
+    if (!waiter || !recording())
+        return;
+    if (release->lost_at_cut) {
+        count(&g.dropped_release_stacks, 1);
+        return;
+    }
+    const rperf_thread_slot_t *releaser = rperf_slot_by_seq(release->releaser_seq);
+    if (!releaser)
+        return;
+    VALUE frames[RPERF_MAX_STACK_DEPTH];
+    int depth = rb_profile_thread_frames(releaser->thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
+    if (depth <= 0)
+        return;
+    if (rperf_sample_buffers_write_release(&g.buffers, frames, depth, release->ns, waiter->seq,
+                                           release->release_index, release->generation) < 0)
+        count(&g.dropped_release_stacks, 1);
+    else
+        count(&g.release_stacks, 1);
+}
+
 /* ---- worker side ---- */
 
 static void
@@ -497,6 +527,7 @@ drain_locked(void)
     uint32_t ids[RPERF_MAX_STACK_DEPTH + 1];
     for (uint32_t n = 0; n < buf->sample_count; n++) {
         const rperf_sample_t *s = &buf->samples[n];
+        int release = s->release_index >= 0;
         uint32_t depth = 0;
         if (s->synthetic != RPERF_NO_SYNTHETIC)
             ids[depth++] = (uint32_t)s->synthetic;
@@ -511,6 +542,14 @@ drain_locked(void)
             ids[depth++] = id;
         }
         uint32_t stack_id = complete ? rperf_agg_table_intern_stack(&g.agg, ids, depth) : RPERF_STACK_ID_NONE;
+        if (release) {
+            /* Kept apart from the samples: a stack of the report, no weight. */
+            if (stack_id == RPERF_STACK_ID_NONE ||
+                rperf_release_stacks_add(&g.releases, s->thread_seq, s->release_index, s->release_generation,
+                                         stack_id, s->weight_ns) < 0)
+                count(&g.dropped_release_stacks, 1);
+            continue;
+        }
         if (stack_id == RPERF_STACK_ID_NONE ||
             rperf_agg_table_add(&g.agg, stack_id, s->thread_seq, s->label_set_id, s->weight_ns, s->blame_ns) < 0) {
             count(&g.dropped_aggregation, 1);
@@ -614,6 +653,7 @@ release_data(void)
     rperf_sample_buffers_free(&g.buffers);
     rperf_frame_table_free(&g.frames);
     rperf_agg_table_free(&g.agg);
+    rperf_release_stacks_free(&g.releases);
 }
 
 static void
@@ -628,6 +668,8 @@ reset_stats(void)
     atomic_store(&g.dropped_aggregation, 0);
     atomic_store(&g.ractor_signals, 0);
     atomic_store(&g.ractor_samples, 0);
+    atomic_store(&g.release_stacks, 0);
+    atomic_store(&g.dropped_release_stacks, 0);
     g.buffer_dropped_base = atomic_load(&g.buffers.dropped);
     g.buffer_contention_base = atomic_load(&g.buffers.contended);
 }
@@ -673,9 +715,11 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
         return -1;
     }
     if (rperf_agg_table_init(&g.agg, MAX_STACKS, MAX_ENTRIES, MAX_POOL_FRAMES,
-                             opts->aggregate ? 0 : MAX_RAW_SAMPLES) < 0) {
+                             opts->aggregate ? 0 : MAX_RAW_SAMPLES) < 0 ||
+        rperf_release_stacks_init(&g.releases, MAX_RELEASE_STACKS) < 0) {
         rperf_sample_buffers_free(&g.buffers);
         rperf_frame_table_free(&g.frames);
+        rperf_agg_table_free(&g.agg);
         *err = "out of memory for the aggregation table";
         return -1;
     }
@@ -687,6 +731,7 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
         rperf_sample_buffers_free(&g.buffers);
         rperf_frame_table_free(&g.frames);
         rperf_agg_table_free(&g.agg);
+        rperf_release_stacks_free(&g.releases);
         *err = "out of memory for per-thread sampler state";
         return -1;
     }
@@ -813,9 +858,31 @@ rperf_sampler_clear(void)
 {
     pthread_mutex_lock(&g.drain_mutex);
     drain_locked();
-    if (g.has_data)
+    /* Releases after the cut lose their stack with the stack ids: the next
+     * report counts them (after the reset). */
+    uint64_t lost = g.has_data ? rperf_release_stacks_count_from(&g.releases, rperf_contention_release_generation())
+                               : 0;
+    if (g.has_data) {
         rperf_agg_table_clear(&g.agg);
+        rperf_release_stacks_clear(&g.releases);
+    }
     reset_stats();
+    count(&g.dropped_release_stacks, lost);
+    pthread_mutex_unlock(&g.drain_mutex);
+}
+
+void
+rperf_sampler_each_release_stack(uint32_t generation, rperf_release_stack_fn *fn, void *arg)
+{
+    pthread_mutex_lock(&g.drain_mutex);
+    drain_locked();
+    if (g.has_data) {
+        for (uint32_t n = 0; n < g.releases.count; n++) {
+            const rperf_release_stack_t *e = &g.releases.entries[n];
+            if (e->generation < generation)
+                fn(e->waiter_seq, e->release_index, e->stack_id, e->ns, e->count, arg);
+        }
+    }
     pthread_mutex_unlock(&g.drain_mutex);
 }
 
@@ -833,6 +900,8 @@ rperf_sampler_get_stats(rperf_sampler_stats_t *out)
     out->ractor_signals = atomic_load(&g.ractor_signals);
     out->ractor_samples = atomic_load(&g.ractor_samples);
     out->buffer_contention = atomic_load(&g.buffers.contended) - g.buffer_contention_base;
+    out->release_stacks = atomic_load(&g.release_stacks);
+    out->dropped_release_stacks = atomic_load(&g.dropped_release_stacks);
 }
 
 static void

@@ -72,14 +72,17 @@ typedef struct rperf_sampler_stats {
     uint64_t sampling_time_ns; /* time in the job plus hook stack captures */
     uint64_t dropped_samples;
     uint64_t dropped_aggregation;
-    uint64_t synthetic_samples; /* of sampling_count: captured by hooks */
-    uint64_t synthetic_time_ns; /* of sampling_time_ns: spent in hooks */
-    uint64_t ractor_signals;    /* ticks sent to non-main Ractors' GVL holders */
-    uint64_t ractor_samples;    /* samples the job took on a signalled thread */
-    uint64_t buffer_contention; /* buffer writes that found the spinlock taken */
+    uint64_t synthetic_samples;      /* of sampling_count: captured by hooks */
+    uint64_t synthetic_time_ns;      /* of sampling_time_ns: spent in hooks */
+    uint64_t ractor_signals;         /* ticks sent to non-main Ractors' GVL holders */
+    uint64_t ractor_samples;         /* samples the job took on a signalled thread */
+    uint64_t buffer_contention;      /* buffer writes that found the spinlock taken */
+    uint64_t release_stacks;         /* releasers' stacks captured (not samples: no weight in "samples") */
+    uint64_t dropped_release_stacks; /* releases that keep no stack: full buffer or table, a cut */
 } rperf_sampler_stats_t;
 
-struct rperf_thread_slot; /* thread_slot.h */
+struct rperf_thread_slot;   /* thread_slot.h */
+struct rperf_release_event; /* contention.h */
 
 /* 1 when this build samples stacks (sampler.c), 0 for sampler_stub.c. */
 int rperf_sampler_supported(void);
@@ -134,9 +137,32 @@ void rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, 
  * in wall mode. */
 void rperf_sampler_gc_span_begin(struct rperf_thread_slot *slot);
 
+/* READY hook, on the releaser's own native thread while the releaser holds
+ * its Ractor's GVL (release->releaser_seq names it, rperf_on_ready checked
+ * it runs here): walks the releaser's stack (at most RPERF_MAX_STACK_DEPTH
+ * frames, rb_profile_thread_frames: no allocation) into a release record of
+ * weight release->ns for `waiter`'s release list entry release->release_index.
+ * Never a sample: it adds no weight to "samples" and does not touch any
+ * sample clock. A record that does not fit, or a release marked lost_at_cut,
+ * counts dropped_release_stacks; a releaser without frames (a finishing
+ * thread waking its joiners) records nothing. Both modes. */
+void rperf_sampler_record_release(const struct rperf_thread_slot *waiter, const struct rperf_release_event *release);
+
+/* Report builder (GVL held): drains the buffers, then calls `fn` once per
+ * release stack entry of a generation below `generation` (the report's,
+ * rperf_contention_views_end): the waiter's seq, the release list index, a
+ * stack id of the "stacks" rperf_sampler_fill_report writes next (valid
+ * until a clear), the blocked time and the number of releases. Nothing when
+ * the sampler holds no data. An entry may come once per generation. */
+typedef void rperf_release_stack_fn(int waiter_seq, int release_index, uint32_t stack_id, int64_t ns, uint64_t count,
+                                    void *arg);
+void rperf_sampler_each_release_stack(uint32_t generation, rperf_release_stack_fn *fn, void *arg);
+
 /* Snapshot support (GVL held): flush drains buffers into the tables under
- * the worker lock; clear empties the aggregation table and resets the stats
- * (the frame table keeps its ids). */
+ * the worker lock; clear empties the aggregation and release stack tables
+ * and resets the stats (the frame table keeps its ids); releases after the
+ * cut that lose their stack there are counted in the next report's
+ * dropped_release_stacks. */
 void rperf_sampler_flush(void);
 void rperf_sampler_clear(void);
 

@@ -1,7 +1,8 @@
 /*
  * sampler_stub.c — the sampler's interface for a build without the sampler
  * (RPERF_EXT_WITHOUT=sampler, or its sources missing): compiled instead of
- * sampler.c, timer.c, sample_buffer.c, frame_table.c and agg_table.c.
+ * sampler.c, timer.c, sample_buffer.c, frame_table.c, agg_table.c and
+ * release_stacks.c.
  *
  * A profile then has exact contention totals, a timeline and wait edges,
  * but no stacks: start succeeds and starts nothing, the hooks' recorders
@@ -83,6 +84,19 @@ void
 rperf_sampler_gc_span_begin(struct rperf_thread_slot *slot)
 {
     (void)slot;
+}
+void
+rperf_sampler_record_release(const struct rperf_thread_slot *waiter, const struct rperf_release_event *release)
+{
+    (void)waiter;
+    (void)release;
+}
+void
+rperf_sampler_each_release_stack(uint32_t generation, rperf_release_stack_fn *fn, void *arg)
+{
+    (void)generation;
+    (void)fn;
+    (void)arg;
 }
 void
 rperf_sampler_flush(void)

@@ -80,7 +80,8 @@ module Rperf
 
     # One release edge (report minor 1): waiter was blocked on cause ("mutex",
     # "condvar", "queue", "join") until releaser woke it, count times.
-    # releaser_stack: the releaser's stack id when sampled, else nil.
+    # releaser_stack: the stack id (report["stacks"]) the releaser was in when
+    # it woke the waiter, else nil; an edge has one row per releaser stack.
     BlockedEdgeRow = Data.define(:ractor, :waiter, :releaser, :cause, :waiter_label_set, :releaser_label_set,
                                  :blocked_ns, :count, :releaser_stack) do
       extend RowBuilder

@@ -244,6 +244,40 @@ test_merge_keeps_causes(void **state)
     rga_report_free(m);
 }
 
+/* Release edges are keyed by their releaser stack too: a series whose
+ * second report released the same waiter without a known stack keeps two
+ * rows (their sum is the edge); dropped release stacks add up. */
+static void
+test_merge_keeps_release_stacks_apart(void **state)
+{
+    (void)state;
+    char *base = fixture_text();
+    char *first = rga_test_replace(base, "\"dropped_blocked_edges\": 0}",
+                                   "\"dropped_blocked_edges\": 0, \"dropped_release_stacks\": 1}");
+    char *second = rga_test_replace(first, ", \"releaser_stack\": 0}", "}");
+    rga_report_t *m = merge_series(first, second);
+    assert_int_equal(m->stats.dropped_release_stacks, 2);
+    int64_t with_stack = 0, without = 0;
+    size_t mutex_rows = 0;
+    for (size_t i = 0; i < m->n_blocked_edges; i++) {
+        const rga_blocked_edge_t *e = &m->blocked_edges[i];
+        if (e->cause != RGA_CAUSE_MUTEX)
+            continue;
+        mutex_rows++;
+        if (e->releaser_stack >= 0)
+            with_stack += e->blocked_ns;
+        else
+            without += e->blocked_ns;
+    }
+    assert_int_equal(mutex_rows, 2);
+    assert_int_equal(with_stack, 200 * MS);
+    assert_int_equal(without, 200 * MS);
+    rga_report_free(m);
+    free(second);
+    free(first);
+    free(base);
+}
+
 static void
 test_merge_with_minor0_counts_unknown(void **state)
 {
@@ -283,6 +317,7 @@ main(void)
         cmocka_unit_test(test_unknown_cause_names_read_as_other),
         cmocka_unit_test(test_bad_minor1_input),
         cmocka_unit_test(test_merge_keeps_causes),
+        cmocka_unit_test(test_merge_keeps_release_stacks_apart),
         cmocka_unit_test(test_merge_with_minor0_counts_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

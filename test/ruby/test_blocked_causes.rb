@@ -275,6 +275,8 @@ class TestBlockedCauses < Test::Unit::TestCase
     assert_cause_laws(d)
     refute d.key?("interval_causes")
     refute d.key?("blocked_edges")
+    assert_equal 0, d.dig("stats", "release_stacks"), "counters mode captures no releaser stack"
+    assert_empty d["stacks"]
     waiters = 3.times.map { |i| thread_named(d, "waiter#{i}") }
     assert_operator waiters.sum { |t| cause_ns(t, "mutex") }, :>=, 0.45e9
     assert_operator own.fetch(:blocked_by_cause).fetch(:sleep, 0), :>=, 0.045e9
@@ -312,6 +314,201 @@ class TestBlockedCauses < Test::Unit::TestCase
     assert_operator rows.count { |t| cause_ns(t, "mutex").positive? }, :>=, 2, "the open wait is split at cuts"
     edges = reports.sum { |d| edges_of(d, rows.first["seq"]).sum { |e| e["blocked_ns"] } }
     assert_operator edges, :>, 0, "the wait's release is in the report where it ended"
+    with_stack = reports.sum do |d|
+      released_from(d, edges_of(d, rows.first["seq"]), "Thread::Mutex#synchronize")
+    end
+    assert_equal edges, with_stack, "the release keeps the holder's stack in the report where it ended"
+  end
+
+  # Frame labels of a report stack, leaf first.
+  def stack_labels(doc, stack_id) = doc["stacks"].fetch(stack_id).map { |f| doc["frames"].fetch(f)[1] }
+
+  # The release edges' rows of one edge (waiter, releaser, cause, label
+  # sets) are one per releaser stack; the key with the stack is unique.
+  def assert_release_rows_unique(doc)
+    keys = doc["blocked_edges"].map do |e|
+      e.values_at("ractor", "waiter", "releaser", "cause", "waiter_label_set", "releaser_label_set", "releaser_stack")
+    end
+    assert_equal keys.size, keys.uniq.size, "one row per edge and releaser stack"
+  end
+
+  # The report of a release-stack workload as report.json, checked by the
+  # laws every such report obeys.
+  def release_doc(report)
+    d = doc(report)
+    assert_cause_laws(d)
+    assert_release_rows_unique(d)
+    d
+  end
+
+  # blocked_ns of `rows` whose releaser stack holds a frame labelled `label`.
+  def released_from(doc, rows, label)
+    rows.select { |e| e["releaser_stack"] && stack_labels(doc, e["releaser_stack"]).include?(label) }
+        .sum { |e| e["blocked_ns"] }
+  end
+
+  def hold_lock_in_distinctive_method(lock, held)
+    Thread.current.name = "lock_holder"
+    lock.synchronize do
+      held << true
+      sleep 0.2
+    end
+  end
+
+  def take_lock_in_named_waiter_method(lock, name)
+    Thread.current.name = name
+    lock.synchronize { nil }
+  end
+
+  # Lock blame: a thread holds a Mutex 200 ms inside a named method while
+  # three wait. The releases the holder made carry its stack (the method
+  # holding the lock under the releasing Mutex#synchronize), the waiters'
+  # hand-overs theirs; each edge's rows split its time by stack exactly.
+  def test_release_stacks_name_the_lock_holder
+    report = Rperf.contention do
+      lock = Mutex.new
+      held = Queue.new
+      holder = Thread.new { hold_lock_in_distinctive_method(lock, held) }
+      held.pop
+      waiters = 3.times.map { |i| Thread.new { take_lock_in_named_waiter_method(lock, "lock_waiter#{i}") } }
+      (waiters + [holder]).each(&:join)
+    end
+    d = release_doc(report)
+    holder_seq = thread_named(d, "lock_holder")["seq"]
+    waiter_seqs = 3.times.map { |i| thread_named(d, "lock_waiter#{i}")["seq"] }
+    by_holder = d["blocked_edges"].select { |e| e["releaser"] == holder_seq && e["cause"] == "mutex" }
+    released = by_holder.sum { |e| e["blocked_ns"] }
+    assert_operator released, :>=, 0.15e9, "the holder released a waiter after ~200 ms"
+    assert_operator released_from(d, by_holder, "#{self.class}#hold_lock_in_distinctive_method"), :>=, released * 0.9,
+                    "the holder's releases carry the method that held the lock"
+    by_holder.select { |e| e["releaser_stack"] }.each do |e|
+      assert_equal "Thread::Mutex#synchronize", stack_labels(d, e["releaser_stack"]).first,
+                   "the release stack's leaf is the releasing method"
+    end
+    handed_over = d["blocked_edges"].select { |e| waiter_seqs.include?(e["releaser"]) && e["cause"] == "mutex" }
+    assert_operator released_from(d, handed_over, "#{self.class}#take_lock_in_named_waiter_method"), :>=,
+                    handed_over.sum { |e| e["blocked_ns"] } * 0.9, "a waiter's hand-over carries its own method"
+    refute_empty handed_over, "the waiters handed the lock on"
+    assert_operator d.dig("stats", "release_stacks"), :>=, 3
+    assert_equal 0, d.dig("stats", "dropped_release_stacks")
+
+    rows = report.blocked_edges.select { |e| e.releaser == holder_seq && e.releaser_stack }
+    refute_empty rows, "Report#blocked_edges rows carry the releaser stack"
+    summary = JSON.parse(report.to_summary_json)
+    stacks = summary.fetch("top_release_stacks")
+    assert_equal d["blocked_edges"].select { |e| e["releaser_stack"] }.sum { |e| e["blocked_ns"] },
+                 stacks.sum { |s| s["ns"] }, "the summary's release stacks sum to the rows with a stack"
+    assert_match(/Top release stacks.*\n.*\n.*hold_lock_in_distinctive_method/m, report.to_summary,
+                 "the text summary shows the code that held the lock")
+  end
+
+  def produce_into_queue(queue, consumers)
+    20.times do |i|
+      sleep 0.01
+      queue << i + 1
+    end
+    consumers.times { queue << nil }
+  end
+
+  # A Queue producer in a named method: the consumers' queue edges from
+  # the producer carry the producer's stack with Queue#push at its leaf.
+  def test_release_stacks_name_the_queue_producer
+    report = Rperf.contention do
+      q = Queue.new
+      consumers = 2.times.map { Thread.new { nil while q.pop } }
+      producer = Thread.new do
+        Thread.current.name = "named_producer"
+        produce_into_queue(q, 2)
+      end
+      (consumers + [producer]).each(&:join)
+    end
+    d = release_doc(report)
+    producer = thread_named(d, "named_producer")["seq"]
+    by_producer = d["blocked_edges"].select { |e| e["releaser"] == producer && e["cause"] == "queue" }
+    released = by_producer.sum { |e| e["blocked_ns"] }
+    assert_operator released, :>=, 0.1e9
+    assert_operator released_from(d, by_producer, "#{self.class}#produce_into_queue"), :>=, released * 0.9
+    assert_operator released_from(d, by_producer, "Thread::Queue#push"), :>=, released * 0.9
+  end
+
+  # Release stacks that do not fit (a sample buffer of one record, drained
+  # every 10 ms, against thousands of Queue releases) are counted, and their
+  # time stays in rows without releaser_stack: the rows still add up, and
+  # every stack a row names is one its releases had (Queue#push at the leaf).
+  def test_release_stacks_that_do_not_fit_are_counted
+    ENV["RPERF_SAMPLER_BUFFER_SAMPLES"] = "1"
+    report = begin
+      Rperf.contention(frequency: 1) do
+        ping = Queue.new
+        pong = Queue.new
+        other = Thread.new { 2000.times { pong << ping.pop } }
+        2000.times do
+          ping << 1
+          pong.pop
+        end
+        other.join
+      end
+    ensure
+      ENV.delete("RPERF_SAMPLER_BUFFER_SAMPLES")
+    end
+    d = release_doc(report)
+    assert_operator d.dig("stats", "dropped_release_stacks"), :>, 0
+    queue = d["blocked_edges"].select { |e| e["cause"] == "queue" }
+    assert_operator queue.reject { |e| e["releaser_stack"] }.sum { |e| e["count"] }, :>, 0,
+                    "the releases without a stack keep their time in a row without one"
+    queue.select { |e| e["releaser_stack"] }.each do |e|
+      assert_equal "Thread::Queue#push", stack_labels(d, e["releaser_stack"]).first
+    end
+  end
+
+  # Release stacks across clearing cuts while threads of another Ractor keep
+  # releasing each other (the only releases that can happen while a report
+  # reads the threads): each stack must land in the report that has its
+  # release's time, or an edge's stacks would exceed it and the edge would
+  # keep none. So over the series the releases without a stack are exactly
+  # those counted as dropped.
+  def test_release_stacks_across_cuts_with_a_ractor
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "series.json")
+      run_ruby_child(dir, <<~RUBY, timeout: 90)
+        Warning[:experimental] = false
+        require "rperf"
+        require "json"
+        Rperf.start(mode: :wall, frequency: 100)
+        r = Ractor.new do
+          ping = Queue.new
+          pong = Queue.new
+          other = Thread.new { nil while (v = ping.pop) && pong << v }
+          deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 0.4
+          trips = 0
+          while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+            ping << 1
+            pong.pop
+            trips += 1
+          end
+          ping << nil
+          other.join
+          trips
+        end
+        reports = []
+        40.times do
+          sleep 0.01
+          reports << JSON.parse(Rperf.snapshot(clear: true).to_json)
+        end
+        trips = r.take
+        reports << JSON.parse(Rperf.stop.to_json)
+        File.write(#{path.inspect}, JSON.generate({ "trips" => trips, "reports" => reports }))
+      RUBY
+      series = JSON.parse(File.read(path))
+      reports = series.fetch("reports")
+      reports.each { |d| assert_cause_laws(d) }
+      queue = reports.flat_map { |d| d["blocked_edges"].select { |e| e["cause"] == "queue" } }
+      with_stack = queue.select { |e| e["releaser_stack"] }.sum { |e| e["count"] }
+      without = queue.reject { |e| e["releaser_stack"] }.sum { |e| e["count"] }
+      dropped = reports.sum { |d| d.dig("stats", "dropped_release_stacks") }
+      assert_operator with_stack, :>=, series.fetch("trips"), "the Ractor's releases carry their stacks"
+      assert_equal dropped, without, "a release without a stack is one counted as dropped"
+    end
   end
 
   # Ractor.receive: ractor time in the receiving Ractor, without a releaser.

@@ -25,6 +25,8 @@ class TestExampleLockContention < Test::Unit::TestCase
       assert_true(status.success?, err)
       assert_match(/^Blocked by cause \(per thread\)$/, out)
       assert_match(/^Top releasers \(who woke blocked threads\)$/, out)
+      assert_match(/^Top release stacks .*\n.*\n.*Thread::Mutex#synchronize < Object#run_query/, out,
+                   "the lock blame names the method that held the lock")
 
       doc = JSON.parse(File.read(path))
       workers = doc["threads"].select { |t| t["name"].start_with?("worker-") }
@@ -46,6 +48,11 @@ class TestExampleLockContention < Test::Unit::TestCase
       released = mutex_edges.sum { |e| e["blocked_ns"] }
       total_mutex = workers.sum { |t| t["blocked_by_cause"].fetch("mutex", 0) }
       assert_operator(released, :>=, 0.8 * total_mutex, "most lock waits name who released them")
+      from_query = mutex_edges.select do |e|
+        e["releaser_stack"] && doc["stacks"][e["releaser_stack"]].any? { |f| doc["frames"][f][1] == "Object#run_query" }
+      end
+      assert_operator(from_query.sum { |e| e["blocked_ns"] }, :>=, 0.9 * released,
+                      "the releases come from the query that held the lock")
     end
   end
 end
