@@ -16,7 +16,9 @@
  *   encoder had at the same position.
  * - encode: writes at most RPERF_INTERVAL_CODEC_MAX_BYTES bytes to `out`,
  *   returns how many, and advances the state.
- * - decode: reads from `in` (at most `avail` bytes); returns the bytes used
+ * - decode: reads from `in` (at most `avail` bytes, which may be more than
+ *   the record: RPERF_INTERVAL_CODEC_FAST_AVAIL and more take the fast
+ *   path, with the same results); returns the bytes used
  *   and fills `*rec` and advances the state, or returns 0 (state untouched)
  *   when the bytes are truncated or malformed.
  */
@@ -49,6 +51,10 @@ typedef struct rperf_interval_codec_state {
 /* The header and state bytes, four 32-bit varints (5 bytes at most), the
  * cause byte, two 64-bit varints (10 bytes at most). */
 #define RPERF_INTERVAL_CODEC_MAX_BYTES (1 + 1 + 5 * 4 + 1 + 10 * 2)
+
+/* Decoding is fastest with this many bytes readable at `in` (8-byte words
+ * are read past the record's end); fewer are decoded byte by byte. */
+#define RPERF_INTERVAL_CODEC_FAST_AVAIL (1 + 16 + 8)
 
 void rperf_interval_codec_reset(rperf_interval_codec_state_t *state);
 size_t rperf_interval_encode(rperf_interval_codec_state_t *state, const rperf_interval_t *rec, uint8_t *out);
