@@ -9,6 +9,7 @@
  */
 #include "interval_sort.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,79 @@ rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
     /* Secondary key first: the start passes are stable and keep seq order. */
     radix_key(&cur, &other, n, 1, (uint64_t)(int64_t)min_seq, (uint64_t)((int64_t)max_seq - (int64_t)min_seq));
     radix_key(&cur, &other, n, 0, (uint64_t)min_start, (uint64_t)max_start - (uint64_t)min_start);
+    return cur;
+}
+
+/* Bits needed for values 0..v. */
+static unsigned
+bit_width(uint64_t v)
+{
+    return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
+}
+
+const uint64_t *
+rperf_interval_sort_keys(const rperf_interval_t *a, size_t n, uint64_t *keys, uint64_t *scratch,
+                         unsigned *index_bits)
+{
+    if (n == 0) {
+        *index_bits = 0;
+        return keys;
+    }
+    int64_t min_start = a[0].start_ns, max_start = a[0].start_ns;
+    int32_t min_seq = a[0].thread_seq, max_seq = a[0].thread_seq;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].start_ns < min_start)
+            min_start = a[i].start_ns;
+        if (a[i].start_ns > max_start)
+            max_start = a[i].start_ns;
+        if (a[i].thread_seq < min_seq)
+            min_seq = a[i].thread_seq;
+        if (a[i].thread_seq > max_seq)
+            max_seq = a[i].thread_seq;
+    }
+    unsigned ibits = bit_width(n - 1), sbits = bit_width((uint64_t)((int64_t)max_seq - (int64_t)min_seq));
+    unsigned tbits = bit_width((uint64_t)max_start - (uint64_t)min_start);
+    if (ibits + sbits + tbits > 64 || n > UINT32_MAX)
+        return NULL;
+    *index_bits = ibits;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t seq = (uint64_t)((int64_t)a[i].thread_seq - (int64_t)min_seq);
+        uint64_t start = (uint64_t)a[i].start_ns - (uint64_t)min_start;
+        /* The index as the least significant part: equal records keep
+         * their input order, and it says where each record is. */
+        keys[i] = (tbits ? start << (sbits + ibits) : 0) | (sbits ? seq << ibits : 0) | i;
+        sorted &= i == 0 || keys[i - 1] < keys[i];
+    }
+    if (sorted)
+        return keys;
+    /* LSD passes over the (start, seq) bits only: the keys start in index
+     * order and every pass is stable. One read counts every digit. */
+    enum { KEY_DIGIT_BITS = 11, KEY_BUCKETS = 1 << KEY_DIGIT_BITS, MAX_PASSES = 6 };
+    unsigned key_bits = sbits + tbits, passes = (key_bits + KEY_DIGIT_BITS - 1) / KEY_DIGIT_BITS;
+    static_assert(64 <= MAX_PASSES * KEY_DIGIT_BITS, "six passes cover any key");
+    uint32_t count[MAX_PASSES][KEY_BUCKETS];
+    memset(count, 0, passes * sizeof(count[0]));
+    for (size_t i = 0; i < n; i++)
+        for (unsigned p = 0; p < passes; p++)
+            count[p][(keys[i] >> (ibits + p * KEY_DIGIT_BITS)) & (KEY_BUCKETS - 1)]++;
+    uint64_t *cur = keys, *other = scratch;
+    for (unsigned p = 0; p < passes; p++) {
+        unsigned shift = ibits + p * KEY_DIGIT_BITS;
+        uint32_t offset = 0, *c = count[p];
+        if (c[(cur[0] >> shift) & (KEY_BUCKETS - 1)] == n)
+            continue; /* one digit for all: nothing moves */
+        for (size_t b = 0; b < KEY_BUCKETS; b++) {
+            uint32_t k = c[b];
+            c[b] = offset;
+            offset += k;
+        }
+        for (size_t i = 0; i < n; i++)
+            other[c[(cur[i] >> shift) & (KEY_BUCKETS - 1)]++] = cur[i];
+        uint64_t *t = cur;
+        cur = other;
+        other = t;
+    }
     return cur;
 }
 
