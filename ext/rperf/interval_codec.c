@@ -230,7 +230,7 @@ get_delta32(const uint8_t *in, size_t avail, int32_t base, int32_t *out)
  * the stop bits of the 16 bytes after the header give where every varint
  * ends at once, so no field waits for the one before it to be read. 0
  * (nothing changed) for anything the byte-at-a-time path must decide. */
-static size_t
+INLINE size_t
 decode_fast(rperf_interval_codec_state_t *state, const uint8_t *in, rperf_interval_t *rec)
 {
     uint8_t header = in[0];
@@ -279,16 +279,11 @@ decode_fast(rperf_interval_codec_state_t *state, const uint8_t *in, rperf_interv
 }
 #endif
 
-size_t
-rperf_interval_decode(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail, rperf_interval_t *rec)
+/* One record a byte at a time: the reference decoder, which decides
+ * every record decode_fast declines. */
+static size_t
+decode_bytes(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail, rperf_interval_t *rec)
 {
-#if WORD_VARINTS
-    if (avail >= RPERF_INTERVAL_CODEC_FAST_AVAIL) {
-        size_t used = decode_fast(state, in, rec);
-        if (used)
-            return used;
-    }
-#endif
     if (avail < 1 || (in[0] & ~KNOWN_BITS))
         return 0;
     uint8_t header = in[0];
@@ -337,5 +332,42 @@ rperf_interval_decode(rperf_interval_codec_state_t *state, const uint8_t *in, si
     state->thread_seq = r.thread_seq;
     state->label_set_id = r.label_set_id;
     state->stack_id = r.stack_id;
+    return n;
+}
+
+size_t
+rperf_interval_decode(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail, rperf_interval_t *rec)
+{
+#if WORD_VARINTS
+    if (avail >= RPERF_INTERVAL_CODEC_FAST_AVAIL) {
+        size_t used = decode_fast(state, in, rec);
+        if (used)
+            return used;
+    }
+#endif
+    return decode_bytes(state, in, avail, rec);
+}
+
+size_t
+rperf_interval_decode_many(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail,
+                           rperf_interval_t *out, size_t max, size_t *used)
+{
+    /* The state in a local: the compiler keeps it in registers across
+     * records instead of storing and reloading it for each. */
+    rperf_interval_codec_state_t st = *state;
+    size_t pos = 0, n = 0;
+    while (n < max) {
+        size_t len = 0;
+#if WORD_VARINTS
+        if (avail - pos >= RPERF_INTERVAL_CODEC_FAST_AVAIL)
+            len = decode_fast(&st, in + pos, &out[n]);
+#endif
+        if (!len && !(len = decode_bytes(&st, in + pos, avail - pos, &out[n])))
+            break;
+        pos += len;
+        n++;
+    }
+    *state = st;
+    *used = pos;
     return n;
 }

@@ -21,6 +21,9 @@
  *   path, with the same results); returns the bytes used
  *   and fills `*rec` and advances the state, or returns 0 (state untouched)
  *   when the bytes are truncated or malformed.
+ * - decode_many: decodes consecutive records into out[0..max) the same way,
+ *   stopping at the first that decode would refuse; returns how many, the
+ *   bytes they took in *used, and advances the state past them.
  */
 #ifndef RPERF_INTERVAL_CODEC_H
 #define RPERF_INTERVAL_CODEC_H
@@ -60,5 +63,7 @@ void rperf_interval_codec_reset(rperf_interval_codec_state_t *state);
 size_t rperf_interval_encode(rperf_interval_codec_state_t *state, const rperf_interval_t *rec, uint8_t *out);
 size_t rperf_interval_decode(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail,
                              rperf_interval_t *rec);
+size_t rperf_interval_decode_many(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail,
+                                  rperf_interval_t *out, size_t max, size_t *used);
 
 #endif

@@ -12,9 +12,10 @@
 
 #include <string.h>
 
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                     "8081828384858687888990919293949596979899";
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
 
 static const uint64_t powers_of_ten[20] = {
     1ull,
@@ -152,25 +153,29 @@ rperf_interval_json_write(const rperf_interval_store_t *store, rperf_interval_js
                           rperf_interval_json_emit_fn *emit, void *arg)
 {
     /* A row: its separator, brackets, six numbers and five commas. */
-    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1) };
+    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1), BATCH = 128 };
     char chunk[RPERF_INTERVAL_JSON_CHUNK];
     size_t used = 0;
     chunk[used++] = '[';
     rperf_interval_store_cursor_t cur;
     rperf_interval_store_cursor_init(&cur, store, 0);
-    rperf_interval_t iv;
+    rperf_interval_t batch[BATCH];
     int first = 1;
-    while (rperf_interval_store_next(&cur, &iv)) {
-        if (rows == RPERF_INTERVAL_JSON_CAUSES && !rperf_interval_json_has_cause(&iv))
-            continue;
-        if (used + ROW_MAX > sizeof(chunk)) {
-            emit(chunk, used, arg);
-            used = 0;
+    for (size_t got; (got = rperf_interval_store_read(&cur, batch, BATCH)) > 0;) {
+        for (size_t i = 0; i < got; i++) {
+            const rperf_interval_t *iv = &batch[i];
+            if (rows == RPERF_INTERVAL_JSON_CAUSES && !rperf_interval_json_has_cause(iv))
+                continue;
+            if (used + ROW_MAX > sizeof(chunk)) {
+                emit(chunk, used, arg);
+                used = 0;
+            }
+            if (!first)
+                chunk[used++] = ',';
+            first = 0;
+            used += rows == RPERF_INTERVAL_JSON_CAUSES ? cause_row(chunk + used, iv)
+                                                       : interval_row(chunk + used, iv);
         }
-        if (!first)
-            chunk[used++] = ',';
-        first = 0;
-        used += rows == RPERF_INTERVAL_JSON_CAUSES ? cause_row(chunk + used, &iv) : interval_row(chunk + used, &iv);
     }
     chunk[used++] = ']';
     emit(chunk, used, arg);

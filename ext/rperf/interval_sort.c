@@ -221,16 +221,45 @@ sift_down(merge_head_t *heap, size_t n, size_t i)
  * reads them (about 64 KiB of encoded bytes). */
 #define RELEASE_EVERY 8192
 
+/* A run read a batch at a time (interval_store.h read): decoding records
+ * in a loop costs less than a call per record. RELEASE_EVERY is a
+ * multiple of the batch, so a refill lands on it. */
+enum { RUN_BATCH = 32 };
+
+typedef struct run_reader {
+    rperf_interval_store_t *run;
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_t batch[RUN_BATCH];
+    size_t fill, next;
+} run_reader_t;
+
+static int
+reader_next(run_reader_t *r, rperf_interval_t *out)
+{
+    if (r->next == r->fill) {
+        r->fill = rperf_interval_store_read(&r->cur, r->batch, RUN_BATCH);
+        r->next = 0;
+        if (r->fill == 0)
+            return 0;
+        if (r->cur.index % RELEASE_EVERY == 0)
+            rperf_interval_store_release_before(r->run, r->cur.offset);
+    }
+    *out = r->batch[r->next++];
+    return 1;
+}
+
 int
 rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out)
 {
-    rperf_interval_store_cursor_t *cursors = malloc((nruns ? nruns : 1) * sizeof(*cursors));
+    run_reader_t *readers = malloc((nruns ? nruns : 1) * sizeof(*readers));
     merge_head_t *heap = malloc((nruns ? nruns : 1) * sizeof(*heap));
-    int status = cursors && heap ? 0 : -1;
+    int status = readers && heap ? 0 : -1;
     size_t n = 0;
     for (size_t i = 0; status == 0 && i < nruns; i++) {
-        rperf_interval_store_cursor_init(&cursors[i], &runs[i], 0);
-        if (rperf_interval_store_next(&cursors[i], &heap[n].rec))
+        readers[i].run = &runs[i];
+        readers[i].fill = readers[i].next = 0;
+        rperf_interval_store_cursor_init(&readers[i].cur, &runs[i], 0);
+        if (reader_next(&readers[i], &heap[n].rec))
             heap[n++].run = i;
     }
     for (size_t i = n / 2; status == 0 && i-- > 0;)
@@ -240,14 +269,11 @@ rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_inte
             status = -1;
             break;
         }
-        rperf_interval_store_cursor_t *cur = &cursors[heap[0].run];
-        if (cur->index % RELEASE_EVERY == 0)
-            rperf_interval_store_release_before(&runs[heap[0].run], cur->offset);
-        if (!rperf_interval_store_next(cur, &heap[0].rec))
+        if (!reader_next(&readers[heap[0].run], &heap[0].rec))
             heap[0] = heap[--n];
         sift_down(heap, n, 0);
     }
-    free(cursors);
+    free(readers);
     free(heap);
     return status;
 }

@@ -126,6 +126,18 @@ rperf_interval_store_next(rperf_interval_store_cursor_t *cur, rperf_interval_t *
     return 1;
 }
 
+size_t
+rperf_interval_store_read(rperf_interval_store_cursor_t *cur, rperf_interval_t *out, size_t max)
+{
+    const rperf_interval_store_t *store = cur->store;
+    size_t left = store->count - cur->index, used;
+    size_t n = rperf_interval_decode_many(&cur->state, store->bytes + cur->offset, store->used - cur->offset, out,
+                                          max < left ? max : left, &used);
+    cur->offset += used;
+    cur->index += n;
+    return n;
+}
+
 int
 rperf_interval_store_get(const rperf_interval_store_t *store, size_t index, rperf_interval_t *out)
 {

@@ -15,7 +15,9 @@
  *   out (the store is unchanged). shrink: gives back unused capacity.
  * - get: 0 and the record at `index`, or -1 when out of range.
  * - A cursor reads from a start index to the end; it stays valid while no
- *   record is appended. next: 1 and the record, or 0 at the end.
+ *   record is appended. next: 1 and the record, or 0 at the end. read: up
+ *   to `max` records at once into out (fewer only at the end), returns how
+ *   many; the cheaper way through a whole list.
  * - release_before: gives the whole pages of the encoded bytes before
  *   `offset` (a cursor's offset) back to the OS, so a list read once from
  *   start to end shrinks as it is read. Records there can no longer be
@@ -63,6 +65,7 @@ int rperf_interval_store_get(const rperf_interval_store_t *store, size_t index, 
 void rperf_interval_store_cursor_init(rperf_interval_store_cursor_t *cur, const rperf_interval_store_t *store,
                                       size_t index);
 int rperf_interval_store_next(rperf_interval_store_cursor_t *cur, rperf_interval_t *out);
+size_t rperf_interval_store_read(rperf_interval_store_cursor_t *cur, rperf_interval_t *out, size_t max);
 void rperf_interval_store_release_before(rperf_interval_store_t *store, size_t offset);
 
 #endif

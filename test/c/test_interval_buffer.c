@@ -178,6 +178,44 @@ test_codec_fast_path_matches_byte_path(void **unused)
     free(ends);
 }
 
+/* decode_many reads what decode would, record after record, and stops at
+ * the first record decode refuses, with the bytes before it counted. */
+static void
+test_codec_decode_many_stops_at_bad_bytes(void **unused)
+{
+    (void)unused;
+    enum { N = 3000, BAD = 2000 };
+    rperf_interval_t records[N], back[N];
+    uint8_t bytes[N * RPERF_INTERVAL_CODEC_MAX_BYTES];
+    size_t ends[N], used = 0;
+    rperf_interval_codec_state_t enc;
+    rperf_interval_codec_reset(&enc);
+    int64_t clock = 5;
+    for (size_t i = 0; i < N; i++) {
+        records[i] = make_record(&clock, 50);
+        used += rperf_interval_encode(&enc, &records[i], bytes + used);
+        ends[i] = used;
+    }
+    rperf_interval_codec_state_t dec;
+    rperf_interval_codec_reset(&dec);
+    size_t took;
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, N, &took), N);
+    assert_int_equal(took, used);
+    for (size_t i = 0; i < N; i++)
+        assert_same(&back[i], &records[i]);
+    assert_memory_equal(&dec, &enc, sizeof(dec));
+    /* At most max records, and the state where they end. */
+    rperf_interval_codec_reset(&dec);
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, 10, &took), 10);
+    assert_int_equal(took, ends[9]);
+    /* A header with an unknown bit: everything before it, nothing after. */
+    bytes[ends[BAD - 1]] |= 0x80;
+    rperf_interval_codec_reset(&dec);
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, N, &took), BAD);
+    assert_int_equal(took, ends[BAD - 1]);
+    assert_same(&back[BAD - 1], &records[BAD - 1]);
+}
+
 /* Any bytes at all: with room to spare and with only a record's worth the
  * decoder agrees (both refuse, or both read the same record of the same
  * length), whichever path each takes. */
@@ -383,6 +421,7 @@ main(void)
         cmocka_unit_test(test_codec_refuses_truncated_and_malformed_bytes),
         cmocka_unit_test(test_codec_fast_path_matches_byte_path),
         cmocka_unit_test(test_codec_paths_agree_on_any_bytes),
+        cmocka_unit_test(test_codec_decode_many_stops_at_bad_bytes),
         cmocka_unit_test(test_ring_keeps_every_record_across_wraps),
         cmocka_unit_test(test_full_ring_drops_and_counts),
         cmocka_unit_test(test_store_reads_back_from_any_index),

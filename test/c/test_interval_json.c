@@ -123,8 +123,8 @@ collect(const char *chunk, size_t length, void *arg)
 static int64_t
 edge_value(void)
 {
-    static const int64_t edges[] = {0, 9, 10, 99, 100, 99999999, 100000000, 999999999, 1000000000, INT64_MAX,
-                                    INT64_MIN, -1, -10, -100000000};
+    static const int64_t edges[] = {0,         9,          10,        99,        100, 99999999, 100000000,
+                                    999999999, 1000000000, INT64_MAX, INT64_MIN, -1,  -10,      -100000000};
     return edges[next_random() % (sizeof(edges) / sizeof(edges[0]))];
 }
 
