@@ -138,7 +138,7 @@ rperf_interval_buffer_read(const rperf_interval_buffer_t *buf, rperf_interval_bu
         if (avail > buf->capacity - at)
             avail = buf->capacity - at;
         size_t used;
-        n += rperf_interval_decode_many(&cur->state, buf->bytes + at, (size_t)avail, out + n, max - n, &used);
+        n += rperf_interval_decode_many(&cur->state, buf->bytes + at, (size_t)avail, out + n, NULL, max - n, &used);
         cur->pos += used;
         if (cur->pos >= cur->head || n >= max)
             break;

@@ -23,7 +23,8 @@
  *   when the bytes are truncated or malformed.
  * - decode_many: decodes consecutive records into out[0..max) the same way,
  *   stopping at the first that decode would refuse; returns how many, the
- *   bytes they took in *used, and advances the state past them.
+ *   bytes they took in *used (each one's in lengths[i] unless lengths is
+ *   NULL), and advances the state past them.
  */
 #ifndef RPERF_INTERVAL_CODEC_H
 #define RPERF_INTERVAL_CODEC_H
@@ -64,6 +65,6 @@ size_t rperf_interval_encode(rperf_interval_codec_state_t *state, const rperf_in
 size_t rperf_interval_decode(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail,
                              rperf_interval_t *rec);
 size_t rperf_interval_decode_many(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail,
-                                  rperf_interval_t *out, size_t max, size_t *used);
+                                  rperf_interval_t *out, uint8_t *lengths, size_t max, size_t *used);
 
 #endif

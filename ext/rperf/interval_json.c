@@ -161,7 +161,7 @@ rperf_interval_json_write(const rperf_interval_store_t *store, rperf_interval_js
     rperf_interval_store_cursor_init(&cur, store, 0);
     rperf_interval_t batch[BATCH];
     int first = 1;
-    for (size_t got; (got = rperf_interval_store_read(&cur, batch, BATCH)) > 0;) {
+    for (size_t got; (got = rperf_interval_store_read(&cur, batch, NULL, BATCH)) > 0;) {
         for (size_t i = 0; i < got; i++) {
             const rperf_interval_t *iv = &batch[i];
             if (rows == RPERF_INTERVAL_JSON_CAUSES && !rperf_interval_json_has_cause(iv))

@@ -187,6 +187,7 @@ rperf_interval_sort_keys(const rperf_interval_t *a, size_t n, uint64_t *keys, ui
 typedef struct merge_head {
     rperf_interval_t rec;
     size_t run;
+    size_t at, length; /* the record's encoded bytes in its run */
 } merge_head_t;
 
 static int
@@ -230,21 +231,29 @@ typedef struct run_reader {
     rperf_interval_store_t *run;
     rperf_interval_store_cursor_t cur;
     rperf_interval_t batch[RUN_BATCH];
+    uint8_t lengths[RUN_BATCH];
     size_t fill, next;
+    size_t offset; /* where the encoded bytes of batch[next] start */
 } run_reader_t;
 
+/* The run's next record and where its bytes are (*at, *length). */
 static int
-reader_next(run_reader_t *r, rperf_interval_t *out)
+reader_next(run_reader_t *r, rperf_interval_t *out, size_t *at, size_t *length)
 {
     if (r->next == r->fill) {
-        r->fill = rperf_interval_store_read(&r->cur, r->batch, RUN_BATCH);
+        r->offset = r->cur.offset;
+        /* The batch about to be read stays: its bytes may be copied. */
+        if (r->cur.index % RELEASE_EVERY == 0)
+            rperf_interval_store_release_before(r->run, r->offset);
+        r->fill = rperf_interval_store_read(&r->cur, r->batch, r->lengths, RUN_BATCH);
         r->next = 0;
         if (r->fill == 0)
             return 0;
-        if (r->cur.index % RELEASE_EVERY == 0)
-            rperf_interval_store_release_before(r->run, r->cur.offset);
     }
-    *out = r->batch[r->next++];
+    *out = r->batch[r->next];
+    *at = r->offset;
+    *length = r->lengths[r->next];
+    r->offset += r->lengths[r->next++];
     return 1;
 }
 
@@ -259,17 +268,28 @@ rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_inte
         readers[i].run = &runs[i];
         readers[i].fill = readers[i].next = 0;
         rperf_interval_store_cursor_init(&readers[i].cur, &runs[i], 0);
-        if (reader_next(&readers[i], &heap[n].rec))
+        if (reader_next(&readers[i], &heap[n].rec, &heap[n].at, &heap[n].length))
             heap[n++].run = i;
     }
     for (size_t i = n / 2; status == 0 && i-- > 0;)
         sift_down(heap, n, i);
+    /* Consecutive records of one run are encoded against the same record
+     * before them in the output as in the run: their bytes are copied, not
+     * encoded again. Runs of a report's slices barely overlap, so that is
+     * nearly every record. */
+    size_t last_run = SIZE_MAX;
     while (status == 0 && n > 0) {
-        if (rperf_interval_store_append(out, &heap[0].rec) < 0) {
+        merge_head_t *top = &heap[0];
+        int appended = top->run == last_run
+                           ? rperf_interval_store_append_encoded(out, runs[top->run].bytes + top->at, top->length,
+                                                                 &top->rec)
+                           : rperf_interval_store_append(out, &top->rec);
+        if (appended < 0) {
             status = -1;
             break;
         }
-        if (!reader_next(&readers[heap[0].run], &heap[0].rec))
+        last_run = top->run;
+        if (!reader_next(&readers[top->run], &top->rec, &top->at, &top->length))
             heap[0] = heap[--n];
         sift_down(heap, n, 0);
     }

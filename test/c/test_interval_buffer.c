@@ -186,7 +186,7 @@ test_codec_decode_many_stops_at_bad_bytes(void **unused)
     (void)unused;
     enum { N = 3000, BAD = 2000 };
     rperf_interval_t records[N], back[N];
-    uint8_t bytes[N * RPERF_INTERVAL_CODEC_MAX_BYTES];
+    uint8_t bytes[N * RPERF_INTERVAL_CODEC_MAX_BYTES], lengths[N];
     size_t ends[N], used = 0;
     rperf_interval_codec_state_t enc;
     rperf_interval_codec_reset(&enc);
@@ -199,19 +199,21 @@ test_codec_decode_many_stops_at_bad_bytes(void **unused)
     rperf_interval_codec_state_t dec;
     rperf_interval_codec_reset(&dec);
     size_t took;
-    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, N, &took), N);
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, lengths, N, &took), N);
     assert_int_equal(took, used);
-    for (size_t i = 0; i < N; i++)
+    for (size_t i = 0; i < N; i++) {
         assert_same(&back[i], &records[i]);
+        assert_int_equal(lengths[i], ends[i] - (i ? ends[i - 1] : 0));
+    }
     assert_memory_equal(&dec, &enc, sizeof(dec));
     /* At most max records, and the state where they end. */
     rperf_interval_codec_reset(&dec);
-    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, 10, &took), 10);
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, NULL, 10, &took), 10);
     assert_int_equal(took, ends[9]);
     /* A header with an unknown bit: everything before it, nothing after. */
     bytes[ends[BAD - 1]] |= 0x80;
     rperf_interval_codec_reset(&dec);
-    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, N, &took), BAD);
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, NULL, N, &took), BAD);
     assert_int_equal(took, ends[BAD - 1]);
     assert_same(&back[BAD - 1], &records[BAD - 1]);
 }

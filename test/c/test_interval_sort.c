@@ -200,6 +200,25 @@ check_merge(size_t n, size_t slice, uint64_t start_span, uint32_t seqs)
         assert_int_equal(got.cause, expected[i].cause);
     }
     assert_int_equal(rperf_interval_store_next(&cur, &got), 0);
+    /* Records copied from the runs as bytes and records encoded again make
+     * the very bytes (and key frames) of the sorted input appended whole. */
+    rperf_interval_store_t direct;
+    rperf_interval_store_init(&direct);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(rperf_interval_store_append(&direct, &expected[i]), 0);
+    assert_int_equal(out.used, direct.used);
+    assert_int_equal(out.nkeys, direct.nkeys);
+    if (n) {
+        assert_memory_equal(out.bytes, direct.bytes, direct.used);
+    }
+    for (size_t k = 0; k < direct.nkeys; k++) {
+        assert_int_equal(out.keys[k].offset, direct.keys[k].offset);
+        assert_int_equal(out.keys[k].state.end_ns, direct.keys[k].state.end_ns);
+        assert_int_equal(out.keys[k].state.thread_seq, direct.keys[k].state.thread_seq);
+        assert_int_equal(out.keys[k].state.label_set_id, direct.keys[k].state.label_set_id);
+        assert_int_equal(out.keys[k].state.stack_id, direct.keys[k].state.stack_id);
+    }
+    rperf_interval_store_free(&direct);
     for (size_t r = 0; r < nruns; r++)
         rperf_interval_store_free(&runs[r]);
     rperf_interval_store_free(&out);
