@@ -126,32 +126,30 @@ next_end(unsigned stops)
     return stops ? __builtin_ctz(stops) : -1;
 }
 
-/* A 32-bit delta field of at most 4 bytes at fields + *pos onto *field
- * (longer ones, up to 28 bits and more, go the slow way). */
+/* The next varint of the record (at most max_len bytes, ending within the
+ * window) from fields + *pos: 1 and *value, or 0 for the slow path. */
 INLINE int
-next_delta32(const uint8_t *fields, unsigned *stops, unsigned *pos, int32_t *field)
+next_varint(const uint8_t *fields, unsigned *stops, unsigned *pos, unsigned max_len, uint64_t *value)
 {
     int end = next_end(*stops);
     unsigned len = (unsigned)end + 1 - *pos;
-    if (end < 0 || len > 4)
+    if (end < 0 || len > max_len)
         return 0;
-    *field = (int32_t)((uint32_t)*field + unzigzag32(varint_value32(fields + *pos, len)));
+    /* Most fields take up to 4 bytes: the shorter compaction. */
+    *value = len <= 4 ? varint_value32(fields + *pos, len) : varint_value64(fields + *pos, len);
     *pos = (unsigned)end + 1;
     *stops &= *stops - 1;
     return 1;
 }
 
+/* A 32-bit delta field onto *field; those of 5 bytes go the slow way. */
 INLINE int
-next_varint64(const uint8_t *fields, unsigned *stops, unsigned *pos, uint64_t *value)
+next_delta32(const uint8_t *fields, unsigned *stops, unsigned *pos, int32_t *field)
 {
-    int end = next_end(*stops);
-    unsigned len = (unsigned)end + 1 - *pos;
-    if (end < 0 || len > 8)
+    uint64_t z;
+    if (!next_varint(fields, stops, pos, 4, &z))
         return 0;
-    /* Most times and lengths take up to 4 bytes: the shorter compaction. */
-    *value = len <= 4 ? varint_value32(fields + *pos, len) : varint_value64(fields + *pos, len);
-    *pos = (unsigned)end + 1;
-    *stops &= *stops - 1;
+    *field = (int32_t)((uint32_t)*field + unzigzag32((uint32_t)z));
     return 1;
 }
 #endif
@@ -263,19 +261,17 @@ decode_fast(rperf_interval_codec_state_t *state, const uint8_t *in, rperf_interv
         return 0;
     if (header & HAS_RELEASER) {
         /* Stored as is, not as a delta: a zero base, no zigzag. */
-        int end = next_end(stops);
-        unsigned len = (unsigned)end + 1 - pos;
-        if (end < 0 || len > 4 || end >= 15)
+        uint64_t releaser;
+        if (!next_varint(fields, &stops, &pos, 4, &releaser) || pos >= 16)
             return 0;
-        r.releaser_seq = (int32_t)varint_value32(fields + pos, len);
-        pos = (unsigned)end + 1;
+        r.releaser_seq = (int32_t)(uint32_t)releaser;
         /* The cause is a plain byte, whatever its top bit says. */
         r.cause = fields[pos];
         stops &= ~((2u << pos) - 1); /* its own stop bit and the releaser's */
         pos++;
     }
     uint64_t end_delta, length;
-    if (!next_varint64(fields, &stops, &pos, &end_delta) || !next_varint64(fields, &stops, &pos, &length))
+    if (!next_varint(fields, &stops, &pos, 8, &end_delta) || !next_varint(fields, &stops, &pos, 8, &length))
         return 0;
     r.end_ns = (int64_t)((uint64_t)state->end_ns + unzigzag64(end_delta));
     r.start_ns = (int64_t)((uint64_t)r.end_ns - unzigzag64(length));

@@ -110,42 +110,36 @@ rperf_interval_json_has_cause(const rperf_interval_t *iv)
     return iv->state == RPERF_STATE_BLOCKED && iv->cause != RPERF_CAUSE_UNKNOWN;
 }
 
+/* [v0,v1,...] of `count` numbers; inlined with a constant count, the loop
+ * unrolls. */
+static inline size_t
+put_row(char *out, const int64_t *values, int count)
+{
+    char *p = out;
+    *p++ = '[';
+    for (int k = 0; k < count; k++) {
+        if (k)
+            *p++ = ',';
+        p += rperf_interval_json_int(p, values[k]);
+    }
+    *p++ = ']';
+    return (size_t)(p - out);
+}
+
 /* [thread_seq,state,start_ns,end_ns,label_set_id,stack_id] */
 static size_t
 interval_row(char *out, const rperf_interval_t *iv)
 {
-    char *p = out;
-    *p++ = '[';
-    p += rperf_interval_json_int(p, iv->thread_seq);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->state);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->start_ns);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->end_ns);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->label_set_id);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->stack_id);
-    *p++ = ']';
-    return (size_t)(p - out);
+    const int64_t values[6] = {iv->thread_seq, iv->state, iv->start_ns, iv->end_ns, iv->label_set_id, iv->stack_id};
+    return put_row(out, values, 6);
 }
 
 /* [thread_seq,start_ns,cause,releaser_seq] */
 static size_t
 cause_row(char *out, const rperf_interval_t *iv)
 {
-    char *p = out;
-    *p++ = '[';
-    p += rperf_interval_json_int(p, iv->thread_seq);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->start_ns);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->cause);
-    *p++ = ',';
-    p += rperf_interval_json_int(p, iv->releaser_seq);
-    *p++ = ']';
-    return (size_t)(p - out);
+    const int64_t values[4] = {iv->thread_seq, iv->start_ns, iv->cause, iv->releaser_seq};
+    return put_row(out, values, 4);
 }
 
 void

@@ -82,6 +82,25 @@ radix_key(rperf_interval_t **cur, rperf_interval_t **other, size_t n, int by_seq
     }
 }
 
+/* The smallest and largest start and seq of a[0..n), n >= 1. */
+static void
+key_ranges(const rperf_interval_t *a, size_t n, int64_t *min_start, int64_t *max_start, int32_t *min_seq,
+           int32_t *max_seq)
+{
+    *min_start = *max_start = a[0].start_ns;
+    *min_seq = *max_seq = a[0].thread_seq;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].start_ns < *min_start)
+            *min_start = a[i].start_ns;
+        if (a[i].start_ns > *max_start)
+            *max_start = a[i].start_ns;
+        if (a[i].thread_seq < *min_seq)
+            *min_seq = a[i].thread_seq;
+        if (a[i].thread_seq > *max_seq)
+            *max_seq = a[i].thread_seq;
+    }
+}
+
 rperf_interval_t *
 rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
 {
@@ -89,18 +108,9 @@ rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
         insertion_sort(a, n);
         return a;
     }
-    int64_t min_start = a[0].start_ns, max_start = a[0].start_ns;
-    int32_t min_seq = a[0].thread_seq, max_seq = a[0].thread_seq;
-    for (size_t i = 1; i < n; i++) {
-        if (a[i].start_ns < min_start)
-            min_start = a[i].start_ns;
-        if (a[i].start_ns > max_start)
-            max_start = a[i].start_ns;
-        if (a[i].thread_seq < min_seq)
-            min_seq = a[i].thread_seq;
-        if (a[i].thread_seq > max_seq)
-            max_seq = a[i].thread_seq;
-    }
+    int64_t min_start, max_start;
+    int32_t min_seq, max_seq;
+    key_ranges(a, n, &min_start, &max_start, &min_seq, &max_seq);
     rperf_interval_t *cur = a, *other = scratch;
     /* Secondary key first: the start passes are stable and keep seq order. */
     radix_key(&cur, &other, n, 1, (uint64_t)(int64_t)min_seq, (uint64_t)((int64_t)max_seq - (int64_t)min_seq));
@@ -123,18 +133,9 @@ rperf_interval_sort_keys(const rperf_interval_t *a, size_t n, uint64_t *keys, ui
         *index_bits = 0;
         return keys;
     }
-    int64_t min_start = a[0].start_ns, max_start = a[0].start_ns;
-    int32_t min_seq = a[0].thread_seq, max_seq = a[0].thread_seq;
-    for (size_t i = 1; i < n; i++) {
-        if (a[i].start_ns < min_start)
-            min_start = a[i].start_ns;
-        if (a[i].start_ns > max_start)
-            max_start = a[i].start_ns;
-        if (a[i].thread_seq < min_seq)
-            min_seq = a[i].thread_seq;
-        if (a[i].thread_seq > max_seq)
-            max_seq = a[i].thread_seq;
-    }
+    int64_t min_start, max_start;
+    int32_t min_seq, max_seq;
+    key_ranges(a, n, &min_start, &max_start, &min_seq, &max_seq);
     unsigned ibits = bit_width(n - 1), sbits = bit_width((uint64_t)((int64_t)max_seq - (int64_t)min_seq));
     unsigned tbits = bit_width((uint64_t)max_start - (uint64_t)min_start);
     if (ibits + sbits + tbits > 64 || n > UINT32_MAX)
