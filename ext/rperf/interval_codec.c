@@ -72,6 +72,20 @@ unzigzag32(uint32_t z)
     return (z >> 1) ^ (0 - (z & 1));
 }
 
+/* The record's times from its two time varints, and the state after it. */
+static inline void
+finish_record(rperf_interval_codec_state_t *state, rperf_interval_t *r, uint64_t end_delta, uint64_t length,
+              rperf_interval_t *rec)
+{
+    r->end_ns = (int64_t)((uint64_t)state->end_ns + unzigzag64(end_delta));
+    r->start_ns = (int64_t)((uint64_t)r->end_ns - unzigzag64(length));
+    *rec = *r;
+    state->end_ns = r->end_ns;
+    state->thread_seq = r->thread_seq;
+    state->label_set_id = r->label_set_id;
+    state->stack_id = r->stack_id;
+}
+
 static size_t
 put_varint(uint8_t *out, uint64_t v)
 {
@@ -273,13 +287,7 @@ decode_fast(rperf_interval_codec_state_t *state, const uint8_t *in, rperf_interv
     uint64_t end_delta, length;
     if (!next_varint(fields, &stops, &pos, 8, &end_delta) || !next_varint(fields, &stops, &pos, 8, &length))
         return 0;
-    r.end_ns = (int64_t)((uint64_t)state->end_ns + unzigzag64(end_delta));
-    r.start_ns = (int64_t)((uint64_t)r.end_ns - unzigzag64(length));
-    *rec = r;
-    state->end_ns = r.end_ns;
-    state->thread_seq = r.thread_seq;
-    state->label_set_id = r.label_set_id;
-    state->stack_id = r.stack_id;
+    finish_record(state, &r, end_delta, length, rec);
     return 1 + pos;
 }
 #endif
@@ -330,13 +338,7 @@ decode_bytes(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avai
     if (!(used = get_varint(in + n, avail - n, 10, &length)))
         return 0;
     n += used;
-    r.end_ns = (int64_t)((uint64_t)state->end_ns + unzigzag64(end_delta));
-    r.start_ns = (int64_t)((uint64_t)r.end_ns - unzigzag64(length));
-    *rec = r;
-    state->end_ns = r.end_ns;
-    state->thread_seq = r.thread_seq;
-    state->label_set_id = r.label_set_id;
-    state->stack_id = r.stack_id;
+    finish_record(state, &r, end_delta, length, rec);
     return n;
 }
 
