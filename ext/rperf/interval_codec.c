@@ -99,6 +99,7 @@ put_varint(uint8_t *out, uint64_t v)
 }
 
 #if WORD_VARINTS
+#ifndef __SSE2__
 /* Bit i set: byte i of the 8 at `in` ends a varint (its top bit is
  * clear). The multiply gathers the eight top bits into the top byte. */
 INLINE unsigned
@@ -108,6 +109,7 @@ stop_bits(const uint8_t *in)
     memcpy(&x, in, sizeof(x));
     return (unsigned)((((~x & 0x8080808080808080ull) >> 7) * 0x0102040810204080ull) >> 56);
 }
+#endif
 
 /* The value of the `len`-byte varint (1..8) at in. */
 INLINE uint64_t
