@@ -8,7 +8,6 @@
  * the divisions (multiplications, for constants) out of one long chain.
  */
 #include "interval_json.h"
-#include "report_format.h"
 
 #include <string.h>
 
@@ -102,12 +101,6 @@ rperf_interval_json_int(char *out, int64_t v)
         put_digits(out + n + len, u);
     }
     return n + len;
-}
-
-int
-rperf_interval_json_has_cause(const rperf_interval_t *iv)
-{
-    return iv->state == RPERF_STATE_BLOCKED && iv->cause != RPERF_CAUSE_UNKNOWN;
 }
 
 /* [v0,v1,...] of `count` numbers; inlined with a constant count, the loop

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "interval_store.h"
+#include "report_format.h"
 
 #define RPERF_INTERVAL_JSON_CHUNK (64 * 1024)
 #define RPERF_INTERVAL_JSON_INT_MAX 20
@@ -45,6 +46,12 @@ typedef void rperf_interval_json_emit_fn(const char *chunk, size_t length, void 
 void rperf_interval_json_write(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows,
                                rperf_interval_json_emit_fn *emit, void *arg);
 size_t rperf_interval_json_int(char *out, int64_t v);
-int rperf_interval_json_has_cause(const rperf_interval_t *iv);
+
+/* Inline: the builder asks it of every record it clips. */
+static inline int
+rperf_interval_json_has_cause(const rperf_interval_t *iv)
+{
+    return iv->state == RPERF_STATE_BLOCKED && iv->cause != RPERF_CAUSE_UNKNOWN;
+}
 
 #endif
