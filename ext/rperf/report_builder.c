@@ -284,7 +284,7 @@ static int
 flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
 {
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
-    size_t n = 0;
+    size_t n = 0, cause_rows = 0;
     for (size_t i = 0; i < ir->fill; i++) {
         rperf_interval_t iv = ir->slice[i];
         if (iv.start_ns < start)
@@ -301,9 +301,10 @@ flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
         iv.cause = (uint8_t)cause;
         if (!RPERF_CAUSE_RELEASABLE(cause))
             iv.releaser_seq = 0;
-        ir->cause_rows += (size_t)rperf_interval_json_has_cause(&iv);
+        cause_rows += (size_t)rperf_interval_json_has_cause(&iv);
         ir->slice[n++] = iv;
     }
+    ir->cause_rows += cause_rows;
     ir->fill = 0;
     if (n == 0)
         return 0;
