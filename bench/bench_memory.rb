@@ -23,6 +23,16 @@
 #
 #   ruby -I lib -I <ext build dir> bench/bench_memory.rb [--runs 5] [--workload b|mixed|cpu|all]
 #        [--round-trips N]
+#
+# --stop-save times only `stop` and `save` of the full-attribution run (the
+# other variants are not run): wall and CPU time of each phase (the CPU
+# time of the thread that calls them: on this shared machine wall times move
+# several-fold with the load, CPU time much less), medians over rounds.
+# With --base DIR[:DIR...] (the lib and extension directories of another
+# build) each round runs that build too, alternating which goes first, and
+# the report adds the median of the paired per-round differences.
+#
+#   ruby -I lib -I <ext build dir> bench/bench_memory.rb --stop-save [--runs 7] [--base DIRS]
 require "etc"
 require "json"
 require "tmpdir"
@@ -41,6 +51,7 @@ module BenchMemory
   module_function
 
   def monotonic = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  def thread_cpu = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
 
   # Peak and current RSS of this process in bytes (/proc/self/status).
   def rss
@@ -82,7 +93,9 @@ module BenchMemory
       out["record_peak"] = rss[:hwm]
       reset_peak
       t0 = monotonic
+      c0 = thread_cpu
       report = Rperf.stop
+      out["stop_cpu_s"] = thread_cpu - c0
       out["stop_s"] = monotonic - t0
       out["stop_peak"] = rss[:hwm]
       out["after_stop"] = rss[:rss]
@@ -92,7 +105,9 @@ module BenchMemory
       Dir.mktmpdir("rperf-bench-memory") do |dir|
         path = File.join(dir, "report.json")
         t0 = monotonic
+        c0 = thread_cpu
         report.save(path)
+        out["save_cpu_s"] = thread_cpu - c0
         out["save_s"] = monotonic - t0
         out["save_peak"] = rss[:hwm]
         out["json_bytes"] = File.size(path)
@@ -125,12 +140,18 @@ module BenchMemory
     runs = 5
     selected = WORKLOADS.keys
     round_trips = DEFAULT_ROUND_TRIPS
+    stop_save = false
+    workload_given = false
+    base = nil
     while (arg = argv.shift)
       case arg
       when "--runs" then runs = Integer(argv.shift)
+      when "--stop-save" then stop_save = true
+      when "--base" then base = argv.shift.split(":")
       when "--round-trips" then round_trips = Integer(argv.shift)
       when "--workload"
         chosen = argv.shift
+        workload_given = true
         selected = chosen == "all" ? WORKLOADS.keys : [chosen]
         abort "bench_memory: --workload must be one of #{WORKLOADS.keys.join(', ')} or all" unless (selected - WORKLOADS.keys).empty?
       when "--child" then return child(argv.shift, argv.shift, Integer(argv.shift))
@@ -138,12 +159,53 @@ module BenchMemory
       end
     end
     load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
+    return stop_save_main(runs, workload_given ? selected : ["b"], round_trips, load_path, base) if stop_save
+
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved rounds, #{Etc.nprocessors} CPUs, #{round_trips} round trips for (b)"
     selected.each do |workload|
       results = VARIANTS.to_h { |v| [v, []] }
       runs.times { VARIANTS.each { |v| results[v] << run_child(workload, v, load_path, round_trips) } }
       report(workload, results)
     end
+  end
+
+  # --stop-save: the full-attribution run only, "this" build and (with
+  # --base) the other one in the same rounds.
+  def stop_save_main(runs, selected, round_trips, load_path, base)
+    builds = { "this" => load_path }
+    builds["base"] = base if base
+    puts "ruby #{RUBY_VERSION}, #{runs} rounds, #{Etc.nprocessors} CPUs, #{round_trips} round trips for (b); " \
+         "stop and save of the full-attribution run, wall (CPU) ms"
+    selected.each do |workload|
+      results = builds.keys.to_h { |b| [b, []] }
+      runs.times do |round|
+        order = round.odd? ? builds.keys.reverse : builds.keys
+        order.each { |b| results[b] << run_child(workload, "full", builds[b], round_trips) }
+      end
+      stop_save_report(workload, results)
+    end
+  end
+
+  def stop_save_report(workload, results)
+    puts
+    puts "workload #{workload}: #{WORKLOADS[workload]}"
+    total = ->(r, kind) { r["stop#{kind}_s"] + r["save#{kind}_s"] }
+    results.each do |build, runs|
+      m = ->(f) { median(runs.map(&f)) * 1e3 }
+      puts format("  %-5s stop %.0f (%.0f) + save %.0f (%.0f) = %.0f (%.0f) ms; min total %.0f (%.0f); " \
+                  "%d intervals, JSON %s MiB, phase peaks over the RSS before start: stop %s, save %s MiB",
+                  build, m.(->(r) { r["stop_s"] }), m.(->(r) { r["stop_cpu_s"] }),
+                  m.(->(r) { r["save_s"] }), m.(->(r) { r["save_cpu_s"] }),
+                  m.(->(r) { total.(r, "") }), m.(->(r) { total.(r, "_cpu") }),
+                  runs.map { total.(_1, "") }.min * 1e3, runs.map { total.(_1, "_cpu") }.min * 1e3,
+                  median(runs.map { _1["intervals"] }), mib(median(runs.map { _1["json_bytes"] })),
+                  mib(median(runs.map { _1["stop_peak"] - _1["before_start"] })),
+                  mib(median(runs.map { _1["save_peak"] - _1["before_start"] })))
+    end
+    return unless results["base"]
+
+    diff = ->(kind) { median(results["this"].zip(results["base"]).map { |t, b| total.(t, kind) - total.(b, kind) }) * 1e3 }
+    puts format("  this - base, paired per round: %+.0f ms wall, %+.0f ms CPU", diff.(""), diff.("_cpu"))
   end
 
   def report(workload, results)

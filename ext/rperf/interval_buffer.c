@@ -131,10 +131,22 @@ rperf_interval_buffer_read(const rperf_interval_buffer_t *buf, rperf_interval_bu
 {
     size_t n = 0;
     while (buf->bytes && cur->pos < cur->head && n < max) {
-        uint8_t linear[RPERF_INTERVAL_CODEC_MAX_BYTES];
+        /* The records that lie whole before the end of the mapping, in
+         * place and many at a time... */
         uint64_t at = cur->pos % buf->capacity;
-        const uint8_t *in = buf->bytes + at;
         uint64_t avail = cur->head - cur->pos;
+        if (avail > buf->capacity - at)
+            avail = buf->capacity - at;
+        size_t used;
+        n += rperf_interval_decode_many(&cur->state, buf->bytes + at, (size_t)avail, out + n, NULL, max - n, &used);
+        cur->pos += used;
+        if (cur->pos >= cur->head || n >= max)
+            break;
+        /* ...then the one that wraps around it, from a straight copy. */
+        uint8_t linear[RPERF_INTERVAL_CODEC_MAX_BYTES];
+        at = cur->pos % buf->capacity;
+        const uint8_t *in = buf->bytes + at;
+        avail = cur->head - cur->pos;
         if (avail > RPERF_INTERVAL_CODEC_MAX_BYTES)
             avail = RPERF_INTERVAL_CODEC_MAX_BYTES;
         if (at + avail > buf->capacity) { /* the record may wrap */
@@ -143,10 +155,10 @@ rperf_interval_buffer_read(const rperf_interval_buffer_t *buf, rperf_interval_bu
             memcpy(linear + first, buf->bytes, (size_t)(avail - first));
             in = linear;
         }
-        size_t used = rperf_interval_decode(&cur->state, in, (size_t)avail, &out[n]);
-        if (!used)
+        size_t one = rperf_interval_decode(&cur->state, in, (size_t)avail, &out[n]);
+        if (!one)
             break; /* cannot happen: the producer wrote whole records */
-        cur->pos += used;
+        cur->pos += one;
         n++;
     }
     cur->records += n;

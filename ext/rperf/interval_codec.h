@@ -16,9 +16,15 @@
  *   encoder had at the same position.
  * - encode: writes at most RPERF_INTERVAL_CODEC_MAX_BYTES bytes to `out`,
  *   returns how many, and advances the state.
- * - decode: reads from `in` (at most `avail` bytes); returns the bytes used
+ * - decode: reads from `in` (at most `avail` bytes, which may be more than
+ *   the record: RPERF_INTERVAL_CODEC_FAST_AVAIL and more take the fast
+ *   path, with the same results); returns the bytes used
  *   and fills `*rec` and advances the state, or returns 0 (state untouched)
  *   when the bytes are truncated or malformed.
+ * - decode_many: decodes consecutive records into out[0..max) the same way,
+ *   stopping at the first that decode would refuse; returns how many, the
+ *   bytes they took in *used (each one's in lengths[i] unless lengths is
+ *   NULL), and advances the state past them.
  */
 #ifndef RPERF_INTERVAL_CODEC_H
 #define RPERF_INTERVAL_CODEC_H
@@ -50,9 +56,15 @@ typedef struct rperf_interval_codec_state {
  * cause byte, two 64-bit varints (10 bytes at most). */
 #define RPERF_INTERVAL_CODEC_MAX_BYTES (1 + 1 + 5 * 4 + 1 + 10 * 2)
 
+/* Decoding is fastest with this many bytes readable at `in` (8-byte words
+ * are read past the record's end); fewer are decoded byte by byte. */
+#define RPERF_INTERVAL_CODEC_FAST_AVAIL (1 + 16 + 8)
+
 void rperf_interval_codec_reset(rperf_interval_codec_state_t *state);
 size_t rperf_interval_encode(rperf_interval_codec_state_t *state, const rperf_interval_t *rec, uint8_t *out);
 size_t rperf_interval_decode(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail,
                              rperf_interval_t *rec);
+size_t rperf_interval_decode_many(rperf_interval_codec_state_t *state, const uint8_t *in, size_t avail,
+                                  rperf_interval_t *out, uint8_t *lengths, size_t max, size_t *used);
 
 #endif

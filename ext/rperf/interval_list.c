@@ -6,8 +6,8 @@
  * surface are added in lib/rperf/contention.rb.
  */
 #include "interval_list.h"
+#include "interval_json.h"
 #include "errors.h"
-#include "report_format.h"
 
 #include <errno.h>
 #include <ruby/io.h>
@@ -21,7 +21,8 @@ typedef struct interval_list {
 } interval_list_t;
 
 /* The causes view: the list it reads, and how many of its records are
- * blocked with a known cause (counted once, when the view is made). */
+ * blocked with a known cause (counted by whoever built the list, as it
+ * went: a pass of its own was a tenth of a large stop). */
 typedef struct cause_view {
     VALUE intervals;
     size_t count;
@@ -115,13 +116,6 @@ tuple(const rperf_interval_t *iv)
                                 LL2NUM(iv->end_ns), INT2NUM(iv->label_set_id), INT2NUM(iv->stack_id));
 }
 
-/* A record the causes view lists. */
-static int
-has_cause(const rperf_interval_t *iv)
-{
-    return iv->state == RPERF_STATE_BLOCKED && iv->cause != RPERF_CAUSE_UNKNOWN;
-}
-
 static VALUE
 cause_tuple(const rperf_interval_t *iv)
 {
@@ -142,17 +136,13 @@ view_store(VALUE self)
 }
 
 VALUE
-rperf_interval_list_causes(VALUE intervals)
+rperf_interval_list_causes(VALUE intervals, size_t count)
 {
-    const rperf_interval_store_t *store = &get_list(intervals)->store;
+    get_list(intervals); /* a type check */
     cause_view_t *view;
     VALUE obj = TypedData_Make_Struct(cIntervalCauses, cause_view_t, &view_type, view);
     view->intervals = intervals;
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, store, 0);
-    rperf_interval_t iv;
-    while (rperf_interval_store_next(&cur, &iv))
-        view->count += (size_t)has_cause(&iv);
+    view->count = count;
     return rb_obj_freeze(obj);
 }
 
@@ -197,82 +187,6 @@ list_each(VALUE self)
     while (rperf_interval_store_next(&cur, &iv))
         rb_yield(tuple(&iv));
     return self;
-}
-
-/* Writes v in decimal at out and returns the characters written (at most
- * 20). Two digits per division: formatting was most of writing a large
- * timeline. */
-static size_t
-put_int(char *out, int64_t v)
-{
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                   "8081828384858687888990919293949596979899";
-    size_t n = 0;
-    uint64_t u = (uint64_t)v;
-    if (v < 0) {
-        out[n++] = '-';
-        u = 0 - u;
-    }
-    int digits = 1;
-    for (uint64_t t = u; t >= 10; t /= 10)
-        digits++;
-    char *p = out + n + digits;
-    while (u >= 100) {
-        unsigned d = (unsigned)(u % 100) * 2;
-        u /= 100;
-        *--p = pairs[d + 1];
-        *--p = pairs[d];
-    }
-    if (u >= 10) {
-        *--p = pairs[u * 2 + 1];
-        *--p = pairs[u * 2];
-    } else {
-        *--p = (char)('0' + u);
-    }
-    return n + (size_t)digits;
-}
-
-/* The JSON text of the list, a chunk at a time: each full chunk (and the
- * last one) goes to emit(chunk, length, arg). */
-static void
-write_json(const rperf_interval_store_t *store, int causes, void (*emit)(const char *, size_t, void *), void *arg)
-{
-    /* Six numbers of at most 20 characters and their punctuation. */
-    enum { RECORD_MAX = 6 * 21 + 3, CHUNK = 64 * 1024 };
-    char chunk[CHUNK];
-    size_t used = 0;
-    chunk[used++] = '[';
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, store, 0);
-    rperf_interval_t iv;
-    for (size_t i = 0; rperf_interval_store_next(&cur, &iv);) {
-        if (causes && !has_cause(&iv))
-            continue;
-        if (used + RECORD_MAX > CHUNK) {
-            emit(chunk, used, arg);
-            used = 0;
-        }
-        /* The causes view: [thread_seq, start_ns, cause, releaser_seq]. */
-        const int64_t values[6] = {iv.thread_seq,
-                                   causes ? iv.start_ns : iv.state,
-                                   causes ? iv.cause : iv.start_ns,
-                                   causes ? iv.releaser_seq : iv.end_ns,
-                                   iv.label_set_id,
-                                   iv.stack_id};
-        int width = causes ? 4 : 6;
-        if (i++)
-            chunk[used++] = ',';
-        chunk[used++] = '[';
-        for (int k = 0; k < width; k++) {
-            if (k)
-                chunk[used++] = ',';
-            used += put_int(chunk + used, values[k]);
-        }
-        chunk[used++] = ']';
-    }
-    chunk[used++] = ']';
-    emit(chunk, used, arg);
 }
 
 static void
@@ -338,29 +252,29 @@ write_to_fd(const char *chunk, size_t length, void *target)
 }
 
 static VALUE
-json_text(const rperf_interval_store_t *store, int causes, size_t rows)
+json_text(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows, size_t count)
 {
-    VALUE out = rb_str_buf_new((long)(rows * 32 + 2));
-    write_json(store, causes, append_to_string, &out);
+    VALUE out = rb_str_buf_new((long)(count * 32 + 2));
+    rperf_interval_json_write(store, rows, append_to_string, &out);
     return out;
 }
 
-/* Streams the JSON text to io 64 KiB at a time, never held whole. A File
+/* Streams the JSON text to io a chunk at a time, never held whole. A File
  * gets the bytes at its descriptor (binary, no encoding conversion);
  * anything else with #write must be done with its argument when #write
  * returns (IO-likes, GzipWriter, StringIO are). Raises SystemCallError
  * when the descriptor refuses the bytes (disk full). */
 static VALUE
-stream_json(const rperf_interval_store_t *store, int causes, VALUE io)
+stream_json(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows, VALUE io)
 {
     if (RB_TYPE_P(io, T_FILE)) {
         rb_io_flush(io);
         int fd = rb_io_descriptor(io);
-        write_json(store, causes, write_to_fd, &fd);
+        rperf_interval_json_write(store, rows, write_to_fd, &fd);
         return io;
     }
-    io_target_t target = {io, rb_str_buf_new(64 * 1024)};
-    write_json(store, causes, write_to_io, &target);
+    io_target_t target = {io, rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK)};
+    rperf_interval_json_write(store, rows, write_to_io, &target);
     RB_GC_GUARD(target.buffer);
     return io;
 }
@@ -372,14 +286,14 @@ list_to_json(int argc, VALUE *argv, VALUE self)
     (void)argc;
     (void)argv;
     const interval_list_t *list = get_list(self);
-    return json_text(&list->store, 0, list->store.count);
+    return json_text(&list->store, RPERF_INTERVAL_JSON_INTERVALS, list->store.count);
 }
 
 /* write_json(io) → io: the to_json text, streamed (stream_json). */
 static VALUE
 list_write_json(VALUE self, VALUE io)
 {
-    return stream_json(&get_list(self)->store, 0, io);
+    return stream_json(&get_list(self)->store, RPERF_INTERVAL_JSON_INTERVALS, io);
 }
 
 /* encoded_bytesize → the bytes the encoded records take. */
@@ -413,7 +327,7 @@ view_each(VALUE self)
     rperf_interval_store_cursor_init(&cur, view_store(self), 0);
     rperf_interval_t iv;
     while (rperf_interval_store_next(&cur, &iv)) {
-        if (has_cause(&iv))
+        if (rperf_interval_json_has_cause(&iv))
             rb_yield(cause_tuple(&iv));
     }
     return self;
@@ -433,7 +347,7 @@ view_at(VALUE self, VALUE vindex)
     rperf_interval_store_cursor_init(&cur, view_store(self), 0);
     rperf_interval_t iv;
     while (rperf_interval_store_next(&cur, &iv)) {
-        if (has_cause(&iv) && index-- == 0)
+        if (rperf_interval_json_has_cause(&iv) && index-- == 0)
             return cause_tuple(&iv);
     }
     return Qnil;
@@ -444,13 +358,13 @@ view_to_json(int argc, VALUE *argv, VALUE self)
 {
     (void)argc;
     (void)argv;
-    return json_text(view_store(self), 1, get_view(self)->count);
+    return json_text(view_store(self), RPERF_INTERVAL_JSON_CAUSES, get_view(self)->count);
 }
 
 static VALUE
 view_write_json(VALUE self, VALUE io)
 {
-    return stream_json(view_store(self), 1, io);
+    return stream_json(view_store(self), RPERF_INTERVAL_JSON_CAUSES, io);
 }
 
 void

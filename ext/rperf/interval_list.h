@@ -22,11 +22,14 @@
  * - rperf_interval_list_adopt: the same from records already encoded in
  *   order; the list takes the store's contents (the store is left empty),
  *   also when it raises.
- * - rperf_interval_list_causes(intervals): with the GVL; the report's
+ * - rperf_interval_list_causes(intervals, count): with the GVL; the report's
  *   `interval_causes` (Rperf::Contention::IntervalCauses): a view of the
- *   list's blocked records whose cause is known, as [thread_seq, start_ns,
- *   cause, releaser_seq] tuples, read from the same store (no copy). The
- *   records must carry resolved causes (report_builder.c resolves them).
+ *   list's blocked records whose cause is known
+ *   (rperf_interval_json_has_cause), as [thread_seq, start_ns, cause,
+ *   releaser_seq] tuples, read from the same store (no copy). The records
+ *   must carry resolved causes (report_builder.c resolves them); `count` is
+ *   how many of them the view lists, counted by the caller as it built
+ *   them (the view's size; its rows are found by reading).
  */
 #ifndef RPERF_INTERVAL_LIST_H
 #define RPERF_INTERVAL_LIST_H
@@ -39,6 +42,6 @@
 void rperf_interval_list_define(VALUE mContention);
 VALUE rperf_interval_list_new(rperf_interval_t *records, size_t count);
 VALUE rperf_interval_list_adopt(rperf_interval_store_t *store);
-VALUE rperf_interval_list_causes(VALUE intervals);
+VALUE rperf_interval_list_causes(VALUE intervals, size_t count);
 
 #endif

@@ -9,6 +9,7 @@
  */
 #include "interval_sort.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,25 @@ radix_key(rperf_interval_t **cur, rperf_interval_t **other, size_t n, int by_seq
     }
 }
 
+/* The smallest and largest start and seq of a[0..n), n >= 1. */
+static void
+key_ranges(const rperf_interval_t *a, size_t n, int64_t *min_start, int64_t *max_start, int32_t *min_seq,
+           int32_t *max_seq)
+{
+    *min_start = *max_start = a[0].start_ns;
+    *min_seq = *max_seq = a[0].thread_seq;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].start_ns < *min_start)
+            *min_start = a[i].start_ns;
+        if (a[i].start_ns > *max_start)
+            *max_start = a[i].start_ns;
+        if (a[i].thread_seq < *min_seq)
+            *min_seq = a[i].thread_seq;
+        if (a[i].thread_seq > *max_seq)
+            *max_seq = a[i].thread_seq;
+    }
+}
+
 rperf_interval_t *
 rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
 {
@@ -88,22 +108,77 @@ rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
         insertion_sort(a, n);
         return a;
     }
-    int64_t min_start = a[0].start_ns, max_start = a[0].start_ns;
-    int32_t min_seq = a[0].thread_seq, max_seq = a[0].thread_seq;
-    for (size_t i = 1; i < n; i++) {
-        if (a[i].start_ns < min_start)
-            min_start = a[i].start_ns;
-        if (a[i].start_ns > max_start)
-            max_start = a[i].start_ns;
-        if (a[i].thread_seq < min_seq)
-            min_seq = a[i].thread_seq;
-        if (a[i].thread_seq > max_seq)
-            max_seq = a[i].thread_seq;
-    }
+    int64_t min_start, max_start;
+    int32_t min_seq, max_seq;
+    key_ranges(a, n, &min_start, &max_start, &min_seq, &max_seq);
     rperf_interval_t *cur = a, *other = scratch;
     /* Secondary key first: the start passes are stable and keep seq order. */
     radix_key(&cur, &other, n, 1, (uint64_t)(int64_t)min_seq, (uint64_t)((int64_t)max_seq - (int64_t)min_seq));
     radix_key(&cur, &other, n, 0, (uint64_t)min_start, (uint64_t)max_start - (uint64_t)min_start);
+    return cur;
+}
+
+/* Bits needed for values 0..v. */
+static unsigned
+bit_width(uint64_t v)
+{
+    return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
+}
+
+const uint64_t *
+rperf_interval_sort_keys(const rperf_interval_t *a, size_t n, uint64_t *keys, uint64_t *scratch,
+                         unsigned *index_bits)
+{
+    if (n == 0) {
+        *index_bits = 0;
+        return keys;
+    }
+    int64_t min_start, max_start;
+    int32_t min_seq, max_seq;
+    key_ranges(a, n, &min_start, &max_start, &min_seq, &max_seq);
+    unsigned ibits = bit_width(n - 1), sbits = bit_width((uint64_t)((int64_t)max_seq - (int64_t)min_seq));
+    unsigned tbits = bit_width((uint64_t)max_start - (uint64_t)min_start);
+    if (ibits + sbits + tbits > 64 || n > UINT32_MAX)
+        return NULL;
+    *index_bits = ibits;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t seq = (uint64_t)((int64_t)a[i].thread_seq - (int64_t)min_seq);
+        uint64_t start = (uint64_t)a[i].start_ns - (uint64_t)min_start;
+        /* The index as the least significant part: equal records keep
+         * their input order, and it says where each record is. */
+        keys[i] = (tbits ? start << (sbits + ibits) : 0) | (sbits ? seq << ibits : 0) | i;
+        sorted &= i == 0 || keys[i - 1] < keys[i];
+    }
+    if (sorted)
+        return keys;
+    /* LSD passes over the (start, seq) bits only: the keys start in index
+     * order and every pass is stable. One read counts every digit. */
+    enum { KEY_DIGIT_BITS = 11, KEY_BUCKETS = 1 << KEY_DIGIT_BITS, MAX_PASSES = 6 };
+    unsigned key_bits = sbits + tbits, passes = (key_bits + KEY_DIGIT_BITS - 1) / KEY_DIGIT_BITS;
+    static_assert(64 <= MAX_PASSES * KEY_DIGIT_BITS, "six passes cover any key");
+    uint32_t count[MAX_PASSES][KEY_BUCKETS];
+    memset(count, 0, passes * sizeof(count[0]));
+    for (size_t i = 0; i < n; i++)
+        for (unsigned p = 0; p < passes; p++)
+            count[p][(keys[i] >> (ibits + p * KEY_DIGIT_BITS)) & (KEY_BUCKETS - 1)]++;
+    uint64_t *cur = keys, *other = scratch;
+    for (unsigned p = 0; p < passes; p++) {
+        unsigned shift = ibits + p * KEY_DIGIT_BITS;
+        uint32_t offset = 0, *c = count[p];
+        if (c[(cur[0] >> shift) & (KEY_BUCKETS - 1)] == n)
+            continue; /* one digit for all: nothing moves */
+        for (size_t b = 0; b < KEY_BUCKETS; b++) {
+            uint32_t k = c[b];
+            c[b] = offset;
+            offset += k;
+        }
+        for (size_t i = 0; i < n; i++)
+            other[c[(cur[i] >> shift) & (KEY_BUCKETS - 1)]++] = cur[i];
+        uint64_t *t = cur;
+        cur = other;
+        other = t;
+    }
     return cur;
 }
 
@@ -113,6 +188,7 @@ rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n)
 typedef struct merge_head {
     rperf_interval_t rec;
     size_t run;
+    size_t at, length; /* the record's encoded bytes in its run */
 } merge_head_t;
 
 static int
@@ -147,33 +223,78 @@ sift_down(merge_head_t *heap, size_t n, size_t i)
  * reads them (about 64 KiB of encoded bytes). */
 #define RELEASE_EVERY 8192
 
+/* A run read a batch at a time (interval_store.h read): decoding records
+ * in a loop costs less than a call per record. RELEASE_EVERY is a
+ * multiple of the batch, so a refill lands on it. */
+enum { RUN_BATCH = 32 };
+
+typedef struct run_reader {
+    rperf_interval_store_t *run;
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_t batch[RUN_BATCH];
+    uint8_t lengths[RUN_BATCH];
+    size_t fill, next;
+    size_t offset; /* where the encoded bytes of batch[next] start */
+} run_reader_t;
+
+/* The run's next record and where its bytes are (*at, *length). */
+static int
+reader_next(run_reader_t *r, rperf_interval_t *out, size_t *at, size_t *length)
+{
+    if (r->next == r->fill) {
+        r->offset = r->cur.offset;
+        /* The batch about to be read stays: its bytes may be copied. */
+        if (r->cur.index % RELEASE_EVERY == 0)
+            rperf_interval_store_release_before(r->run, r->offset);
+        r->fill = rperf_interval_store_read(&r->cur, r->batch, r->lengths, RUN_BATCH);
+        r->next = 0;
+        if (r->fill == 0)
+            return 0;
+    }
+    *out = r->batch[r->next];
+    *at = r->offset;
+    *length = r->lengths[r->next];
+    r->offset += r->lengths[r->next++];
+    return 1;
+}
+
 int
 rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out)
 {
-    rperf_interval_store_cursor_t *cursors = malloc((nruns ? nruns : 1) * sizeof(*cursors));
+    run_reader_t *readers = malloc((nruns ? nruns : 1) * sizeof(*readers));
     merge_head_t *heap = malloc((nruns ? nruns : 1) * sizeof(*heap));
-    int status = cursors && heap ? 0 : -1;
+    int status = readers && heap ? 0 : -1;
     size_t n = 0;
     for (size_t i = 0; status == 0 && i < nruns; i++) {
-        rperf_interval_store_cursor_init(&cursors[i], &runs[i], 0);
-        if (rperf_interval_store_next(&cursors[i], &heap[n].rec))
+        readers[i].run = &runs[i];
+        readers[i].fill = readers[i].next = 0;
+        rperf_interval_store_cursor_init(&readers[i].cur, &runs[i], 0);
+        if (reader_next(&readers[i], &heap[n].rec, &heap[n].at, &heap[n].length))
             heap[n++].run = i;
     }
     for (size_t i = n / 2; status == 0 && i-- > 0;)
         sift_down(heap, n, i);
+    /* Consecutive records of one run are encoded against the same record
+     * before them in the output as in the run: their bytes are copied, not
+     * encoded again. Runs of a report's slices barely overlap, so that is
+     * nearly every record. */
+    size_t last_run = SIZE_MAX;
     while (status == 0 && n > 0) {
-        if (rperf_interval_store_append(out, &heap[0].rec) < 0) {
+        merge_head_t *top = &heap[0];
+        int appended = top->run == last_run
+                           ? rperf_interval_store_append_encoded(out, runs[top->run].bytes + top->at, top->length,
+                                                                 &top->rec)
+                           : rperf_interval_store_append(out, &top->rec);
+        if (appended < 0) {
             status = -1;
             break;
         }
-        rperf_interval_store_cursor_t *cur = &cursors[heap[0].run];
-        if (cur->index % RELEASE_EVERY == 0)
-            rperf_interval_store_release_before(&runs[heap[0].run], cur->offset);
-        if (!rperf_interval_store_next(cur, &heap[0].rec))
+        last_run = top->run;
+        if (!reader_next(&readers[top->run], &top->rec, &top->at, &top->length))
             heap[0] = heap[--n];
         sift_down(heap, n, 0);
     }
-    free(cursors);
+    free(readers);
     free(heap);
     return status;
 }

@@ -14,6 +14,11 @@
  * - Stable: records equal in both keys keep their input order.
  * - Returns the array that holds the sorted records, which is either `a` or
  *   `scratch`; the other one holds garbage.
+ * - sort_keys: the same order without moving the records: returns n keys
+ *   (in `keys` or `scratch`, each with room for n) whose low *index_bits
+ *   bits are the indexes into `a` of the records in sorted order; `a` is
+ *   not changed. NULL when the key of a record does not fit 64 bits (the
+ *   starts or seqs span too much): sort the records instead.
  * - merge_runs: appends to `out` the records of `runs`, each already in
  *   (start_ns, thread_seq) order, in that order; equal records in run
  *   order. Returns 0, or -1 when memory ran out (`out` then holds a part).
@@ -25,11 +30,14 @@
 #define RPERF_INTERVAL_SORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "interval_codec.h"
 #include "interval_store.h"
 
 rperf_interval_t *rperf_interval_sort(rperf_interval_t *a, rperf_interval_t *scratch, size_t n);
+const uint64_t *rperf_interval_sort_keys(const rperf_interval_t *a, size_t n, uint64_t *keys, uint64_t *scratch,
+                                         unsigned *index_bits);
 int rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out);
 
 #endif

@@ -36,8 +36,9 @@ grow(void **p, size_t *capacity, size_t need, size_t item, size_t first)
     return 0;
 }
 
-int
-rperf_interval_store_append(rperf_interval_store_t *store, const rperf_interval_t *rec)
+/* Room for one more record and, when it starts a key frame, the frame. */
+static int
+make_room(rperf_interval_store_t *store)
 {
     if (grow((void **)&store->bytes, &store->capacity, store->used + RPERF_INTERVAL_CODEC_MAX_BYTES, 1, 4096) < 0)
         return -1;
@@ -46,8 +47,29 @@ rperf_interval_store_append(rperf_interval_store_t *store, const rperf_interval_
             return -1;
         store->keys[store->nkeys++] = (rperf_interval_store_key_t){store->used, store->state};
     }
+    return 0;
+}
+
+int
+rperf_interval_store_append(rperf_interval_store_t *store, const rperf_interval_t *rec)
+{
+    if (make_room(store) < 0)
+        return -1;
     store->used += rperf_interval_encode(&store->state, rec, store->bytes + store->used);
     store->count++;
+    return 0;
+}
+
+int
+rperf_interval_store_append_encoded(rperf_interval_store_t *store, const uint8_t *bytes, size_t length,
+                                    const rperf_interval_t *rec)
+{
+    if (length > RPERF_INTERVAL_CODEC_MAX_BYTES || make_room(store) < 0)
+        return -1;
+    memcpy(store->bytes + store->used, bytes, length);
+    store->used += length;
+    store->count++;
+    store->state = (rperf_interval_codec_state_t){rec->end_ns, rec->thread_seq, rec->label_set_id, rec->stack_id};
     return 0;
 }
 
@@ -124,6 +146,18 @@ rperf_interval_store_next(rperf_interval_store_cursor_t *cur, rperf_interval_t *
     cur->offset += used;
     cur->index++;
     return 1;
+}
+
+size_t
+rperf_interval_store_read(rperf_interval_store_cursor_t *cur, rperf_interval_t *out, uint8_t *lengths, size_t max)
+{
+    const rperf_interval_store_t *store = cur->store;
+    size_t left = store->count - cur->index, used;
+    size_t n = rperf_interval_decode_many(&cur->state, store->bytes + cur->offset, store->used - cur->offset, out,
+                                          lengths, max < left ? max : left, &used);
+    cur->offset += used;
+    cur->index += n;
+    return n;
 }
 
 int

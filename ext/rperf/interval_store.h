@@ -12,10 +12,17 @@
  * Contract
  * - Plain C; one thread at a time (the caller holds the GVL or owns it).
  * - init: an empty store (no allocation). append: 0, or -1 when memory ran
- *   out (the store is unchanged). shrink: gives back unused capacity.
+ *   out (the store is unchanged). append_encoded: the same for a record
+ *   already encoded (`length` bytes): the bytes must be rec's encoding
+ *   against the record appended last (as when copying consecutive records
+ *   of another store); they are copied as they are. shrink: gives back
+ *   unused capacity.
  * - get: 0 and the record at `index`, or -1 when out of range.
  * - A cursor reads from a start index to the end; it stays valid while no
- *   record is appended. next: 1 and the record, or 0 at the end.
+ *   record is appended. next: 1 and the record, or 0 at the end. read: up
+ *   to `max` records at once into out (fewer only at the end), and each
+ *   one's encoded length into lengths (unless NULL); returns how many; the
+ *   cheaper way through a whole list.
  * - release_before: gives the whole pages of the encoded bytes before
  *   `offset` (a cursor's offset) back to the OS, so a list read once from
  *   start to end shrinks as it is read. Records there can no longer be
@@ -56,6 +63,8 @@ typedef struct rperf_interval_store_cursor {
 
 void rperf_interval_store_init(rperf_interval_store_t *store);
 int rperf_interval_store_append(rperf_interval_store_t *store, const rperf_interval_t *rec);
+int rperf_interval_store_append_encoded(rperf_interval_store_t *store, const uint8_t *bytes, size_t length,
+                                        const rperf_interval_t *rec);
 void rperf_interval_store_shrink(rperf_interval_store_t *store);
 void rperf_interval_store_free(rperf_interval_store_t *store);
 size_t rperf_interval_store_bytes(const rperf_interval_store_t *store);
@@ -63,6 +72,8 @@ int rperf_interval_store_get(const rperf_interval_store_t *store, size_t index, 
 void rperf_interval_store_cursor_init(rperf_interval_store_cursor_t *cur, const rperf_interval_store_t *store,
                                       size_t index);
 int rperf_interval_store_next(rperf_interval_store_cursor_t *cur, rperf_interval_t *out);
+size_t rperf_interval_store_read(rperf_interval_store_cursor_t *cur, rperf_interval_t *out, uint8_t *lengths,
+                                 size_t max);
 void rperf_interval_store_release_before(rperf_interval_store_t *store, size_t offset);
 
 #endif

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "contention.h"
 #include "errors.h"
+#include "interval_json.h"
 #include "interval_list.h"
 #include "interval_sort.h"
 #include "ractor_table.h"
@@ -305,6 +306,7 @@ typedef struct interval_runs {
     size_t nruns, cap;
     rperf_interval_t *slice, *scratch;
     size_t fill;
+    size_t cause_rows; /* records kept that interval_causes lists */
 } interval_runs_t;
 
 struct build_args {
@@ -328,7 +330,7 @@ static int
 flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
 {
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
-    size_t n = 0;
+    size_t n = 0, cause_rows = 0;
     for (size_t i = 0; i < ir->fill; i++) {
         rperf_interval_t iv = ir->slice[i];
         if (iv.start_ns < start)
@@ -345,8 +347,10 @@ flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
         iv.cause = (uint8_t)cause;
         if (!RPERF_CAUSE_RELEASABLE(cause))
             iv.releaser_seq = 0;
+        cause_rows += (size_t)rperf_interval_json_has_cause(&iv);
         ir->slice[n++] = iv;
     }
+    ir->cause_rows += cause_rows;
     ir->fill = 0;
     if (n == 0)
         return 0;
@@ -360,6 +364,18 @@ flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
     }
     rperf_interval_store_t *run = &ir->runs[ir->nruns++];
     rperf_interval_store_init(run);
+    /* The keys' arrays fit in the records' scratch (16 of its 40 bytes a
+     * record), which only the fallback below uses. */
+    uint64_t *keys = (uint64_t *)(void *)ir->scratch;
+    unsigned index_bits;
+    const uint64_t *order = rperf_interval_sort_keys(ir->slice, n, keys, keys + n, &index_bits);
+    if (order) {
+        uint64_t index_mask = index_bits ? ~0ull >> (64 - index_bits) : 0;
+        for (size_t i = 0; i < n; i++)
+            if (rperf_interval_store_append(run, &ir->slice[order[i] & index_mask]) < 0)
+                return -1;
+        return 0;
+    }
     const rperf_interval_t *sorted = rperf_interval_sort(ir->slice, ir->scratch, n);
     for (size_t i = 0; i < n; i++)
         if (rperf_interval_store_append(run, &sorted[i]) < 0)
@@ -381,9 +397,10 @@ free_runs(interval_runs_t *ir)
 /* The timeline, clipped to the cut, in report order and report units
  * (ns from the cut's start), as an Rperf::Contention::Intervals: the rings
  * read from the cursors collect() began (and emptied as they are read when
- * the report consumes them), then the intervals open at the cut. */
+ * the report consumes them), then the intervals open at the cut.
+ * *cause_rows: how many of them interval_causes lists. */
 static VALUE
-build_intervals(build_ctx_t *ctx, struct build_args *a)
+build_intervals(build_ctx_t *ctx, struct build_args *a, size_t *cause_rows)
 {
     interval_runs_t *ir = &a->runs;
     ir->slice = malloc(INTERVAL_SLICE * sizeof(*ir->slice));
@@ -426,6 +443,7 @@ build_intervals(build_ctx_t *ctx, struct build_args *a)
         rperf_interval_store_free(&out);
         failed = 1;
     }
+    *cause_rows = ir->cause_rows;
     free_runs(ir);
 #ifdef __GLIBC__
     /* The runs and slices were the largest blocks of this process a moment
@@ -823,12 +841,13 @@ build_report_body(VALUE arg)
     aset(set0, "labels", empty);
     aset(report, "label_sets", rb_ary_new3(1, set0));
     aset(report, "label_totals", build_label_totals(ctx));
-    VALUE intervals = build_intervals(ctx, a);
+    size_t cause_rows;
+    VALUE intervals = build_intervals(ctx, a, &cause_rows);
     aset(report, "intervals", intervals);
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
     aset(report, "blocked_methods", rows_of_pairs(ctx->blocked_methods, blocked_method_keys, 3, "blocked_ns"));
     if (!ctx->params->counters_only) {
-        aset(report, "interval_causes", rperf_interval_list_causes(intervals));
+        aset(report, "interval_causes", rperf_interval_list_causes(intervals, cause_rows));
         build_release_edges(ctx);
         aset(report, "blocked_edges", rows_of_pairs(ctx->release_edges, release_edge_keys, 7, "blocked_ns"));
     }

@@ -133,6 +133,129 @@ test_codec_refuses_truncated_and_malformed_bytes(void **unused)
     assert_int_equal(rperf_interval_decode(&dec, endless_varint, sizeof(endless_varint), &back), 0);
 }
 
+/* A stream decoded with room to spare (the word-at-a-time path) gives
+ * every record back, and the same as each record decoded with exactly its
+ * own bytes (the byte-at-a-time path). Wild records bring the state
+ * escape, 5-byte and 10-byte varints and cause bytes with the top bit set. */
+static void
+test_codec_fast_path_matches_byte_path(void **unused)
+{
+    (void)unused;
+    enum { N = 50000 };
+    rperf_interval_t *records = calloc(N, sizeof(*records));
+    uint8_t *bytes = calloc(N * RPERF_INTERVAL_CODEC_MAX_BYTES + RPERF_INTERVAL_CODEC_FAST_AVAIL, 1);
+    size_t *ends = calloc(N, sizeof(*ends));
+    assert_non_null(records);
+    assert_non_null(bytes);
+    assert_non_null(ends);
+    rperf_interval_codec_state_t enc;
+    rperf_interval_codec_reset(&enc);
+    int64_t clock = 1000;
+    size_t used = 0;
+    for (size_t i = 0; i < N; i++) {
+        records[i] = make_record(&clock, 20);
+        if (i % 7 == 0)
+            records[i].cause = (uint8_t)(0x80 | records[i].cause); /* a cause byte that looks like a varint's */
+        used += rperf_interval_encode(&enc, &records[i], bytes + used);
+        ends[i] = used;
+    }
+    rperf_interval_codec_state_t fast, exact;
+    rperf_interval_codec_reset(&fast);
+    rperf_interval_codec_reset(&exact);
+    size_t at = 0;
+    for (size_t i = 0; i < N; i++) {
+        rperf_interval_t a, b;
+        size_t len = ends[i] - at;
+        assert_int_equal(rperf_interval_decode(&fast, bytes + at, used + RPERF_INTERVAL_CODEC_FAST_AVAIL - at, &a),
+                         len);
+        assert_int_equal(rperf_interval_decode(&exact, bytes + at, len, &b), len);
+        assert_same(&a, &records[i]);
+        assert_same(&b, &records[i]);
+        at = ends[i];
+    }
+    free(records);
+    free(bytes);
+    free(ends);
+}
+
+/* decode_many reads what decode would, record after record, and stops at
+ * the first record decode refuses, with the bytes before it counted. */
+static void
+test_codec_decode_many_stops_at_bad_bytes(void **unused)
+{
+    (void)unused;
+    enum { N = 3000, BAD = 2000 };
+    rperf_interval_t records[N], back[N];
+    uint8_t bytes[N * RPERF_INTERVAL_CODEC_MAX_BYTES], lengths[N];
+    size_t ends[N], used = 0;
+    rperf_interval_codec_state_t enc;
+    rperf_interval_codec_reset(&enc);
+    int64_t clock = 5;
+    for (size_t i = 0; i < N; i++) {
+        records[i] = make_record(&clock, 50);
+        used += rperf_interval_encode(&enc, &records[i], bytes + used);
+        ends[i] = used;
+    }
+    rperf_interval_codec_state_t dec;
+    rperf_interval_codec_reset(&dec);
+    size_t took;
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, lengths, N, &took), N);
+    assert_int_equal(took, used);
+    for (size_t i = 0; i < N; i++) {
+        assert_same(&back[i], &records[i]);
+        assert_int_equal(lengths[i], ends[i] - (i ? ends[i - 1] : 0));
+    }
+    assert_memory_equal(&dec, &enc, sizeof(dec));
+    /* At most max records, and the state where they end. */
+    rperf_interval_codec_reset(&dec);
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, NULL, 10, &took), 10);
+    assert_int_equal(took, ends[9]);
+    /* A header with an unknown bit: everything before it, nothing after. */
+    bytes[ends[BAD - 1]] |= 0x80;
+    rperf_interval_codec_reset(&dec);
+    assert_int_equal(rperf_interval_decode_many(&dec, bytes, used, back, NULL, N, &took), BAD);
+    assert_int_equal(took, ends[BAD - 1]);
+    assert_same(&back[BAD - 1], &records[BAD - 1]);
+}
+
+/* Any bytes at all: with room to spare and with only a record's worth the
+ * decoder agrees (both refuse, or both read the same record of the same
+ * length), whichever path each takes. */
+static void
+test_codec_paths_agree_on_any_bytes(void **unused)
+{
+    (void)unused;
+    enum { WIDE = 64, NARROW = RPERF_INTERVAL_CODEC_FAST_AVAIL - 1 };
+    size_t accepted = 0;
+    for (int round = 0; round < 200000; round++) {
+        uint8_t bytes[WIDE];
+        for (size_t i = 0; i < WIDE; i++) {
+            /* Mostly short varints, now and then a continuation run. */
+            uint64_t r = next_random();
+            bytes[i] = (uint8_t)(r % 3 ? r & 0x7f : r);
+        }
+        bytes[0] &= next_random() % 8 ? 0x7f : 0xff;
+        rperf_interval_codec_state_t s1 = {(int64_t)next_random(), (int32_t)next_random(), 3, -1};
+        rperf_interval_codec_state_t s2 = s1;
+        rperf_interval_t a, b;
+        memset(&a, 0, sizeof(a));
+        memset(&b, 0, sizeof(b));
+        size_t wide = rperf_interval_decode(&s1, bytes, WIDE, &a);
+        size_t narrow = rperf_interval_decode(&s2, bytes, NARROW, &b);
+        if (narrow) {
+            assert_int_equal(wide, narrow);
+        } else {
+            assert_true(wide == 0 || wide > NARROW);
+            continue;
+        }
+        accepted++;
+        assert_same(&a, &b);
+        assert_memory_equal(&s1, &s2, sizeof(s1));
+    }
+    /* The inputs must exercise the accepting paths, not only refusals. */
+    assert_true(accepted > 10000);
+}
+
 /* Pushes n records through a ring of max_records, draining every `batch`
  * records (0: never), and checks every record read back. */
 static void
@@ -298,6 +421,9 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec_round_trips_every_field),
         cmocka_unit_test(test_codec_refuses_truncated_and_malformed_bytes),
+        cmocka_unit_test(test_codec_fast_path_matches_byte_path),
+        cmocka_unit_test(test_codec_paths_agree_on_any_bytes),
+        cmocka_unit_test(test_codec_decode_many_stops_at_bad_bytes),
         cmocka_unit_test(test_ring_keeps_every_record_across_wraps),
         cmocka_unit_test(test_full_ring_drops_and_counts),
         cmocka_unit_test(test_store_reads_back_from_any_index),

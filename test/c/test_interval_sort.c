@@ -3,7 +3,8 @@
  * inputs, ties, negative and far-apart keys, the result is ordered by
  * (start_ns, thread_seq) and keeps the input order of equal records; and
  * sorted slices merged from their encoded runs give the same order with
- * every field kept. */
+ * every field kept. The key sort (sort_keys: indexes in that order,
+ * records unmoved) is checked against the same reference. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,10 +75,39 @@ make_case(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
     return c;
 }
 
+/* sort_keys on the same input: NULL exactly when expected (the keys do
+ * not fit), else the indexes of the reference order, `input` untouched. */
 static void
-check_against_reference(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
+check_keys_against_reference(const sort_case_t *c, size_t n, int keys_fit)
+{
+    uint64_t *keys = calloc(n ? n : 1, sizeof(uint64_t)), *scratch = calloc(n ? n : 1, sizeof(uint64_t));
+    assert_non_null(keys);
+    assert_non_null(scratch);
+    unsigned index_bits = 99;
+    const uint64_t *order = rperf_interval_sort_keys(c->input, n, keys, scratch, &index_bits);
+    if (!keys_fit) {
+        assert_null(order);
+    } else {
+        assert_true(order == keys || order == scratch);
+        assert_true(index_bits <= 32);
+        uint64_t mask = index_bits ? ~0ull >> (64 - index_bits) : 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t at = (size_t)(order[i] & mask);
+            assert_true(at < n);
+            /* label_set_id is the input position: the reference's record. */
+            assert_int_equal(c->input[at].label_set_id, c->expected[i].label_set_id);
+            assert_int_equal(c->input[at].label_set_id, (int32_t)at);
+        }
+    }
+    free(keys);
+    free(scratch);
+}
+
+static void
+check_against_reference_keys(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs, int keys_fit)
 {
     sort_case_t c = make_case(n, start_base, start_span, seqs);
+    check_keys_against_reference(&c, n, keys_fit);
     rperf_interval_t *input = c.input, *scratch = c.scratch, *expected = c.expected;
     rperf_interval_t *sorted = rperf_interval_sort(input, scratch, n);
     assert_true(sorted == input || sorted == scratch);
@@ -90,6 +120,12 @@ check_against_reference(size_t n, int64_t start_base, uint64_t start_span, uint3
     free(input);
     free(scratch);
     free(expected);
+}
+
+static void
+check_against_reference(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
+{
+    check_against_reference_keys(n, start_base, start_span, seqs, 1);
 }
 
 static void
@@ -118,8 +154,11 @@ test_long_runs_and_wide_keys(void **state)
     (void)state;
     /* Seconds of monotonic time, hundreds of threads. */
     check_against_reference(200000, INT64_C(7) << 40, UINT64_C(5000000000), 600);
-    /* Keys wider than any digit count in one pass, seqs beyond one digit. */
-    check_against_reference(50000, INT64_C(1) << 50, UINT64_C(1) << 60, 1u << 22);
+    /* Keys wider than any digit count in one pass, seqs beyond one digit:
+     * 60 + 22 + 16 bits do not make one key. */
+    check_against_reference_keys(50000, INT64_C(1) << 50, UINT64_C(1) << 60, 1u << 22, 0);
+    /* 47 + 1 + 16 bits: exactly a key's 64. */
+    check_against_reference(40000, 12345, UINT64_C(1) << 47, 2);
     /* Negative starts (clipped records of a cut are never negative, but the
      * sort must not depend on it). */
     check_against_reference(50000, -(INT64_C(1) << 40), UINT64_C(1) << 41, 100);
@@ -161,6 +200,25 @@ check_merge(size_t n, size_t slice, uint64_t start_span, uint32_t seqs)
         assert_int_equal(got.cause, expected[i].cause);
     }
     assert_int_equal(rperf_interval_store_next(&cur, &got), 0);
+    /* Records copied from the runs as bytes and records encoded again make
+     * the very bytes (and key frames) of the sorted input appended whole. */
+    rperf_interval_store_t direct;
+    rperf_interval_store_init(&direct);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(rperf_interval_store_append(&direct, &expected[i]), 0);
+    assert_int_equal(out.used, direct.used);
+    assert_int_equal(out.nkeys, direct.nkeys);
+    if (n) {
+        assert_memory_equal(out.bytes, direct.bytes, direct.used);
+    }
+    for (size_t k = 0; k < direct.nkeys; k++) {
+        assert_int_equal(out.keys[k].offset, direct.keys[k].offset);
+        assert_int_equal(out.keys[k].state.end_ns, direct.keys[k].state.end_ns);
+        assert_int_equal(out.keys[k].state.thread_seq, direct.keys[k].state.thread_seq);
+        assert_int_equal(out.keys[k].state.label_set_id, direct.keys[k].state.label_set_id);
+        assert_int_equal(out.keys[k].state.stack_id, direct.keys[k].state.stack_id);
+    }
+    rperf_interval_store_free(&direct);
     for (size_t r = 0; r < nruns; r++)
         rperf_interval_store_free(&runs[r]);
     rperf_interval_store_free(&out);
@@ -168,6 +226,34 @@ check_merge(size_t n, size_t slice, uint64_t start_span, uint32_t seqs)
     free(input);
     free(scratch);
     free(expected);
+}
+
+/* A report's slices: starts nearly in order (records arrive as they end),
+ * and already in order; both through the keys. */
+static void
+test_keys_of_nearly_sorted_slices(void **state)
+{
+    (void)state;
+    size_t n = 32768;
+    sort_case_t c = make_case(n, 0, 0, 8);
+    int64_t clock = 1000000;
+    for (size_t i = 0; i < n; i++) {
+        clock += (int64_t)(next_random() % 3000);
+        /* Most intervals are short; one in 500 began long before. */
+        c.input[i].start_ns = clock - (int64_t)(next_random() % 500 ? next_random() % 20000 : next_random() % clock);
+    }
+    memcpy(c.expected, c.input, n * sizeof(*c.input));
+    qsort(c.expected, n, sizeof(*c.expected), reference_cmp);
+    check_keys_against_reference(&c, n, 1);
+    /* Already sorted: the keys come back as they were built. */
+    memcpy(c.input, c.expected, n * sizeof(*c.input));
+    for (size_t i = 0; i < n; i++)
+        c.input[i].label_set_id = (int32_t)i;
+    memcpy(c.expected, c.input, n * sizeof(*c.input));
+    check_keys_against_reference(&c, n, 1);
+    free(c.input);
+    free(c.scratch);
+    free(c.expected);
 }
 
 static void
@@ -188,6 +274,7 @@ main(void)
         cmocka_unit_test(test_short_inputs),
         cmocka_unit_test(test_many_ties_keep_input_order),
         cmocka_unit_test(test_long_runs_and_wide_keys),
+        cmocka_unit_test(test_keys_of_nearly_sorted_slices),
         cmocka_unit_test(test_merged_runs_are_the_stable_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

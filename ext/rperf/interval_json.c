@@ -1,0 +1,169 @@
+/*
+ * interval_json.c — timeline rows as JSON text (see the header).
+ *
+ * A number's length comes from its bit length (log10 2 ≈ 1233 / 4096)
+ * and one table compare, so its digits are written back to front straight
+ * into place; numbers of nine digits and more are split at 10^8 and the
+ * low eight digits written as four independent digit pairs, which keeps
+ * the divisions (multiplications, for constants) out of one long chain.
+ */
+#include "interval_json.h"
+
+#include <string.h>
+
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static const uint64_t powers_of_ten[20] = {
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
+    100000000000000000ull,
+    1000000000000000000ull,
+    10000000000000000000ull,
+};
+
+/* Digits of u >= 1. */
+static size_t
+decimal_length(uint64_t u)
+{
+    unsigned guess = (unsigned)(64 - __builtin_clzll(u)) * 1233 >> 12;
+    return guess + (u >= powers_of_ten[guess]);
+}
+
+static void
+put_pair(char *out, unsigned pair)
+{
+    memcpy(out, digit_pairs + 2 * pair, 2);
+}
+
+/* u below 10^8 as exactly eight digits (leading zeros kept). */
+static void
+put_eight(char *out, uint32_t u)
+{
+    uint32_t high = u / 10000, low = u % 10000;
+    put_pair(out, high / 100);
+    put_pair(out + 2, high % 100);
+    put_pair(out + 4, low / 100);
+    put_pair(out + 6, low % 100);
+}
+
+/* u >= 1 in decimal, its last digit just before end. */
+static void
+put_digits(char *end, uint64_t u)
+{
+    while (u >= 100) {
+        end -= 2;
+        put_pair(end, (unsigned)(u % 100));
+        u /= 100;
+    }
+    if (u >= 10)
+        put_pair(end - 2, (unsigned)u);
+    else
+        end[-1] = (char)('0' + u);
+}
+
+size_t
+rperf_interval_json_int(char *out, int64_t v)
+{
+    size_t n = 0;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        out[n++] = '-';
+        u = 0 - u;
+    }
+    if (u < 10) {
+        out[n] = (char)('0' + u);
+        return n + 1;
+    }
+    size_t len = decimal_length(u);
+    if (len > 8) {
+        uint64_t high = u / 100000000;
+        put_eight(out + n + len - 8, (uint32_t)(u - high * 100000000));
+        put_digits(out + n + len - 8, high);
+    } else {
+        put_digits(out + n + len, u);
+    }
+    return n + len;
+}
+
+/* [v0,v1,...] of `count` numbers; inlined with a constant count, the loop
+ * unrolls. */
+static inline size_t
+put_row(char *out, const int64_t *values, int count)
+{
+    char *p = out;
+    *p++ = '[';
+    for (int k = 0; k < count; k++) {
+        if (k)
+            *p++ = ',';
+        p += rperf_interval_json_int(p, values[k]);
+    }
+    *p++ = ']';
+    return (size_t)(p - out);
+}
+
+/* [thread_seq,state,start_ns,end_ns,label_set_id,stack_id] */
+static size_t
+interval_row(char *out, const rperf_interval_t *iv)
+{
+    const int64_t values[6] = {iv->thread_seq, iv->state, iv->start_ns, iv->end_ns, iv->label_set_id, iv->stack_id};
+    return put_row(out, values, 6);
+}
+
+/* [thread_seq,start_ns,cause,releaser_seq] */
+static size_t
+cause_row(char *out, const rperf_interval_t *iv)
+{
+    const int64_t values[4] = {iv->thread_seq, iv->start_ns, iv->cause, iv->releaser_seq};
+    return put_row(out, values, 4);
+}
+
+void
+rperf_interval_json_write(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows,
+                          rperf_interval_json_emit_fn *emit, void *arg)
+{
+    /* A row: its separator, brackets, six numbers and five commas. */
+    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1), BATCH = 128 };
+    char chunk[RPERF_INTERVAL_JSON_CHUNK];
+    size_t used = 0;
+    chunk[used++] = '[';
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_store_cursor_init(&cur, store, 0);
+    rperf_interval_t batch[BATCH];
+    int first = 1;
+    for (size_t got; (got = rperf_interval_store_read(&cur, batch, NULL, BATCH)) > 0;) {
+        for (size_t i = 0; i < got; i++) {
+            const rperf_interval_t *iv = &batch[i];
+            if (rows == RPERF_INTERVAL_JSON_CAUSES && !rperf_interval_json_has_cause(iv))
+                continue;
+            if (used + ROW_MAX > sizeof(chunk)) {
+                emit(chunk, used, arg);
+                used = 0;
+            }
+            if (!first)
+                chunk[used++] = ',';
+            first = 0;
+            used += rows == RPERF_INTERVAL_JSON_CAUSES ? cause_row(chunk + used, iv)
+                                                       : interval_row(chunk + used, iv);
+        }
+    }
+    chunk[used++] = ']';
+    emit(chunk, used, arg);
+}
