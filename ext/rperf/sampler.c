@@ -47,6 +47,16 @@
 #define MIN_SIGNAL_GAP_NS 20000
 #define MAX_SIGNAL_GAP_NS 200000
 #define MAX_TARGETS 64
+/* Wall mode, while the GVL changes hands: the RESUMED hook samples a
+ * thread's running time once it reaches this many intervals, and the
+ * worker triggers the job at most once per RPERF_TIMER_DRAIN_NS for the
+ * Ractor's current holder. The job's stack is taken at a random moment of
+ * a run; the hook's is where the run ended (the call that gave up the
+ * GVL), so the hook's threshold is high enough that most running time of
+ * a thread that keeps running between hand-offs goes to the job's
+ * samples, and low enough that little is left unsampled when a thread
+ * exits (at most this many intervals per thread). */
+#define HOOK_RUNNING_INTERVALS 10
 
 
 /* Per-thread sampler state, indexed by slot seq - 1. Zero = not seen. The
@@ -331,7 +341,8 @@ accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
         total += weights[frame];
     if (!prime_slot(slot, st)) {
         st->sample_prev_ns += total;
-        if (running_until_ns > 0 && running_until_ns - st->sample_prev_ns >= g.interval_ns) {
+        if (running_until_ns > 0 &&
+            running_until_ns - st->sample_prev_ns >= HOOK_RUNNING_INTERVALS * g.interval_ns) {
             running = running_until_ns - st->sample_prev_ns;
             st->sample_prev_ns = running_until_ns;
         }
@@ -456,25 +467,35 @@ resumed_within_interval(const rperf_thread_slot_t *slot, int64_t now)
  * Ractor's running_ec: the last thread that ran there, which may have
  * blocked since (the caveat of Ruby's Bug #20197). Then the job waits for
  * that thread to wake, and a thread computing alone meanwhile gets no
- * sample at all (seen: a 300 ms computation without one). So the main
- * Ractor's GVL holder that the hooks record is signalled too: its handler
- * triggers the job on its own execution context. The job runs once
- * however many contexts were flagged (one VM-wide triggered bit).
+ * sample at all (seen: a 300 ms computation without one). So with a timer
+ * signal the tick signals the main Ractor's GVL holder that the hooks
+ * record instead: its handler triggers the job on its own execution
+ * context. One trigger per tick, not both: the job would run twice when
+ * the holder serviced the first before the signal came (a second sample
+ * of a few microseconds, and a second stack walk).
  * Returns 1 when the tick acted, 0 when wall mode leaves the main Ractor to
  * the hooks: no holder (every thread is off the GVL, time the RESUMED
- * hooks record), or a holder that resumed within the last interval. */
+ * hooks record), or a holder that resumed within the last interval; then
+ * at most every RPERF_TIMER_DRAIN_NS the job is triggered for that holder
+ * (a flag, no signal: the holder has just taken the GVL, so running_ec
+ * is its own), which samples its running time at a random moment. */
 static int
 sample_main_ractor(pid_t pid, int wall, int64_t now)
 {
+    static int64_t last_rest_trigger_ns; /* worker thread only */
     const rperf_ractor_slot_t *main_ractor = rperf_ractor_by_id(1);
     int seq = main_ractor ? __atomic_load_n(&main_ractor->holder_seq, __ATOMIC_ACQUIRE) : 0;
     const rperf_thread_slot_t *holder = seq > 0 ? rperf_slot_by_seq(seq) : NULL;
-    if (wall && main_ractor && (!holder || resumed_within_interval(holder, now)))
+    if (wall && main_ractor && (!holder || resumed_within_interval(holder, now))) {
+        if (holder && now - last_rest_trigger_ns >= RPERF_TIMER_DRAIN_NS) {
+            last_rest_trigger_ns = now;
+            rb_postponed_job_trigger(g.job);
+        }
         return 0;
-    rb_postponed_job_trigger(g.job); /* from a non-Ruby thread: the main Ractor */
+    }
     pid_t tid = holder && g.signo > 0 ? (pid_t)RPERF_LOAD(holder->native_id) : 0;
-    if (tid > 0)
-        syscall(SYS_tgkill, pid, tid, g.signo);
+    if (tid <= 0 || syscall(SYS_tgkill, pid, tid, g.signo) != 0)
+        rb_postponed_job_trigger(g.job); /* from a non-Ruby thread: the main Ractor */
     return 1;
 }
 

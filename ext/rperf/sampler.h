@@ -37,12 +37,13 @@
  * from before rperf_sampler_start until after rperf_sampler_stop: the worker
  * thread reads published slots (relaxed) to find GVL holders.
  *
- * Ticks in wall mode: a tick does nothing (no job, no signal) for a
- * Ractor whose GVL holder resumed within the last interval, or that has no
- * holder: while the GVL changes hands the RESUMED hook takes the running
- * samples (rperf_sampler_record_resumed) and the off-GVL ones. A tick acts
- * for a holder that has held its GVL a whole interval. After a run of
- * ticks with nothing to do the worker ticks less often (timer.h).
+ * Ticks in wall mode: a tick sends no signal for a Ractor whose GVL holder
+ * resumed within the last interval, or that has no holder; for the main
+ * Ractor's holder it triggers the job at most every RPERF_TIMER_DRAIN_NS
+ * then, and the RESUMED hook samples the running time the jobs leave
+ * (rperf_sampler_record_resumed) besides the off-GVL time. A tick acts as
+ * before for a holder that has held its GVL a whole interval. After a run
+ * of ticks with nothing to act on the worker ticks less often (timer.h).
  *
  * Ractors: the timer tick triggers the job for the main Ractor; with a timer
  * signal (signal: nil or Integer) the worker also sends that signal (tgkill)
@@ -132,11 +133,11 @@ void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread
  * [GVL blocked] and [GVL wait] time that ends now with the rules of
  * rperf_sampler_record_synthetic for each frame (per-frame accumulation and
  * threshold), and the thread's running time since its previous sample when
- * that reaches one interval: a regular sample (no synthetic frame) whose
+ * that reaches ten intervals: a regular sample (no synthetic frame) whose
  * stack is where the thread last gave up its GVL. Everything due at once
  * shares one stack walk (the thread has not run in between). It also marks
  * the thread as just resumed, so the worker's ticks leave a GVL that
- * changed hands within the last interval to these hook-side samples.
+ * changed hands within the last interval to the rested pace.
  * Negative weights count as 0; no-op in cpu mode. */
 void rperf_sampler_record_resumed(struct rperf_thread_slot *slot, VALUE thread, int64_t now_ns, int64_t blocked_ns,
                                   int64_t wait_ns);
