@@ -73,7 +73,7 @@ typedef struct sampler_thread {
     int pending_label_set_id[RPERF_SYNTHETIC_FRAMES];
     int64_t gc_cpu_from_ns; /* cpu mode: thread CPU clock where the GC span began, 0 if unknown */
     /* Wall mode: monotonic ns of this thread's latest RESUMED (atomic,
-     * relaxed: read by the worker to leave a recent hand-off to the hooks). */
+     * relaxed: read by the worker, which rests while the GVL changes hands). */
     int64_t resumed_ns;
 } __attribute__((aligned(RPERF_CACHE_LINE))) sampler_thread_t; /* written by its own thread's hooks */
 
@@ -330,7 +330,7 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
  * that reaches an interval is emitted after, all with one stack walk.
  * running_until_ns > 0 (wall mode, RESUMED): the sample clock's time then
  * left up to running_until_ns is running time, sampled here too once it
- * reaches an interval. */
+ * reaches HOOK_RUNNING_INTERVALS intervals. */
 static void
 accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
            const int64_t weights[RPERF_SYNTHETIC_FRAMES], int64_t running_until_ns)
@@ -447,10 +447,10 @@ signal_handler(int signo, siginfo_t *info, void *context)
     errno = saved_errno;
 }
 
-/* Wall mode: the slot's thread took its GVL less than an interval ago, so
- * its RESUMED hook has just sampled whatever running time was due, and the
- * next hand-off will again: a tick has nothing to add there (its job would
- * only cut a sliver, and its signal would land in the hand-off chain).
+/* Wall mode: the slot's thread took its GVL less than an interval ago: the
+ * GVL is changing hands, so a signal would land in the hand-off chain and
+ * the job would cut a sliver of a run; the rested pace (a job at most every
+ * RPERF_TIMER_DRAIN_NS, the RESUMED hook for what the jobs leave) covers it.
  * Read without ordering: a stale value costs one tick, never a sample's
  * weight (weights are elapsed time on the thread's own clock). */
 static int
