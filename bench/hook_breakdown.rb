@@ -39,7 +39,7 @@ module HookBreakdown
     "edges + holder ring" => %w[rperf_wait_defer rperf_holder_ring_push rperf_holder_ring_reclaim_handoff
                                 flush_locked flush_locked.part.0 attribute_locked attribute_locked.part.0
                                 batch_add batch_spill table_add_locked spin_lock edge_hash],
-    "sampler off-GVL record" => %w[rperf_sampler_record_off_gvl accumulate emit_pending prime_slot
+    "sampler off-GVL record" => %w[rperf_sampler_record_resumed accumulate emit_pending prime_slot
                                    prime_slot.constprop.0 rperf_sample_buffers_write state_of]
   }.freeze
   PART_OF = PARTS.flat_map { |part, syms| syms.map { [_1, part] } }.to_h.freeze

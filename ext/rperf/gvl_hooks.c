@@ -6,8 +6,8 @@
  * read, the slot's totals, no sampler.
  *
  * It does NOT interpret events (contention.c does) and does NOT walk
- * stacks (the sampler does, when wall mode gives it [GVL blocked] and
- * [GVL wait] time, and for the releaser of a wait READY ended).
+ * stacks (the sampler does, when wall mode gives it [GVL blocked],
+ * [GVL wait] or running time, and for the releaser of a wait READY ended).
  */
 #include "gvl_hooks.h"
 #include "clock.h"
@@ -86,8 +86,9 @@ dispatch(rb_event_flag_t event, VALUE thread, rperf_thread_slot_t *slot, int64_t
             break;
         }
         rperf_off_gvl_t off = rperf_on_resumed(slot, now);
-        if (off.blocked_ns > 0 || off.wait_ns > 0)
-            rperf_sampler_record_off_gvl(slot, thread, off.blocked_ns, off.wait_ns);
+        /* Every RESUMED, waited or not: it also takes the running samples
+         * while the GVL changes hands (the worker's ticks then rest). */
+        rperf_sampler_record_resumed(slot, thread, now, off.blocked_ns, off.wait_ns);
         break;
     }
     case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:

@@ -51,6 +51,16 @@
 #define MIN_SIGNAL_GAP_NS 20000
 #define MAX_SIGNAL_GAP_NS 200000
 #define MAX_TARGETS 64
+/* Wall mode, while the GVL changes hands: the RESUMED hook samples a
+ * thread's running time once it reaches this many intervals, and the
+ * worker triggers the job at most once per RPERF_TIMER_DRAIN_NS for the
+ * Ractor's current holder. The job's stack is taken at a random moment of
+ * a run; the hook's is where the run ended (the call that gave up the
+ * GVL), so the hook's threshold is high enough that most running time of
+ * a thread that keeps running between hand-offs goes to the job's
+ * samples, and low enough that little is left unsampled when a thread
+ * exits (at most this many intervals per thread). */
+#define HOOK_RUNNING_INTERVALS 10
 
 
 /* Per-thread sampler state, indexed by slot seq - 1. Zero = not seen. The
@@ -66,6 +76,9 @@ typedef struct sampler_thread {
     int64_t pending_ns[RPERF_SYNTHETIC_FRAMES]; /* short synthetic time not yet attributed */
     int pending_label_set_id[RPERF_SYNTHETIC_FRAMES];
     int64_t gc_cpu_from_ns; /* cpu mode: thread CPU clock where the GC span began, 0 if unknown */
+    /* Wall mode: monotonic ns of this thread's latest RESUMED (atomic,
+     * relaxed: read by the worker, which rests while the GVL changes hands). */
+    int64_t resumed_ns;
 } __attribute__((aligned(RPERF_CACHE_LINE))) sampler_thread_t; /* written by its own thread's hooks */
 
 static struct {
@@ -279,13 +292,24 @@ sample_job(void *arg)
     count(&g.sampling_time_ns, (uint64_t)(monotonic_ns() - started));
 }
 
+/* Writes the pending time of the frames in frames_mask and, when
+ * running_ns > 0, a regular sample of that much running time (blamed like
+ * the job's), all on one walk of the thread's stack. */
 static void
-emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsigned frames_mask)
+emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsigned frames_mask, int64_t running_ns)
 {
     int64_t started = monotonic_ns();
     VALUE frames[RPERF_MAX_STACK_DEPTH];
     int depth = -1;
     uint64_t written = 0;
+    if (running_ns > 0) {
+        depth = rb_profile_thread_frames(thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
+        const rperf_ractor_slot_t *own = RPERF_LOAD(slot->ractor);
+        int waiters = own ? rperf_ractor_waiters(own) : 0;
+        write_sample(frames, depth, RPERF_NO_SYNTHETIC, running_ns, running_ns * (waiters > 0 ? waiters : 0),
+                     slot->seq, slot->label_set_id);
+        written++;
+    }
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
         if (!(frames_mask & (1u << frame)) || st->pending_ns[frame] <= 0)
             continue;
@@ -310,16 +334,26 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
  * time is in the thread's CPU clock too), then adds weights[frame] (> 0
  * only for frames being recorded) to the pending time. A frame whose
  * pending time carries another label set is emitted first; every frame
- * that reaches an interval is emitted after, all with one stack walk. */
+ * that reaches an interval is emitted after, all with one stack walk.
+ * running_until_ns > 0 (wall mode, RESUMED): the sample clock's time then
+ * left up to running_until_ns is running time, sampled here too once it
+ * reaches HOOK_RUNNING_INTERVALS intervals. */
 static void
 accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
-           const int64_t weights[RPERF_SYNTHETIC_FRAMES])
+           const int64_t weights[RPERF_SYNTHETIC_FRAMES], int64_t running_until_ns)
 {
     int64_t total = 0;
+    int64_t running = 0;
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++)
         total += weights[frame];
-    if (!prime_slot(slot, st))
+    if (!prime_slot(slot, st)) {
         st->sample_prev_ns += total;
+        if (running_until_ns > 0 &&
+            running_until_ns - st->sample_prev_ns >= HOOK_RUNNING_INTERVALS * g.interval_ns) {
+            running = running_until_ns - st->sample_prev_ns;
+            st->sample_prev_ns = running_until_ns;
+        }
+    }
     int label = slot->label_set_id;
     unsigned relabel = 0, due = 0;
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
@@ -327,7 +361,7 @@ accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
             relabel |= 1u << frame;
     }
     if (relabel)
-        emit_pending(slot, st, thread, relabel);
+        emit_pending(slot, st, thread, relabel, 0);
     for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++) {
         if (weights[frame] <= 0)
             continue;
@@ -336,28 +370,31 @@ accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
         if (st->pending_ns[frame] >= g.interval_ns)
             due |= 1u << frame;
     }
-    if (due)
-        emit_pending(slot, st, thread, due);
+    if (due || running > 0)
+        emit_pending(slot, st, thread, due, running);
 }
 
 void
-rperf_sampler_record_off_gvl(rperf_thread_slot_t *slot, VALUE thread, int64_t blocked_ns, int64_t wait_ns)
+rperf_sampler_record_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t now_ns, int64_t blocked_ns,
+                             int64_t wait_ns)
 {
     if (blocked_ns < 0)
         blocked_ns = 0;
     if (wait_ns < 0)
         wait_ns = 0;
-    if (!slot || blocked_ns + wait_ns == 0 || g.opts.mode == RPERF_MODE_CPU || !recording())
+    if (!slot || g.opts.mode == RPERF_MODE_CPU || !recording())
         return;
     sampler_thread_t *st = state_of(slot);
     if (!st) {
-        count(&g.dropped_samples, 1);
+        if (blocked_ns + wait_ns > 0)
+            count(&g.dropped_samples, 1);
         return;
     }
+    __atomic_store_n(&st->resumed_ns, now_ns, __ATOMIC_RELAXED);
     int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[RPERF_FRAME_GVL_BLOCKED] = blocked_ns;
     weights[RPERF_FRAME_GVL_WAIT] = wait_ns;
-    accumulate(slot, st, thread, weights);
+    accumulate(slot, st, thread, weights, now_ns);
 }
 
 void
@@ -399,7 +436,7 @@ rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread, enum rpe
     }
     int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[frame] = weight_ns;
-    accumulate(slot, st, thread, weights);
+    accumulate(slot, st, thread, weights, 0);
 }
 
 void
@@ -440,43 +477,81 @@ signal_handler(int signo, siginfo_t *info, void *context)
     errno = saved_errno;
 }
 
+/* Wall mode: the slot's thread took its GVL less than an interval ago: the
+ * GVL is changing hands, so a signal would land in the hand-off chain and
+ * the job would cut a sliver of a run; the rested pace (a job at most every
+ * RPERF_TIMER_DRAIN_NS, the RESUMED hook for what the jobs leave) covers it.
+ * Read without ordering: a stale value costs one tick, never a sample's
+ * weight (weights are elapsed time on the thread's own clock). */
+static int
+resumed_within_interval(const rperf_thread_slot_t *slot, int64_t now)
+{
+    const sampler_thread_t *st = state_of(slot);
+    if (!st)
+        return 0;
+    int64_t resumed = __atomic_load_n(&st->resumed_ns, __ATOMIC_RELAXED);
+    return resumed > 0 && now - resumed < g.interval_ns;
+}
+
 /* Ruby 3.3 sends a job triggered from a non-Ruby thread to the main
  * Ractor's running_ec: the last thread that ran there, which may have
  * blocked since (the caveat of Ruby's Bug #20197). Then the job waits for
  * that thread to wake, and a thread computing alone meanwhile gets no
- * sample at all (seen: a 300 ms computation without one). So the main
- * Ractor's GVL holder that the hooks record is signalled too: its handler
- * triggers the job on its own execution context. The job runs once
- * however many contexts were flagged (one VM-wide triggered bit). */
-static void
-signal_main_holder(pid_t pid)
+ * sample at all (seen: a 300 ms computation without one). So with a timer
+ * signal the tick signals the main Ractor's GVL holder that the hooks
+ * record instead: its handler triggers the job on its own execution
+ * context. One trigger per tick, not both: the job would run twice when
+ * the holder serviced the first before the signal came (a second sample
+ * of a few microseconds, and a second stack walk).
+ * Returns 1 when the tick acted, 0 when wall mode leaves the main Ractor to
+ * the hooks: no holder (every thread is off the GVL, time the RESUMED
+ * hooks record), or a holder that resumed within the last interval; then
+ * at most every RPERF_TIMER_DRAIN_NS the job is triggered for that holder
+ * (a flag, no signal: the holder has just taken the GVL, so running_ec
+ * is its own), which samples its running time at a random moment. */
+static int
+sample_main_ractor(pid_t pid, int wall, int64_t now)
 {
+    static int64_t last_rest_trigger_ns; /* worker thread only */
     const rperf_ractor_slot_t *main_ractor = rperf_ractor_by_id(1);
     int seq = main_ractor ? __atomic_load_n(&main_ractor->holder_seq, __ATOMIC_ACQUIRE) : 0;
     const rperf_thread_slot_t *holder = seq > 0 ? rperf_slot_by_seq(seq) : NULL;
-    pid_t tid = holder ? (pid_t)RPERF_LOAD(holder->native_id) : 0;
-    if (tid > 0)
-        syscall(SYS_tgkill, pid, tid, g.signo);
+    if (wall && main_ractor && (!holder || resumed_within_interval(holder, now))) {
+        if (holder && now - last_rest_trigger_ns >= RPERF_TIMER_DRAIN_NS) {
+            last_rest_trigger_ns = now;
+            rb_postponed_job_trigger(g.job);
+        }
+        return 0;
+    }
+    pid_t tid = holder && g.signo > 0 ? (pid_t)RPERF_LOAD(holder->native_id) : 0;
+    if (tid <= 0 || syscall(SYS_tgkill, pid, tid, g.signo) != 0)
+        rb_postponed_job_trigger(g.job); /* from a non-Ruby thread: the main Ractor */
+    return 1;
 }
 
-static void
+/* Returns 1 when the tick found nothing to do (timer.h: the worker may
+ * then tick less often), 0 when it triggered or signalled. */
+static int
 worker_tick(void *arg)
 {
     (void)arg;
     count(&g.trigger_count, 1);
-    rb_postponed_job_trigger(g.job); /* from a non-Ruby thread: the main Ractor */
+    int wall = g.opts.mode == RPERF_MODE_WALL;
+    int64_t now = wall ? monotonic_ns() : 0;
+    pid_t pid = getpid();
+    int acted = sample_main_ractor(pid, wall, now);
     if (g.signo <= 0)
-        return;
-    signal_main_holder(getpid());
+        return !acted;
 
     /* Only the main Ractor registered: nothing to signal (a new Ractor
      * registers from its first RESUMED), and no slot scan per tick. */
     if (rperf_ractor_count() <= 1)
-        return;
+        return !acted;
     /* GVL holders outside the main Ractor (or in a Ractor not identified
-     * yet): RUNNING slots, whose native id the RESUMED hook recorded. At
-     * most MAX_TARGETS per tick; the scan starts where the last one stopped
-     * so that, with more holders than that, every one gets its turn. */
+     * yet): RUNNING slots, whose native id the RESUMED hook recorded, but
+     * in wall mode not those that resumed within the interval (as above).
+     * At most MAX_TARGETS per tick; the scan starts where the last one
+     * stopped so that, with more holders than that, every one gets its turn. */
     static int scan_from; /* worker thread only */
     pid_t targets[MAX_TARGETS];
     int n = 0;
@@ -489,6 +564,8 @@ worker_tick(void *arg)
         const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
         if (ractor && ractor->main)
             continue;
+        if (wall && resumed_within_interval(slot, now))
+            continue;
         pid_t tid = (pid_t)RPERF_LOAD(slot->native_id);
         if (tid > 0)
             targets[n++] = tid;
@@ -496,7 +573,7 @@ worker_tick(void *arg)
             scan_from = seq % slots;
     }
     if (!n)
-        return;
+        return !acted;
     /* The triggered-job bitset is VM-wide: two Ractors servicing it at the
      * same moment would share one run. Spreading the signals over the
      * interval gives each holder its own moment. */
@@ -504,17 +581,17 @@ worker_tick(void *arg)
     int64_t gap = g.interval_ns / (2 * (n + 1));
     if (gap > MAX_SIGNAL_GAP_NS)
         gap = MAX_SIGNAL_GAP_NS;
-    pid_t pid = getpid();
     for (int i = 0; i < n; i++) {
         if (gap >= MIN_SIGNAL_GAP_NS) {
             struct timespec pause = {.tv_sec = (time_t)(gap / 1000000000LL), .tv_nsec = (long)(gap % 1000000000LL)};
             nanosleep(&pause, NULL);
         }
         if (!recording())
-            return;
+            return 0;
         if (syscall(SYS_tgkill, pid, targets[i], g.signo) == 0)
             count(&g.ractor_signals, 1);
     }
+    return 0;
 }
 
 /* Drains one buffer into the tables. drain_mutex held. */

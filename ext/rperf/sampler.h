@@ -37,6 +37,14 @@
  * from before rperf_sampler_start until after rperf_sampler_stop: the worker
  * thread reads published slots (relaxed) to find GVL holders.
  *
+ * Ticks in wall mode: a tick sends no signal for a Ractor whose GVL holder
+ * resumed within the last interval, or that has no holder; for the main
+ * Ractor's holder it triggers the job at most every RPERF_TIMER_DRAIN_NS
+ * then, and the RESUMED hook samples the running time the jobs leave
+ * (rperf_sampler_record_resumed) besides the off-GVL time. A tick acts as
+ * before for a holder that has held its GVL a whole interval. After a run
+ * of ticks with nothing to act on the worker ticks less often (timer.h).
+ *
  * Ractors: the timer tick triggers the job for the main Ractor; with a timer
  * signal (signal: nil or Integer) the worker also sends that signal (tgkill)
  * to the native thread of every slot that is RUNNING outside the main Ractor
@@ -124,12 +132,18 @@ void rperf_sampler_reset_slot_clock(struct rperf_thread_slot *slot);
  * take their weight from the thread's CPU clock (rperf_sampler_gc_span_begin). */
 void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread, enum rperf_synthetic_frame frame,
                                     int64_t weight_ns);
-/* RESUMED in wall mode: the [GVL blocked] and [GVL wait] time that ends
- * now, in one call, with the rules of rperf_sampler_record_synthetic for
- * each frame (per-frame accumulation and threshold); when both frames are
- * due at once, one stack walk serves the two (the thread has not run in
- * between). Negative weights count as 0; no-op in cpu mode. */
-void rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64_t blocked_ns, int64_t wait_ns);
+/* RESUMED, wall mode: `now_ns` is the hook's clock read. Records the
+ * [GVL blocked] and [GVL wait] time that ends now with the rules of
+ * rperf_sampler_record_synthetic for each frame (per-frame accumulation and
+ * threshold), and the thread's running time since its previous sample when
+ * that reaches ten intervals: a regular sample (no synthetic frame) whose
+ * stack is where the thread last gave up its GVL. Everything due at once
+ * shares one stack walk (the thread has not run in between). It also marks
+ * the thread as just resumed, so the worker's ticks leave a GVL that
+ * changed hands within the last interval to the rested pace.
+ * Negative weights count as 0; no-op in cpu mode. */
+void rperf_sampler_record_resumed(struct rperf_thread_slot *slot, VALUE thread, int64_t now_ns, int64_t blocked_ns,
+                                  int64_t wait_ns);
 /* GC hooks, on the collecting thread, at the start of each GC bracket: in
  * cpu mode the GC frames recorded until the next call are then weighted by
  * that thread's CPU clock (one clock read per bracket and phase) instead of

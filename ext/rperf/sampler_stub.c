@@ -72,10 +72,12 @@ rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread, enu
 }
 
 void
-rperf_sampler_record_off_gvl(struct rperf_thread_slot *slot, VALUE thread, int64_t blocked_ns, int64_t wait_ns)
+rperf_sampler_record_resumed(struct rperf_thread_slot *slot, VALUE thread, int64_t now_ns, int64_t blocked_ns,
+                             int64_t wait_ns)
 {
     (void)slot;
     (void)thread;
+    (void)now_ns;
     (void)blocked_ns;
     (void)wait_ns;
 }

@@ -3,7 +3,9 @@
  * deadlines. Arming/disarming from the GVL side only changes the timer
  * (signal mode) or a flag plus a condvar broadcast (condvar mode); the worker
  * never catches up missed ticks in a burst: ticks are samples, and the
- * sampler weighs samples by elapsed time, so skipping is harmless.
+ * sampler weighs samples by elapsed time, so skipping is harmless. The
+ * pace (timer.h) is the worker's: the signal timer is re-armed, under the
+ * mutex, only when the pace changes; arm always restarts at the interval.
  *
  * It does NOT install the signal handler Ruby threads run, and it does NOT
  * know about Ruby.
@@ -35,7 +37,10 @@ static struct {
     atomic_int stop;
     atomic_int armed;
     int64_t interval_ns;
-    int signo; /* 0: condvar mode */
+    int64_t slow_ns; /* the slow pace's period; == interval_ns when not slower */
+    int slow;        /* at the slow pace now (mutex) */
+    int idle_ticks;  /* idle ticks in a row (mutex) */
+    int signo;       /* 0: condvar mode */
     timer_t timer_id;
     int has_timer;
     pid_t worker_tid;
@@ -70,6 +75,29 @@ set_timer(int64_t interval_ns)
     timer_settime(g_timer.timer_id, 0, &its, NULL);
 }
 
+/* Worker, after a tick, mutex held: returns the period until the next tick.
+ * Re-arms the signal timer when the pace changes (and only then: one
+ * timer_settime per change); a disarmed timer stays disarmed. */
+static int64_t
+pace_locked(int idle)
+{
+    int want_slow = g_timer.slow;
+    if (!idle) {
+        g_timer.idle_ticks = 0;
+        want_slow = 0;
+    } else if (g_timer.idle_ticks < RPERF_TIMER_IDLE_TICKS) {
+        g_timer.idle_ticks++;
+    } else {
+        want_slow = g_timer.slow_ns > g_timer.interval_ns;
+    }
+    if (want_slow != g_timer.slow) {
+        g_timer.slow = want_slow;
+        if (g_timer.signo > 0 && atomic_load(&g_timer.armed))
+            set_timer(want_slow ? g_timer.slow_ns : g_timer.interval_ns);
+    }
+    return g_timer.slow ? g_timer.slow_ns : g_timer.interval_ns;
+}
+
 static void
 finish_setup(const char *error)
 {
@@ -94,8 +122,12 @@ signal_loop(void)
             break;
         /* SI_TIMER: a timer expiry; anything else (our own wake-up) is not
          * a tick. */
-        if (got == g_timer.signo && info.si_code == SI_TIMER && atomic_load(&g_timer.armed))
-            g_timer.cb.tick(g_timer.cb.arg);
+        if (got == g_timer.signo && info.si_code == SI_TIMER && atomic_load(&g_timer.armed)) {
+            int idle = g_timer.cb.tick(g_timer.cb.arg);
+            pthread_mutex_lock(&g_timer.mutex);
+            pace_locked(idle);
+            pthread_mutex_unlock(&g_timer.mutex);
+        }
         g_timer.cb.drain(g_timer.cb.arg);
     }
 }
@@ -109,8 +141,11 @@ condvar_loop(void)
     while (!atomic_load(&g_timer.stop)) {
         int armed = atomic_load(&g_timer.armed);
         int64_t now = monotonic_ns();
-        if (armed && !was_armed)
+        if (armed && !was_armed) {
             next_tick = now + g_timer.interval_ns;
+            g_timer.slow = 0;
+            g_timer.idle_ticks = 0;
+        }
         was_armed = armed;
         int64_t wake = now + RPERF_TIMER_DRAIN_NS;
         if (armed && next_tick < wake)
@@ -121,11 +156,15 @@ condvar_loop(void)
             break;
         pthread_mutex_unlock(&g_timer.mutex);
         now = monotonic_ns();
+        int64_t period = 0;
         if (atomic_load(&g_timer.armed) && was_armed && now >= next_tick) {
-            g_timer.cb.tick(g_timer.cb.arg);
-            next_tick += g_timer.interval_ns;
+            int idle = g_timer.cb.tick(g_timer.cb.arg);
+            pthread_mutex_lock(&g_timer.mutex);
+            period = pace_locked(idle);
+            pthread_mutex_unlock(&g_timer.mutex);
+            next_tick += period;
             if (next_tick <= now)
-                next_tick = now + g_timer.interval_ns;
+                next_tick = now + period;
         }
         g_timer.cb.drain(g_timer.cb.arg);
         pthread_mutex_lock(&g_timer.mutex);
@@ -182,6 +221,9 @@ rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_c
     pthread_condattr_destroy(&attr);
 
     g_timer.interval_ns = interval_ns;
+    g_timer.slow_ns = interval_ns > RPERF_TIMER_DRAIN_NS ? interval_ns : RPERF_TIMER_DRAIN_NS;
+    g_timer.slow = 0;
+    g_timer.idle_ticks = 0;
     g_timer.signo = signo;
     g_timer.cb = *callbacks;
     g_timer.ready = 0;
@@ -243,21 +285,36 @@ rperf_timer_stop(void)
 void
 rperf_timer_arm(void)
 {
-    if (!g_timer.started || atomic_exchange(&g_timer.armed, 1))
+    if (!g_timer.started)
         return;
-    if (g_timer.signo > 0)
+    if (g_timer.signo <= 0) {
+        if (!atomic_exchange(&g_timer.armed, 1))
+            wake_worker(); /* the loop restarts the pace */
+        return;
+    }
+    /* Under the mutex: the worker re-arms on a pace change only while armed. */
+    pthread_mutex_lock(&g_timer.mutex);
+    if (!atomic_exchange(&g_timer.armed, 1)) {
+        g_timer.slow = 0;
+        g_timer.idle_ticks = 0;
         set_timer(g_timer.interval_ns);
-    else
-        wake_worker();
+    }
+    pthread_mutex_unlock(&g_timer.mutex);
 }
 
 void
 rperf_timer_disarm(void)
 {
-    if (!g_timer.started || !atomic_exchange(&g_timer.armed, 0))
+    if (!g_timer.started)
         return;
-    if (g_timer.signo > 0)
+    if (g_timer.signo <= 0) {
+        atomic_store(&g_timer.armed, 0);
+        return;
+    }
+    pthread_mutex_lock(&g_timer.mutex);
+    if (atomic_exchange(&g_timer.armed, 0))
         set_timer(0);
+    pthread_mutex_unlock(&g_timer.mutex);
 }
 
 void

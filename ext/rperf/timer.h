@@ -9,6 +9,14 @@
  * RPERF_TIMER_DRAIN_NS, armed or not), both on the worker thread, which is
  * not a Ruby thread (no GVL, no Ruby calls).
  *
+ * Pace: `tick` returns 1 when it found nothing to do. After
+ * RPERF_TIMER_IDLE_TICKS such ticks in a row the worker ticks every
+ * RPERF_TIMER_DRAIN_NS instead (when that is longer than the interval),
+ * until a tick returns 0: then at once back to the interval. Ticks are
+ * samples weighed by elapsed time, so at the slow pace a thread that
+ * starts needing ticks gets its first sample up to RPERF_TIMER_DRAIN_NS
+ * late, weighing the whole time since its previous one: no weight is lost.
+ *
  * Contract
  * - One timer per process. start/stop/arm/disarm are called by the sampler
  *   with the GVL held (main Ractor); they never call the callbacks.
@@ -26,10 +34,11 @@
 #include <sys/types.h>
 
 #define RPERF_TIMER_DRAIN_NS 10000000LL         /* 10 ms */
+#define RPERF_TIMER_IDLE_TICKS 16               /* idle ticks in a row before the slow pace */
 #define RPERF_TIMER_THREAD_NAME "rperf-sampler" /* the worker's comm (at most 15 chars) */
 
 typedef struct rperf_timer_callbacks {
-    void (*tick)(void *arg);
+    int (*tick)(void *arg); /* 1: nothing to do (see Pace), 0: acted */
     void (*drain)(void *arg);
     void *arg;
 } rperf_timer_callbacks_t;

@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+# Wall mode while the GVL changes hands: the worker's ticks rest (no signal,
+# a slower pace, a job at most every 10 ms), the RESUMED hook samples what
+# running time the jobs leave, and the ticks come back at full rate as soon
+# as a thread holds its GVL for a whole interval.
+require_relative "test_sampler_helper"
+
+class TestSamplerPace < Test::Unit::TestCase
+  include SamplerTestHelper
+
+  def teardown
+    ensure_stopped
+  end
+
+  # Two ping-pong pairs over pipes, each message preceded by `work` (a
+  # method computing for about `steps` spin steps), so the threads hand the
+  # GVL over thousands of times and each holds it less than a millisecond
+  # at a time.
+  def ping_pong(round_trips, steps: 4)
+    Array.new(2) do |pair|
+      ping_r, ping_w = IO.pipe
+      pong_r, pong_w = IO.pipe
+      [Thread.new do
+        Thread.current.name = "ping#{pair}"
+        round_trips.times { work(steps); ping_w.write("x"); pong_r.read(1) }
+        ping_w.close
+      end,
+       Thread.new do
+         Thread.current.name = "pong#{pair}"
+         pong_w.write("y") while work(steps) && ping_r.read(1)
+         pong_w.close
+       end]
+    end.flatten.each(&:join)
+  end
+
+  def work(steps)
+    steps.times { spin_step }
+  end
+
+  def running_weight(report, seq)
+    weight(report) { |labels, s, _| s == seq && !SYNTHETIC.include?(labels.first) }
+  end
+
+  def test_hand_offs_are_sampled_by_the_hooks_while_the_ticks_rest
+    Rperf.start(frequency: 1000, mode: :wall)
+    started = monotonic
+    ping_pong(4000)
+    elapsed = monotonic - started
+    report = report_of(Rperf.stop)
+    stats = report["stats"]
+
+    names = %w[ping0 pong0 ping1 pong1]
+    threads = report["threads"].select { |t| names.include?(t["name"]) }
+    assert_equal names.size, threads.size
+    exact = threads.sum { _1["running_ns"] }
+    sampled = threads.sum { running_weight(report, _1["seq"]) }
+    assert_operator exact, :>, 150_000_000, "the workload runs Ruby code long enough to be sampled"
+    # Each thread keeps at most ten intervals not yet sampled when it exits.
+    assert_operator sampled, :>=, exact - (threads.size * 10_000_000) - (exact * 0.02), "running time sampled"
+    assert_operator sampled, :<=, exact * 1.02, "running weights exceed the running time"
+
+    ticks = stats["trigger_count"]
+    assert_operator ticks, :<, elapsed * 1000 * 0.5, "the worker ticks at the slow pace while the hooks sample"
+    job_samples = stats["sampling_count"] - stats["synthetic_samples"]
+    assert_operator job_samples, :<=, ticks, "one job per tick at most (a trigger or a signal, not both)"
+  end
+
+  # The hook's stack is where a run ended (the pipe call); the jobs sample
+  # runs at random moments, so the method computing between the hand-offs
+  # keeps a share of the running time (about 1/3 here, against about 0 if
+  # the hooks took every running sample).
+  def test_time_computing_between_hand_offs_stays_with_the_computing_method
+    Rperf.start(frequency: 1000, mode: :wall)
+    ping_pong(1500, steps: 20)
+    report = report_of(Rperf.stop)
+
+    seqs = report["threads"].select { _1["name"].to_s.start_with?("ping", "pong") }.map { _1["seq"] }
+    running = weight(report) { |labels, s, _| seqs.include?(s) && !SYNTHETIC.include?(labels.first) }
+    in_work = weight(report) do |labels, s, _|
+      seqs.include?(s) && !SYNTHETIC.include?(labels.first) && labels.any? { _1.include?("work") }
+    end
+    assert_operator running, :>, 0
+    assert_operator in_work, :>=, running * 0.1, "running samples inside the computing method"
+  end
+
+  def test_a_thread_holding_its_gvl_gets_ticks_at_full_rate_again
+    assert_full_rate_after_hand_offs(signal: nil)
+  end
+
+  def test_the_condvar_worker_paces_the_same_way
+    assert_full_rate_after_hand_offs(signal: false)
+  end
+
+  def assert_full_rate_after_hand_offs(signal:)
+    Rperf.start(frequency: 1000, mode: :wall, aggregate: false, signal: signal)
+    ping_pong(1500) # the worker slows down here
+    burner = Thread.new do
+      Thread.current.name = "burner"
+      burn(0.3)
+    end
+    burner.join
+    report = report_of(Rperf.stop)
+
+    seq = seq_of(report, "burner")
+    running = report["raw_samples"].count do |stack_id, _, s, _|
+      s == seq && !SYNTHETIC.include?(stack_labels(report, stack_id).first)
+    end
+    # 0.3 s of CPU at 1 kHz is about 300 samples (wall time is longer when
+    # the machine is busy); the slow pace would give about 30.
+    assert_operator running, :>=, 150, "samples of a thread computing alone after the hand-offs"
+    stats = report["stats"]
+    assert_operator stats["sampling_count"] - stats["synthetic_samples"], :<=, stats["trigger_count"],
+                    "one job per tick at most (a trigger or a signal, not both)"
+  end
+end
