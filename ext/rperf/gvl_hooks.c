@@ -100,8 +100,11 @@ dispatch(rb_event_flag_t event, VALUE thread, rperf_thread_slot_t *slot, int64_t
             rperf_on_suspended(slot, now);
         break;
     case RUBY_INTERNAL_THREAD_EVENT_EXITED:
-        /* After the final SUSPENDED, without the GVL. Slot and atomics only. */
+        /* After the final SUSPENDED, without the GVL. Slot and atomics,
+         * and the running time no sample took (no stack walk). */
         rperf_on_exited(slot, now);
+        if (!counters)
+            rperf_sampler_record_exited(slot, now);
         break;
     default: break;
     }

@@ -136,7 +136,7 @@ void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread
  * [GVL blocked] and [GVL wait] time that ends now with the rules of
  * rperf_sampler_record_synthetic for each frame (per-frame accumulation and
  * threshold), and the thread's running time since its previous sample when
- * that reaches ten intervals: a regular sample (no synthetic frame) whose
+ * that reaches HOOK_RUNNING_INTERVALS (sampler.c) intervals: a regular sample (no synthetic frame) whose
  * stack is where the thread last gave up its GVL. Everything due at once
  * shares one stack walk (the thread has not run in between). It also marks
  * the thread as just resumed, so the worker's ticks leave a GVL that
@@ -144,6 +144,12 @@ void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread
  * Negative weights count as 0; no-op in cpu mode. */
 void rperf_sampler_record_resumed(struct rperf_thread_slot *slot, VALUE thread, int64_t now_ns, int64_t blocked_ns,
                                   int64_t wait_ns);
+/* EXITED hook (wall mode), on the exiting thread after its last SUSPENDED,
+ * without the GVL: the running time no sample took yet (less than
+ * HOOK_RUNNING_INTERVALS intervals) becomes one sample with an empty stack
+ * (the thread has no frames left), so the samples' running weight still
+ * sums to the thread's running time. No-op in cpu mode. */
+void rperf_sampler_record_exited(struct rperf_thread_slot *slot, int64_t now_ns);
 /* GC hooks, on the collecting thread, at the start of each GC bracket: in
  * cpu mode the GC frames recorded until the next call are then weighted by
  * that thread's CPU clock (one clock read per bracket and phase) instead of

@@ -88,6 +88,13 @@ rperf_sampler_gc_span_begin(struct rperf_thread_slot *slot)
     (void)slot;
 }
 void
+rperf_sampler_record_exited(struct rperf_thread_slot *slot, int64_t now_ns)
+{
+    (void)slot;
+    (void)now_ns;
+}
+
+void
 rperf_sampler_record_release(const struct rperf_thread_slot *waiter, const struct rperf_release_event *release)
 {
     (void)waiter;

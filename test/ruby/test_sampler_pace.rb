@@ -56,9 +56,9 @@ class TestSamplerPace < Test::Unit::TestCase
     exact = threads.sum { _1["running_ns"] }
     sampled = threads.sum { running_weight(report, _1["seq"]) }
     assert_operator exact, :>, 150_000_000, "the workload runs Ruby code long enough to be sampled"
-    # Each thread keeps at most ten intervals not yet sampled when it exits.
-    assert_operator sampled, :>=, exact - (threads.size * 10_000_000) - (exact * 0.02), "running time sampled"
-    assert_operator sampled, :<=, exact * 1.02, "running weights exceed the running time"
+    # Both come from the hooks' clock reads; what no sample took when a
+    # thread exits is flushed by its EXITED hook, so they agree closely.
+    assert_in_delta exact, sampled, exact * 0.005, "running time sampled"
 
     ticks = stats["trigger_count"]
     assert_operator ticks, :<, elapsed * 1000 * 0.5, "the worker ticks at the slow pace while the hooks sample"
@@ -68,8 +68,9 @@ class TestSamplerPace < Test::Unit::TestCase
 
   # The hook's stack is where a run ended (the pipe call); the jobs sample
   # runs at random moments, so the method computing between the hand-offs
-  # keeps a share of the running time (about 1/3 here, against about 0 if
-  # the hooks took every running sample).
+  # keeps its share of the running time: nearly all of it here (the
+  # threads do little else), about 1/3 with the hook sampling at ten
+  # intervals, about 0 if the hooks took every running sample.
   def test_time_computing_between_hand_offs_stays_with_the_computing_method
     Rperf.start(frequency: 1000, mode: :wall)
     ping_pong(1500, steps: 20)
@@ -81,7 +82,7 @@ class TestSamplerPace < Test::Unit::TestCase
       seqs.include?(s) && !SYNTHETIC.include?(labels.first) && labels.any? { _1.include?("work") }
     end
     assert_operator running, :>, 0
-    assert_operator in_work, :>=, running * 0.1, "running samples inside the computing method"
+    assert_operator in_work, :>=, running * 0.6, "running samples inside the computing method"
   end
 
   def test_a_thread_holding_its_gvl_gets_ticks_at_full_rate_again
