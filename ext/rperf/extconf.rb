@@ -33,6 +33,13 @@ have_header("ruby/thread.h") || abort("rperf-gvl: ruby/thread.h is required (Rub
 have_func("rb_internal_thread_specific_get", "ruby/thread.h") ||
   abort("rperf-gvl: Ruby >= 3.3 is required (rb_internal_thread_specific_get)")
 
+# Link-time optimisation: a GVL event runs through gvl_hooks.c, contention.c,
+# thread_slot.c, wait_edges.c and sampler.c; compiled apart, each step is a
+# call the compiler cannot inline or specialise. After the checks above, so
+# they link as plain objects.
+$CFLAGS << " -flto=auto"
+$LDFLAGS << " -flto=auto"
+
 without = ENV.fetch("RPERF_EXT_WITHOUT", "").split
 unknown = without - %w[sampler analysis]
 abort("rperf-gvl: RPERF_EXT_WITHOUT: unknown part(s) #{unknown.join(', ')} (sampler, analysis)") unless unknown.empty?
