@@ -246,7 +246,11 @@ batch_add(batch_t *b, rperf_edge_t *key, int wait, int64_t ns)
 }
 
 /* Ring lock held (or ring NULL). Splits wait number `wait`, [from, to),
- * over the segments written before `head`. */
+ * over the segments written before `head`. Hand-off and unknown time
+ * (holder 0, label 0: one edge each per wait) is summed over the wait's
+ * segments and added once: a wait that spans several hand-offs, the
+ * common case on a busy GVL, then costs one batch insert per thread
+ * holder and not one per segment. */
 static void
 attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch, int ractor_id, int waiter,
                  int waiter_label, int64_t from, int64_t to, int wait, batch_t *b)
@@ -259,6 +263,8 @@ attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch,
     key.waiter = waiter;
     key.waiter_label = waiter_label;
     int64_t seg_end = to;
+    int64_t handoff_ns = 0;
+    int64_t unknown_ns = 0;
 
     if (ring) {
         /* Segments the ring has overwritten since are unknown. */
@@ -267,18 +273,31 @@ attribute_locked(const rperf_holder_ring_t *ring, uint64_t head, uint32_t epoch,
             const rperf_holder_segment_t *s = &ring->seg[(i - 1) % RPERF_HOLDER_RING_SIZE];
             int64_t lo = s->start_ns > from ? s->start_ns : from;
             if (seg_end > lo) {
-                key.kind = s->epoch == epoch ? s->kind : RPERF_HOLDER_UNKNOWN;
-                key.holder = s->holder_seq;
-                key.holder_label = s->holder_label;
-                batch_add(b, &key, wait, seg_end - lo);
+                int kind = s->epoch == epoch ? s->kind : RPERF_HOLDER_UNKNOWN;
+                if (kind == RPERF_HOLDER_HANDOFF) {
+                    handoff_ns += seg_end - lo;
+                } else if (kind == RPERF_HOLDER_UNKNOWN) {
+                    unknown_ns += seg_end - lo;
+                } else {
+                    key.kind = (uint8_t)kind;
+                    key.holder = s->holder_seq;
+                    key.holder_label = s->holder_label;
+                    batch_add(b, &key, wait, seg_end - lo);
+                }
             }
             if (s->start_ns < seg_end)
                 seg_end = s->start_ns;
         }
     }
-    if (seg_end > from) {
+    if (seg_end > from)
+        unknown_ns += seg_end - from;
+    if (handoff_ns > 0) {
+        key.kind = RPERF_HOLDER_HANDOFF;
+        batch_add(b, &key, wait, handoff_ns);
+    }
+    if (unknown_ns > 0) {
         key.kind = RPERF_HOLDER_UNKNOWN;
-        batch_add(b, &key, wait, seg_end - from);
+        batch_add(b, &key, wait, unknown_ns);
     }
 }
 

@@ -4,7 +4,8 @@
  * the RESUMED hook defers it, and the tests check the laws the report
  * relies on: a waiter's edges sum to its waits, each edge counts the waits
  * that overlapped that holder, a wait deferred long before the flush still
- * finds its holders, a report takes only the waits it may count, and time
+ * finds its holders, waits spanning many hand-offs count each edge once,
+ * a report takes only the waits it may count, and time
  * a full table refuses reaches the lost handler instead of vanishing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,6 +187,51 @@ test_older_epoch_is_unknown(void **state)
     rperf_holder_ring_destroy(ring);
 }
 
+static uint64_t
+kind_count(const rperf_edge_list_t *list, int waiter, int kind, int holder)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        const rperf_edge_t *e = &list->items[i];
+        if (e->waiter == waiter && e->kind == kind && e->holder == holder)
+            return e->count;
+    }
+    return 0;
+}
+
+/* Waits that span several hand-offs and holders, and segments of an older
+ * epoch: each edge of a waiter sums its parts over every segment and counts
+ * each wait once, the hand-off and unknown edges as well as the threads'.
+ * Segments: none before 2, epoch-1 thread 9 [2, 10), then thread 1 [10, 20), hand-off
+ * [20, 25), thread 2 [25, 40), hand-off [40, 45), thread 1 [45, 60),
+ * hand-off [60, 62), thread 2 from 62. */
+static void
+test_spanning_waits_count_each_edge_once(void **state)
+{
+    (void)state;
+    rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
+    rperf_holder_ring_push(ring, 2, RPERF_HOLDER_THREAD, 9, 0, EPOCH - 1);
+    const int64_t starts[] = {10, 20, 25, 40, 45, 60, 62};
+    const int kinds[] = {RPERF_HOLDER_THREAD, RPERF_HOLDER_HANDOFF, RPERF_HOLDER_THREAD, RPERF_HOLDER_HANDOFF,
+                         RPERF_HOLDER_THREAD, RPERF_HOLDER_HANDOFF, RPERF_HOLDER_THREAD};
+    const int holders[] = {1, 1, 2, 2, 1, 1, 2};
+    for (int i = 0; i < 7; i++)
+        rperf_holder_ring_push(ring, starts[i], kinds[i], holders[i], 0, EPOCH);
+    rperf_wait_defer(ring, EPOCH, 3, 0, 5, 70);
+    rperf_wait_defer(ring, EPOCH, 3, 0, 0, 30);
+    rperf_edge_list_t list = flushed_edges(ring);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_UNKNOWN, 0), 5 + 10);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 1), 25 + 10);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_HANDOFF, 0), 12 + 5);
+    assert_int_equal(edges_sum(&list, 3, RPERF_HOLDER_THREAD, 2), 23 + 5);
+    assert_int_equal(edges_sum(&list, 3, -1, 0), 65 + 30);
+    assert_int_equal(kind_count(&list, 3, RPERF_HOLDER_UNKNOWN, 0), 2);
+    assert_int_equal(kind_count(&list, 3, RPERF_HOLDER_THREAD, 1), 2);
+    assert_int_equal(kind_count(&list, 3, RPERF_HOLDER_HANDOFF, 0), 2);
+    assert_int_equal(kind_count(&list, 3, RPERF_HOLDER_THREAD, 2), 2);
+    rperf_edge_list_free(&list);
+    rperf_holder_ring_destroy(ring);
+}
+
 /* A table of one edge: the other holders' time goes to the lost handler,
  * so table + lost still sums to the wait, and the drop is counted. */
 static void
@@ -282,6 +328,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_batches_conserve_every_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deferred_wait_survives_ring_wraparound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_epoch_is_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spanning_waits_count_each_edge_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_table_reports_lost_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_takes_only_ended_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_wait_into_list, setup, teardown),
