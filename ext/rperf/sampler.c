@@ -163,7 +163,7 @@ state_of(const rperf_thread_slot_t *slot)
  * if the slot was not seen in this run, start its sample clock now. Returns 1
  * when the clock was (re)started, so the caller has no elapsed time. */
 static int
-prime_slot(rperf_thread_slot_t *slot, sampler_thread_t *st)
+prime_slot_slow(rperf_thread_slot_t *slot, sampler_thread_t *st)
 {
     int restart = st->generation != g.generation;
     if (g.opts.mode == RPERF_MODE_CPU) {
@@ -194,6 +194,15 @@ prime_slot(rperf_thread_slot_t *slot, sampler_thread_t *st)
         st->generation = g.generation;
     }
     return 1;
+}
+
+/* The RESUMED hook's case inline: wall mode, slot already seen this run. */
+static inline int
+prime_slot(rperf_thread_slot_t *slot, sampler_thread_t *st)
+{
+    if (g.opts.mode != RPERF_MODE_CPU && st->generation == g.generation)
+        return 0;
+    return prime_slot_slow(slot, st);
 }
 
 void
@@ -339,8 +348,10 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
  * that reaches an interval is emitted after, all with one stack walk.
  * running_until_ns > 0 (wall mode, RESUMED): the sample clock's time then
  * left up to running_until_ns is running time, sampled here too once it
- * reaches HOOK_RUNNING_INTERVALS intervals. */
-static void
+ * reaches HOOK_RUNNING_INTERVALS intervals. Inlined into each recorder:
+ * its weights are constants but for one or two frames, so the loops over
+ * the frames fold away (the RESUMED hook runs it at every hand-off). */
+static inline __attribute__((always_inline)) void
 accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
            const int64_t weights[RPERF_SYNTHETIC_FRAMES], int64_t running_until_ns)
 {
