@@ -677,7 +677,9 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
         int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
         int64_t edge_from = wait_from > cut ? wait_from : cut;
         if (r) {
-            rperf_wait_defer(r->ring, rperf_contention_epoch(), slot->seq, slot->label_set_id, edge_from, now);
+            /* The wait and this thread's holder segment under one lock. */
+            rperf_holder_ring_resume(r->ring, rperf_contention_epoch(), slot->seq, slot->label_set_id, edge_from,
+                                     now);
         } else {
             charge_unknown_edge(slot, now - edge_from);
         }
@@ -699,7 +701,7 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
     } else {
         emit_interval(slot, r, prior, now);
     }
-    if (r)
+    if (r && !waited)
         rperf_holder_ring_push(r->ring, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id,
                                rperf_contention_epoch());
     return off;

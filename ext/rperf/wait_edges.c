@@ -353,6 +353,50 @@ ring_last(rperf_holder_ring_t *ring)
     return &ring->seg[(ring->head - 1) % RPERF_HOLDER_RING_SIZE];
 }
 
+/* Ring lock held. */
+static void
+push_locked(rperf_holder_ring_t *ring, int64_t start_ns, int kind, int holder_seq, int holder_label, uint32_t epoch)
+{
+    rperf_holder_segment_t *last = ring_last(ring);
+    /* Same holder again (a label-less re-push): keep the older start. */
+    if (last && last->kind == kind && last->holder_seq == holder_seq && last->holder_label == holder_label &&
+        last->epoch == epoch)
+        return;
+    /* Pending waits must still find their segments. */
+    if (ring->npending && ring->head - ring->pending_head >= RPERF_HOLDER_RING_SIZE / 2)
+        flush_locked(ring, NULL, NULL);
+    rperf_holder_segment_t *s = &ring->seg[ring->head % RPERF_HOLDER_RING_SIZE];
+    s->start_ns = start_ns;
+    s->kind = (uint8_t)kind;
+    s->holder_seq = holder_seq;
+    s->holder_label = holder_label;
+    s->epoch = epoch;
+    ring->head++;
+}
+
+/* Ring lock held. */
+static void
+defer_locked(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label, int64_t from, int64_t to)
+{
+    /* Under the lock: a cut that cleared the table while this hook waited
+     * for the lock counted the part before it as an open wait. */
+    if (from < ring->clip_ns)
+        from = ring->clip_ns;
+    if (to <= from)
+        return;
+    if (ring->npending == RPERF_PENDING_WAITS)
+        flush_locked(ring, NULL, NULL);
+    if (ring->npending == 0)
+        ring->pending_head = ring->head;
+    rperf_pending_wait_t *p = &ring->pending[ring->npending++];
+    p->from_ns = from;
+    p->to_ns = to;
+    p->ring_head = ring->head;
+    p->waiter = waiter;
+    p->waiter_label = waiter_label;
+    p->epoch = epoch;
+}
+
 void
 rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind, int holder_seq, int holder_label,
                        uint32_t epoch)
@@ -360,21 +404,7 @@ rperf_holder_ring_push(rperf_holder_ring_t *ring, int64_t start_ns, int kind, in
     if (!ring)
         return;
     spin_lock(&ring->lock);
-    rperf_holder_segment_t *last = ring_last(ring);
-    /* Same holder again (a label-less re-push): keep the older start. */
-    if (!(last && last->kind == kind && last->holder_seq == holder_seq && last->holder_label == holder_label &&
-          last->epoch == epoch)) {
-        /* Pending waits must still find their segments. */
-        if (ring->npending && ring->head - ring->pending_head >= RPERF_HOLDER_RING_SIZE / 2)
-            flush_locked(ring, NULL, NULL);
-        rperf_holder_segment_t *s = &ring->seg[ring->head % RPERF_HOLDER_RING_SIZE];
-        s->start_ns = start_ns;
-        s->kind = (uint8_t)kind;
-        s->holder_seq = holder_seq;
-        s->holder_label = holder_label;
-        s->epoch = epoch;
-        ring->head++;
-    }
+    push_locked(ring, start_ns, kind, holder_seq, holder_label, epoch);
     spin_unlock(&ring->lock);
 }
 
@@ -398,25 +428,19 @@ rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int wait
     if (!ring)
         return;
     spin_lock(&ring->lock);
-    /* Under the lock: a cut that cleared the table while this hook waited
-     * for the lock counted the part before it as an open wait. */
-    if (from < ring->clip_ns)
-        from = ring->clip_ns;
-    if (to <= from) {
-        spin_unlock(&ring->lock);
+    defer_locked(ring, epoch, waiter, waiter_label, from, to);
+    spin_unlock(&ring->lock);
+}
+
+void
+rperf_holder_ring_resume(rperf_holder_ring_t *ring, uint32_t epoch, int holder_seq, int holder_label, int64_t from,
+                         int64_t now)
+{
+    if (!ring)
         return;
-    }
-    if (ring->npending == RPERF_PENDING_WAITS)
-        flush_locked(ring, NULL, NULL);
-    if (ring->npending == 0)
-        ring->pending_head = ring->head;
-    rperf_pending_wait_t *p = &ring->pending[ring->npending++];
-    p->from_ns = from;
-    p->to_ns = to;
-    p->ring_head = ring->head;
-    p->waiter = waiter;
-    p->waiter_label = waiter_label;
-    p->epoch = epoch;
+    spin_lock(&ring->lock);
+    defer_locked(ring, epoch, holder_seq, holder_label, from, now);
+    push_locked(ring, now, RPERF_HOLDER_THREAD, holder_seq, holder_label, epoch);
     spin_unlock(&ring->lock);
 }
 

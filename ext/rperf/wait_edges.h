@@ -16,7 +16,7 @@
  * Contract
  * - rperf_holder_ring_create/destroy: Ruby context; create returns NULL
  *   when out of memory.
- * - rperf_holder_ring_push / _reclaim_handoff / rperf_wait_defer: the
+ * - rperf_holder_ring_push / _reclaim_handoff / _resume, rperf_wait_defer: the
  *   Ractor's current GVL holder only (hook context, no allocation). Each
  *   takes the ring's spinlock, which only a report builder in another
  *   thread contends for (counted in rperf_edges_lock_contended).
@@ -89,6 +89,11 @@ void rperf_holder_ring_reclaim_handoff(rperf_holder_ring_t *ring, int holder_seq
  * the last clearing cut); flushes the batch when it is full. */
 void rperf_wait_defer(rperf_holder_ring_t *ring, uint32_t epoch, int waiter, int waiter_label, int64_t from,
                       int64_t to);
+/* The RESUMED of a thread that waited: rperf_wait_defer of its wait
+ * [from, now), then rperf_holder_ring_push of its own segment from now,
+ * under one lock acquisition. */
+void rperf_holder_ring_resume(rperf_holder_ring_t *ring, uint32_t epoch, int holder_seq, int holder_label,
+                              int64_t from, int64_t now);
 /* Chooses, per deferred wait, whether a report takes it now (return 1) or
  * it stays deferred (0; it may move p->from_ns later). */
 typedef int (*rperf_wait_take_fn)(rperf_pending_wait_t *p, void *arg);

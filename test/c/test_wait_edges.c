@@ -108,11 +108,12 @@ test_one_wait_splits_over_holders(void **state)
 
 /* Threads 1..4 take turns, 10 ns each; every other thread waits for the
  * whole turn of the holder. More waits than one batch, so batches flush
- * themselves. */
+ * themselves. `resume`: each turn begins the way the RESUMED hook begins
+ * it, wait and holder segment in one rperf_holder_ring_resume; else by a
+ * deferral and a push. */
 static void
-test_batches_conserve_every_wait(void **state)
+take_turns(int resume)
 {
-    (void)state;
     rperf_holder_ring_t *ring = rperf_holder_ring_create(1);
     int64_t waited[5] = {0};
     uint64_t waits_on[5][5];
@@ -123,7 +124,10 @@ test_batches_conserve_every_wait(void **state)
     for (int turn = 0; turn < turns; turn++) {
         int holder = turn % 4 + 1;
         /* The holder's wait ends now: it began when its last turn ended. */
-        rperf_wait_defer(ring, EPOCH, holder, 0, ready[holder], t);
+        if (resume)
+            rperf_holder_ring_resume(ring, EPOCH, holder, 0, ready[holder], t);
+        else
+            rperf_wait_defer(ring, EPOCH, holder, 0, ready[holder], t);
         waited[holder] += t - ready[holder];
         if (turn >= 4) {
             for (int h = 1; h <= 4; h++) {
@@ -134,7 +138,8 @@ test_batches_conserve_every_wait(void **state)
             for (int h = 1; h < holder; h++)
                 waits_on[holder][h]++;
         }
-        rperf_holder_ring_push(ring, t, RPERF_HOLDER_THREAD, holder, 0, EPOCH);
+        if (!resume)
+            rperf_holder_ring_push(ring, t, RPERF_HOLDER_THREAD, holder, 0, EPOCH);
         t += 10;
         ready[holder] = t;
     }
@@ -149,6 +154,20 @@ test_batches_conserve_every_wait(void **state)
     }
     rperf_edge_list_free(&list);
     rperf_holder_ring_destroy(ring);
+}
+
+static void
+test_batches_conserve_every_wait(void **state)
+{
+    (void)state;
+    take_turns(0);
+}
+
+static void
+test_resumes_conserve_every_wait(void **state)
+{
+    (void)state;
+    take_turns(1);
 }
 
 /* A wait deferred, then far more than half a ring of hand-offs before
@@ -326,6 +345,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_wait_splits_over_holders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batches_conserve_every_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resumes_conserve_every_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deferred_wait_survives_ring_wraparound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_epoch_is_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spanning_waits_count_each_edge_once, setup, teardown),
