@@ -64,11 +64,24 @@ rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t 
         __atomic_fetch_add(&buf->dropped, 1, __ATOMIC_RELAXED);
         return -1;
     }
-    uint8_t encoded[RPERF_INTERVAL_CODEC_MAX_BYTES];
     rperf_interval_codec_state_t next = buf->head_state;
-    uint64_t len = rperf_interval_encode(&next, rec, encoded);
     uint64_t head = __atomic_load_n(&buf->head, __ATOMIC_RELAXED);
     uint64_t records = __atomic_load_n(&buf->head_records, __ATOMIC_RELAXED);
+    uint64_t at = head % buf->capacity;
+    /* Room for the largest record before the end and before the consumer:
+     * encoded in place, no copy (the bytes past it are free, and nobody
+     * reads past head). */
+    if (buf->capacity - at >= RPERF_INTERVAL_CODEC_MAX_BYTES &&
+        head + RPERF_INTERVAL_CODEC_MAX_BYTES - buf->tail_seen <= buf->capacity &&
+        records - buf->tail_records_seen < buf->max_records) {
+        uint64_t len = rperf_interval_encode(&next, rec, buf->bytes + at);
+        buf->head_state = next;
+        __atomic_store_n(&buf->head_records, records + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&buf->head, head + len, __ATOMIC_RELEASE);
+        return 0;
+    }
+    uint8_t encoded[RPERF_INTERVAL_CODEC_MAX_BYTES];
+    uint64_t len = rperf_interval_encode(&next, rec, encoded);
     if (head + len - buf->tail_seen > buf->capacity || records - buf->tail_records_seen >= buf->max_records) {
         /* tail only grows, so a stale value can only understate the room. */
         buf->tail_records_seen = __atomic_load_n(&buf->tail_records, __ATOMIC_ACQUIRE);
@@ -78,7 +91,6 @@ rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t 
             return -1;
         }
     }
-    uint64_t at = head % buf->capacity;
     uint64_t first = buf->capacity - at < len ? buf->capacity - at : len;
     memcpy(buf->bytes + at, encoded, (size_t)first);
     memcpy(buf->bytes, encoded + first, (size_t)(len - first));
