@@ -36,9 +36,11 @@ have_func("rb_internal_thread_specific_get", "ruby/thread.h") ||
 # Link-time optimisation: a GVL event runs through gvl_hooks.c, contention.c,
 # thread_slot.c, wait_edges.c and sampler.c; compiled apart, each step is a
 # call the compiler cannot inline or specialise. After the checks above, so
-# they link as plain objects.
-$CFLAGS << " -flto=auto"
-$LDFLAGS << " -flto=auto"
+# they link as plain objects; only where the compiler and linker take it.
+if checking_for("link-time optimisation (-flto=auto)") { try_link("int main(void) { return 0; }", "-flto=auto") }
+  $CFLAGS << " -flto=auto"
+  $LDFLAGS << " -flto=auto"
+end
 
 without = ENV.fetch("RPERF_EXT_WITHOUT", "").split
 unknown = without - %w[sampler analysis]
