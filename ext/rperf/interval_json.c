@@ -136,34 +136,58 @@ cause_row(char *out, const rperf_interval_t *iv)
 }
 
 void
+rperf_interval_json_begin(rperf_interval_json_out_t *out, rperf_interval_json_rows_t rows, char *chunk,
+                          rperf_interval_json_emit_fn *emit, void *arg)
+{
+    *out =
+        (rperf_interval_json_out_t){.rows = rows, .chunk = chunk, .used = 1, .first = 1, .emit = emit, .arg = arg};
+    chunk[0] = '[';
+}
+
+void
+rperf_interval_json_put(rperf_interval_json_out_t *out, const rperf_interval_t *recs, size_t n)
+{
+    /* A row: its separator, brackets, six numbers and five commas. */
+    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1) };
+    char *chunk = out->chunk;
+    size_t used = out->used;
+    int causes = out->rows == RPERF_INTERVAL_JSON_CAUSES;
+    for (size_t i = 0; i < n; i++) {
+        const rperf_interval_t *iv = &recs[i];
+        if (causes && !rperf_interval_json_has_cause(iv))
+            continue;
+        if (used + ROW_MAX > RPERF_INTERVAL_JSON_CHUNK) {
+            out->emit(chunk, used, out->arg);
+            used = 0;
+        }
+        chunk[used] = ',';
+        used += !out->first;
+        out->first = 0;
+        used += causes ? cause_row(chunk + used, iv) : interval_row(chunk + used, iv);
+    }
+    out->used = used;
+}
+
+void
+rperf_interval_json_end(rperf_interval_json_out_t *out)
+{
+    out->chunk[out->used++] = ']';
+    out->emit(out->chunk, out->used, out->arg);
+    out->used = 0;
+}
+
+void
 rperf_interval_json_write(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows,
                           rperf_interval_json_emit_fn *emit, void *arg)
 {
-    /* A row: its separator, brackets, six numbers and five commas. */
-    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1), BATCH = 128 };
+    enum { BATCH = 128 };
     char chunk[RPERF_INTERVAL_JSON_CHUNK];
-    size_t used = 0;
-    chunk[used++] = '[';
+    rperf_interval_json_out_t out;
+    rperf_interval_json_begin(&out, rows, chunk, emit, arg);
     rperf_interval_store_cursor_t cur;
     rperf_interval_store_cursor_init(&cur, store, 0);
     rperf_interval_t batch[BATCH];
-    int first = 1;
-    for (size_t got; (got = rperf_interval_store_read(&cur, batch, NULL, BATCH)) > 0;) {
-        for (size_t i = 0; i < got; i++) {
-            const rperf_interval_t *iv = &batch[i];
-            if (rows == RPERF_INTERVAL_JSON_CAUSES && !rperf_interval_json_has_cause(iv))
-                continue;
-            if (used + ROW_MAX > sizeof(chunk)) {
-                emit(chunk, used, arg);
-                used = 0;
-            }
-            if (!first)
-                chunk[used++] = ',';
-            first = 0;
-            used += rows == RPERF_INTERVAL_JSON_CAUSES ? cause_row(chunk + used, iv)
-                                                       : interval_row(chunk + used, iv);
-        }
-    }
-    chunk[used++] = ']';
-    emit(chunk, used, arg);
+    for (size_t got; (got = rperf_interval_store_read(&cur, batch, NULL, BATCH)) > 0;)
+        rperf_interval_json_put(&out, batch, got);
+    rperf_interval_json_end(&out);
 }

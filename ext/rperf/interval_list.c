@@ -1,23 +1,39 @@
 /*
  * interval_list.c — Rperf::Contention::Intervals: the encoded timeline of
- * a report (interval_store.h), read from Ruby one tuple at a time (size,
- * at, each) or written as JSON, whole (to_json) or streamed to an IO
- * (write_json). Enumerable and the rest of the Array-like
+ * a report (sorted runs, interval_store.h and interval_sort.h), read from
+ * Ruby one tuple at a time (size, at, each) or written as JSON, whole
+ * (to_json) or streamed to an IO (write_json). Enumerable and the rest of the Array-like
  * surface are added in lib/rperf/contention.rb.
  */
 #include "interval_list.h"
 #include "interval_json.h"
+#include "interval_sort.h"
 #include "errors.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <ruby/io.h>
 #include <ruby/thread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 typedef struct interval_list {
-    rperf_interval_store_t store;
+    rperf_interval_store_t *runs; /* sorted runs (interval_sort.h), owned */
+    size_t nruns;
+    size_t count; /* records in all runs */
+    /* The one list `at` reads: the run itself when there is at most one,
+     * else the runs' merge into `merged`, made on the first `at` (a merge
+     * at stop was a quarter of a large stop, and save and each stream the
+     * runs' merge instead). Set once, under merge_lock: the frozen list is
+     * shared between Ractors, whose threads run in parallel. The runs are
+     * kept after the merge: a reader in another Ractor may be streaming
+     * them. */
+    _Atomic(const rperf_interval_store_t *) indexed;
+    rperf_interval_store_t merged;
+    pthread_mutex_t merge_lock;
 } interval_list_t;
 
 /* The causes view: the list it reads, and how many of its records are
@@ -32,7 +48,11 @@ static void
 list_free(void *ptr)
 {
     interval_list_t *list = ptr;
-    rperf_interval_store_free(&list->store);
+    for (size_t i = 0; i < list->nruns; i++)
+        rperf_interval_store_free(&list->runs[i]);
+    free(list->runs);
+    rperf_interval_store_free(&list->merged);
+    pthread_mutex_destroy(&list->merge_lock);
     ruby_xfree(list);
 }
 
@@ -40,7 +60,10 @@ static size_t
 list_memsize(const void *ptr)
 {
     const interval_list_t *list = ptr;
-    return sizeof(*list) + rperf_interval_store_bytes(&list->store);
+    size_t bytes = sizeof(*list) + rperf_interval_store_bytes(&list->merged);
+    for (size_t i = 0; i < list->nruns; i++)
+        bytes += sizeof(list->runs[i]) + rperf_interval_store_bytes(&list->runs[i]);
+    return bytes;
 }
 
 static const rb_data_type_t list_type = {
@@ -63,7 +86,7 @@ static const rb_data_type_t view_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_FROZEN_SHAREABLE,
 };
 
-static const interval_list_t *
+static interval_list_t *
 get_list(VALUE self)
 {
     return rb_check_typeddata(self, &list_type);
@@ -74,23 +97,51 @@ make_empty(VALUE unused)
 {
     (void)unused;
     interval_list_t *list;
-    return TypedData_Make_Struct(cIntervals, interval_list_t, &list_type, list);
+    VALUE obj = TypedData_Make_Struct(cIntervals, interval_list_t, &list_type, list);
+    pthread_mutex_init(&list->merge_lock, NULL);
+    return obj;
+}
+
+static void
+free_runs(rperf_interval_store_t *runs, size_t nruns)
+{
+    for (size_t i = 0; i < nruns; i++)
+        rperf_interval_store_free(&runs[i]);
+    free(runs);
+}
+
+VALUE
+rperf_interval_list_adopt_runs(rperf_interval_store_t *runs, size_t nruns)
+{
+    int state = 0;
+    VALUE obj = rb_protect(make_empty, Qnil, &state);
+    if (state) {
+        free_runs(runs, nruns);
+        rb_jump_tag(state);
+    }
+    interval_list_t *list = DATA_PTR(obj);
+    list->runs = runs;
+    list->nruns = nruns;
+    for (size_t i = 0; i < nruns; i++) {
+        rperf_interval_store_shrink(&runs[i]);
+        list->count += runs[i].count;
+    }
+    if (nruns <= 1)
+        atomic_store(&list->indexed, nruns ? &runs[0] : &list->merged);
+    return rb_obj_freeze(obj);
 }
 
 VALUE
 rperf_interval_list_adopt(rperf_interval_store_t *store)
 {
-    int state = 0;
-    VALUE obj = rb_protect(make_empty, Qnil, &state);
-    if (state) {
+    rperf_interval_store_t *runs = malloc(sizeof(*runs));
+    if (!runs) {
         rperf_interval_store_free(store);
-        rb_jump_tag(state);
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
     }
-    interval_list_t *list = DATA_PTR(obj);
-    rperf_interval_store_shrink(store);
-    list->store = *store;
+    runs[0] = *store;
     rperf_interval_store_init(store);
-    return rb_obj_freeze(obj);
+    return rperf_interval_list_adopt_runs(runs, 1);
 }
 
 VALUE
@@ -107,6 +158,74 @@ rperf_interval_list_new(rperf_interval_t *records, size_t count)
     }
     free(records);
     return rperf_interval_list_adopt(&store);
+}
+
+/* The list in one store for reading at an index: merged on first need. */
+static const rperf_interval_store_t *
+indexed_store(interval_list_t *list)
+{
+    const rperf_interval_store_t *store = atomic_load(&list->indexed);
+    if (store)
+        return store;
+    /* Without the GVL would let this Ractor's other threads run, but a
+     * merge of a million records takes milliseconds: not worth the
+     * hand-offs. Another Ractor's thread waits on the lock with its own
+     * GVL, which the merge never needs. */
+    pthread_mutex_lock(&list->merge_lock);
+    store = atomic_load(&list->indexed);
+    int failed = 0;
+    if (!store) {
+        if (rperf_interval_merge_runs(list->runs, list->nruns, &list->merged) < 0) {
+            rperf_interval_store_free(&list->merged);
+            failed = 1;
+        } else {
+            rperf_interval_store_shrink(&list->merged);
+            store = &list->merged;
+            atomic_store(&list->indexed, store);
+        }
+    }
+    pthread_mutex_unlock(&list->merge_lock);
+    if (failed)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
+    return store;
+}
+
+/* The list's records in order, a batch at a time: from the one store when
+ * there is one, else through the runs' merge (held until reader_close,
+ * which must follow even when Ruby code in between raises: rb_ensure). */
+typedef struct list_reader {
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_merge_t *merge;
+} list_reader_t;
+
+static void
+reader_open(list_reader_t *r, interval_list_t *list)
+{
+    memset(r, 0, sizeof(*r));
+    const rperf_interval_store_t *store = atomic_load(&list->indexed);
+    if (store) {
+        rperf_interval_store_cursor_init(&r->cur, store, 0);
+        return;
+    }
+    r->merge = rperf_interval_merge_new(list->runs, list->nruns);
+    if (!r->merge)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline's merge");
+}
+
+static size_t
+reader_read(list_reader_t *r, rperf_interval_t *out, size_t max)
+{
+    return r->merge ? rperf_interval_merge_read(r->merge, out, max)
+                    : rperf_interval_store_read(&r->cur, out, NULL, max);
+}
+
+static VALUE
+reader_close(VALUE arg)
+{
+    list_reader_t *r = (list_reader_t *)arg;
+    rperf_interval_merge_free(r->merge);
+    r->merge = NULL;
+    return Qnil;
 }
 
 static VALUE
@@ -129,10 +248,10 @@ get_view(VALUE self)
     return rb_check_typeddata(self, &view_type);
 }
 
-static const rperf_interval_store_t *
-view_store(VALUE self)
+static interval_list_t *
+view_list(VALUE self)
 {
-    return &get_list(get_view(self)->intervals)->store;
+    return get_list(get_view(self)->intervals);
 }
 
 VALUE
@@ -150,19 +269,21 @@ rperf_interval_list_causes(VALUE intervals, size_t count)
 static VALUE
 list_size(VALUE self)
 {
-    return SIZET2NUM(get_list(self)->store.count);
+    return SIZET2NUM(get_list(self)->count);
 }
 
 /* at(index) → the tuple, or nil out of range; negative counts from the end. */
 static VALUE
 list_at(VALUE self, VALUE vindex)
 {
-    const interval_list_t *list = get_list(self);
+    interval_list_t *list = get_list(self);
     long index = NUM2LONG(vindex);
     if (index < 0)
-        index += (long)list->store.count;
+        index += (long)list->count;
+    if (index < 0 || (size_t)index >= list->count)
+        return Qnil;
     rperf_interval_t iv;
-    if (index < 0 || rperf_interval_store_get(&list->store, (size_t)index, &iv) < 0)
+    if (rperf_interval_store_get(indexed_store(list), (size_t)index, &iv) < 0)
         return Qnil;
     return tuple(&iv);
 }
@@ -175,17 +296,54 @@ list_enum_size(VALUE self, VALUE args, VALUE eobj)
     return list_size(self);
 }
 
+/* A walk over every record of a list in order, handing each (those of the
+ * causes' rows only, with causes) to Ruby as a tuple; `stop_at` counts the
+ * rows down to the one wanted (view_at), SIZE_MAX for all. */
+typedef struct walk {
+    list_reader_t reader;
+    int causes;
+    size_t stop_at;
+    VALUE found; /* the row stop_at named, or nil */
+} walk_t;
+
+static VALUE
+walk_body(VALUE arg)
+{
+    walk_t *w = (walk_t *)arg;
+    enum { BATCH = 64 };
+    rperf_interval_t batch[BATCH];
+    for (size_t got; (got = reader_read(&w->reader, batch, BATCH)) > 0;) {
+        for (size_t i = 0; i < got; i++) {
+            if (w->causes && !rperf_interval_json_has_cause(&batch[i]))
+                continue;
+            if (w->stop_at != SIZE_MAX) {
+                if (w->stop_at-- == 0) {
+                    w->found = cause_tuple(&batch[i]);
+                    return Qnil;
+                }
+                continue;
+            }
+            rb_yield(w->causes ? cause_tuple(&batch[i]) : tuple(&batch[i]));
+        }
+    }
+    return Qnil;
+}
+
+static VALUE
+walk(interval_list_t *list, int causes, size_t stop_at)
+{
+    walk_t w = {.causes = causes, .stop_at = stop_at, .found = Qnil};
+    reader_open(&w.reader, list);
+    rb_ensure(walk_body, (VALUE)&w, reader_close, (VALUE)&w.reader);
+    return w.found;
+}
+
 /* each { |tuple| } — a new Array per call; self without a block → Enumerator. */
 static VALUE
 list_each(VALUE self)
 {
     RETURN_SIZED_ENUMERATOR(self, 0, 0, list_enum_size);
-    /* The list is frozen: nothing appends while the cursor reads. */
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, &get_list(self)->store, 0);
-    rperf_interval_t iv;
-    while (rperf_interval_store_next(&cur, &iv))
-        rb_yield(tuple(&iv));
+    walk(get_list(self), 0, SIZE_MAX);
     return self;
 }
 
@@ -251,31 +409,117 @@ write_to_fd(const char *chunk, size_t length, void *target)
     }
 }
 
-static VALUE
-json_text(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows, size_t count)
+/* Where JSON text goes: a String (to_json), a File's descriptor or any
+ * other IO (see write_to_fd and write_to_io). */
+typedef struct sink {
+    rperf_interval_json_emit_fn *emit;
+    void *arg;
+    int fd; /* -1 unless a descriptor */
+    io_target_t io;
+    VALUE string;
+} sink_t;
+
+static void
+sink_to_string(sink_t *s, size_t capacity)
 {
-    VALUE out = rb_str_buf_new((long)(count * 32 + 2));
-    rperf_interval_json_write(store, rows, append_to_string, &out);
-    return out;
+    s->string = rb_str_buf_new((long)capacity);
+    s->emit = append_to_string;
+    s->arg = &s->string;
+    s->fd = -1;
 }
 
-/* Streams the JSON text to io a chunk at a time, never held whole. A File
- * gets the bytes at its descriptor (binary, no encoding conversion);
- * anything else with #write must be done with its argument when #write
- * returns (IO-likes, GzipWriter, StringIO are). Raises SystemCallError
- * when the descriptor refuses the bytes (disk full). */
-static VALUE
-stream_json(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows, VALUE io)
+/* A File gets the bytes at its descriptor (binary, no encoding
+ * conversion); anything else with #write must be done with its argument
+ * when #write returns (IO-likes, GzipWriter, StringIO are). */
+static void
+sink_to_io(sink_t *s, VALUE io)
 {
     if (RB_TYPE_P(io, T_FILE)) {
         rb_io_flush(io);
-        int fd = rb_io_descriptor(io);
-        rperf_interval_json_write(store, rows, write_to_fd, &fd);
-        return io;
+        s->fd = rb_io_descriptor(io);
+        s->emit = write_to_fd;
+        s->arg = &s->fd;
+        return;
     }
-    io_target_t target = {io, rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK)};
-    rperf_interval_json_write(store, rows, write_to_io, &target);
-    RB_GC_GUARD(target.buffer);
+    s->fd = -1;
+    s->io = (io_target_t){io, rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK)};
+    s->emit = write_to_io;
+    s->arg = &s->io;
+}
+
+/* One pass over a list writing the JSON text of its rows and, with
+ * `spill` (a descriptor >= 0), of its causes' rows to that file. The
+ * chunks and the reader are released by json_pass_close, also when a
+ * write raises. */
+typedef struct json_pass {
+    list_reader_t reader;
+    char *chunks; /* RPERF_INTERVAL_JSON_CHUNK each: the rows', the causes' */
+    rperf_interval_json_rows_t rows;
+    sink_t *out;
+    int spill;
+} json_pass_t;
+
+static VALUE
+json_pass_body(VALUE arg)
+{
+    json_pass_t *p = (json_pass_t *)arg;
+    enum { BATCH = 128 };
+    rperf_interval_t batch[BATCH];
+    rperf_interval_json_out_t rows, causes;
+    rperf_interval_json_begin(&rows, p->rows, p->chunks, p->out->emit, p->out->arg);
+    if (p->spill >= 0)
+        rperf_interval_json_begin(&causes, RPERF_INTERVAL_JSON_CAUSES, p->chunks + RPERF_INTERVAL_JSON_CHUNK,
+                                  write_to_fd, &p->spill);
+    for (size_t got; (got = reader_read(&p->reader, batch, BATCH)) > 0;) {
+        rperf_interval_json_put(&rows, batch, got);
+        if (p->spill >= 0)
+            rperf_interval_json_put(&causes, batch, got);
+    }
+    rperf_interval_json_end(&rows);
+    if (p->spill >= 0)
+        rperf_interval_json_end(&causes);
+    return Qnil;
+}
+
+static VALUE
+json_pass_close(VALUE arg)
+{
+    json_pass_t *p = (json_pass_t *)arg;
+    reader_close((VALUE)&p->reader);
+    free(p->chunks);
+    p->chunks = NULL;
+    return Qnil;
+}
+
+static void
+json_pass(interval_list_t *list, rperf_interval_json_rows_t rows, sink_t *out, int spill)
+{
+    json_pass_t p = {.rows = rows, .out = out, .spill = spill};
+    p.chunks = malloc((spill >= 0 ? 2 : 1) * (size_t)RPERF_INTERVAL_JSON_CHUNK);
+    if (!p.chunks)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline's text buffer");
+    reader_open(&p.reader, list); /* raises before anything is held but the chunks */
+    rb_ensure(json_pass_body, (VALUE)&p, json_pass_close, (VALUE)&p);
+}
+
+static VALUE
+json_text(interval_list_t *list, rperf_interval_json_rows_t rows, size_t count)
+{
+    sink_t out;
+    sink_to_string(&out, count * 32 + 2);
+    json_pass(list, rows, &out, -1);
+    return out.string;
+}
+
+/* Streams the JSON text to io a chunk at a time, never held whole. Raises
+ * SystemCallError when the descriptor refuses the bytes (disk full). */
+static VALUE
+stream_json(interval_list_t *list, rperf_interval_json_rows_t rows, VALUE io)
+{
+    sink_t out;
+    sink_to_io(&out, io);
+    json_pass(list, rows, &out, -1);
+    RB_GC_GUARD(out.io.buffer);
     return io;
 }
 
@@ -285,22 +529,26 @@ list_to_json(int argc, VALUE *argv, VALUE self)
 {
     (void)argc;
     (void)argv;
-    const interval_list_t *list = get_list(self);
-    return json_text(&list->store, RPERF_INTERVAL_JSON_INTERVALS, list->store.count);
+    interval_list_t *list = get_list(self);
+    return json_text(list, RPERF_INTERVAL_JSON_INTERVALS, list->count);
 }
 
 /* write_json(io) → io: the to_json text, streamed (stream_json). */
 static VALUE
 list_write_json(VALUE self, VALUE io)
 {
-    return stream_json(&get_list(self)->store, RPERF_INTERVAL_JSON_INTERVALS, io);
+    return stream_json(get_list(self), RPERF_INTERVAL_JSON_INTERVALS, io);
 }
 
 /* encoded_bytesize → the bytes the encoded records take. */
 static VALUE
 list_encoded_bytesize(VALUE self)
 {
-    return SIZET2NUM(rperf_interval_store_bytes(&get_list(self)->store));
+    interval_list_t *list = get_list(self);
+    size_t bytes = 0;
+    for (size_t i = 0; i < list->nruns; i++)
+        bytes += rperf_interval_store_bytes(&list->runs[i]);
+    return SIZET2NUM(bytes);
 }
 
 /* IntervalCauses: size, at, each, to_json, write_json as for Intervals,
@@ -323,13 +571,7 @@ static VALUE
 view_each(VALUE self)
 {
     RETURN_SIZED_ENUMERATOR(self, 0, 0, view_enum_size);
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, view_store(self), 0);
-    rperf_interval_t iv;
-    while (rperf_interval_store_next(&cur, &iv)) {
-        if (rperf_interval_json_has_cause(&iv))
-            rb_yield(cause_tuple(&iv));
-    }
+    walk(view_list(self), 1, SIZE_MAX);
     return self;
 }
 
@@ -343,14 +585,7 @@ view_at(VALUE self, VALUE vindex)
         index += count;
     if (index < 0 || index >= count)
         return Qnil;
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, view_store(self), 0);
-    rperf_interval_t iv;
-    while (rperf_interval_store_next(&cur, &iv)) {
-        if (rperf_interval_json_has_cause(&iv) && index-- == 0)
-            return cause_tuple(&iv);
-    }
-    return Qnil;
+    return walk(view_list(self), 1, (size_t)index);
 }
 
 static VALUE
@@ -358,13 +593,13 @@ view_to_json(int argc, VALUE *argv, VALUE self)
 {
     (void)argc;
     (void)argv;
-    return json_text(view_store(self), RPERF_INTERVAL_JSON_CAUSES, get_view(self)->count);
+    return json_text(view_list(self), RPERF_INTERVAL_JSON_CAUSES, get_view(self)->count);
 }
 
 static VALUE
 view_write_json(VALUE self, VALUE io)
 {
-    return stream_json(view_store(self), RPERF_INTERVAL_JSON_CAUSES, io);
+    return stream_json(view_list(self), RPERF_INTERVAL_JSON_CAUSES, io);
 }
 
 void
