@@ -5,17 +5,20 @@
  * (to_json) or streamed to an IO (write_json). Enumerable and the rest of the Array-like
  * surface are added in lib/rperf/contention.rb.
  */
+#define _GNU_SOURCE 1 /* O_TMPFILE, copy_file_range, mkostemp */
 #include "interval_list.h"
 #include "interval_json.h"
 #include "interval_sort.h"
 #include "errors.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <ruby/io.h>
 #include <ruby/thread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -540,6 +543,160 @@ list_write_json(VALUE self, VALUE io)
     return stream_json(get_list(self), RPERF_INTERVAL_JSON_INTERVALS, io);
 }
 
+/* The causes' text of a one-pass write waits in a temporary file until
+ * its place in the document: O_TMPFILE (never named) in `dir`, else a
+ * file named there and removed at once. -1 when none can be made. */
+static int
+open_spill_in(const char *dir)
+{
+    if (!dir || !*dir)
+        return -1;
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+#endif
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof(path), "%s/.rperf-causes-XXXXXX", dir) >= sizeof(path))
+        return -1;
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+/* Beside the output file first (the copy into it then stays in one file
+ * system, where the kernel copies without reading the bytes back), else
+ * in $TMPDIR or /tmp. */
+static int
+open_spill(VALUE io)
+{
+    if (RB_TYPE_P(io, T_FILE)) {
+        VALUE path = rb_io_path(io);
+        if (RB_TYPE_P(path, T_STRING)) {
+            VALUE dir = rb_funcall(rb_cFile, rb_intern("dirname"), 1, path);
+            int fd = open_spill_in(StringValueCStr(dir));
+            if (fd >= 0)
+                return fd;
+        }
+    }
+    int fd = open_spill_in(getenv("TMPDIR"));
+    return fd >= 0 ? fd : open_spill_in("/tmp");
+}
+
+typedef struct fd_copy {
+    int from, to;
+    loff_t offset;
+    size_t left;
+    ssize_t copied;
+    int error;
+} fd_copy_t;
+
+static void *
+copy_without_gvl(void *arg)
+{
+    fd_copy_t *c = arg;
+    c->copied = copy_file_range(c->from, &c->offset, c->to, NULL, c->left, 0);
+    c->error = c->copied < 0 ? errno : 0;
+    return NULL;
+}
+
+/* Appends the spill's `length` bytes to out: in the kernel when out is a
+ * descriptor that copy_file_range takes, else read back a chunk at a
+ * time. */
+static void
+copy_spill(int spill, size_t length, sink_t *out)
+{
+    fd_copy_t c = {.from = spill, .to = out->fd, .left = length};
+    while (out->fd >= 0 && c.left > 0) {
+        rb_thread_call_without_gvl(copy_without_gvl, &c, RUBY_UBF_IO, NULL);
+        if (c.copied > 0) {
+            c.left -= (size_t)c.copied;
+            continue;
+        }
+        if (c.copied < 0 && (c.error == EINTR || c.error == EAGAIN)) {
+            rb_thread_check_ints();
+            continue;
+        }
+        if (c.copied < 0 && c.error != EXDEV && c.error != EINVAL && c.error != ENOSYS && c.error != EOPNOTSUPP &&
+            c.error != EBADF)
+            rb_syserr_fail(c.error, "rperf: writing the timeline's causes");
+        break; /* not for these descriptors (or nothing copied): by hand */
+    }
+    VALUE buffer = rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK);
+    char *bytes = RSTRING_PTR(buffer);
+    while (c.left > 0) {
+        size_t want = c.left < RPERF_INTERVAL_JSON_CHUNK ? c.left : RPERF_INTERVAL_JSON_CHUNK;
+        ssize_t got = pread(spill, bytes, want, c.offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            rb_syserr_fail(got < 0 ? errno : EIO, "rperf: reading back the timeline's causes");
+        out->emit(bytes, (size_t)got, out->arg);
+        c.offset += got;
+        c.left -= (size_t)got;
+    }
+    RB_GC_GUARD(buffer);
+}
+
+typedef struct pair_write {
+    interval_list_t *list;
+    sink_t out;
+    VALUE between;
+    int spill;
+} pair_write_t;
+
+static VALUE
+pair_write_body(VALUE arg)
+{
+    pair_write_t *w = (pair_write_t *)arg;
+    json_pass(w->list, RPERF_INTERVAL_JSON_INTERVALS, &w->out, w->spill);
+    w->out.emit(RSTRING_PTR(w->between), (size_t)RSTRING_LEN(w->between), w->out.arg);
+    off_t length = lseek(w->spill, 0, SEEK_CUR);
+    if (length < 0)
+        rb_sys_fail("rperf: the timeline's causes");
+    copy_spill(w->spill, (size_t)length, &w->out);
+    return Qnil;
+}
+
+static VALUE
+pair_write_close(VALUE arg)
+{
+    close(((pair_write_t *)arg)->spill);
+    return Qnil;
+}
+
+/* write_json_with_causes(io, between, causes) → io: the to_json text, the
+ * String between, and causes' JSON text, streamed. When causes is this
+ * list's IntervalCauses both come from one read of the records: the
+ * causes' text goes to a temporary file as the timeline's goes to io, and
+ * is copied after `between`; without a temporary file the records are read
+ * twice. Any other causes is written by its own write_json(io). */
+static VALUE
+list_write_json_with_causes(VALUE self, VALUE io, VALUE between, VALUE causes)
+{
+    interval_list_t *list = get_list(self);
+    StringValue(between);
+    int own = rb_typeddata_is_kind_of(causes, &view_type) && get_view(causes)->intervals == self;
+    pair_write_t w = {.list = list, .between = between};
+    sink_to_io(&w.out, io);
+    w.spill = own ? open_spill(io) : -1;
+    if (w.spill < 0) {
+        json_pass(list, RPERF_INTERVAL_JSON_INTERVALS, &w.out, -1);
+        w.out.emit(RSTRING_PTR(between), (size_t)RSTRING_LEN(between), w.out.arg);
+        if (own)
+            json_pass(list, RPERF_INTERVAL_JSON_CAUSES, &w.out, -1);
+        else
+            rb_funcall(causes, rb_intern("write_json"), 1, io);
+    } else {
+        rb_ensure(pair_write_body, (VALUE)&w, pair_write_close, (VALUE)&w);
+    }
+    RB_GC_GUARD(w.out.io.buffer);
+    RB_GC_GUARD(between);
+    return io;
+}
+
 /* encoded_bytesize → the bytes the encoded records take. */
 static VALUE
 list_encoded_bytesize(VALUE self)
@@ -612,6 +769,7 @@ rperf_interval_list_define(VALUE mContention)
     rb_define_method(cIntervals, "each", list_each, 0);
     rb_define_method(cIntervals, "to_json", list_to_json, -1);
     rb_define_method(cIntervals, "write_json", list_write_json, 1);
+    rb_define_method(cIntervals, "write_json_with_causes", list_write_json_with_causes, 3);
     rb_define_method(cIntervals, "encoded_bytesize", list_encoded_bytesize, 0);
 
     cIntervalCauses = rb_define_class_under(mContention, "IntervalCauses", rb_cObject);

@@ -182,5 +182,28 @@ class TestTimelineMemory < Test::Unit::TestCase
     causes.write_json(io)
     assert_equal JSON.generate(causes.to_a), io.string
     assert_equal io.string, causes.to_json
+    # Both lists from one read of the records (the causes' text waits in a
+    # temporary file): to a File (copied by the kernel) and to any other IO
+    # (read back); another list's causes are written by their own
+    # write_json.
+    both = "#{intervals.to_json},\"between\":#{causes.to_json}"
+    io = StringIO.new(+"")
+    intervals.write_json_with_causes(io, ",\"between\":", causes)
+    assert_equal both, io.string
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "both.json")
+      File.open(path, "wb") do |f|
+        f.write("{")
+        intervals.write_json_with_causes(f, ",\"between\":", causes)
+        f.write("}")
+      end
+      assert_equal "{#{both}}", File.binread(path)
+      assert_equal [".", "..", "both.json"].sort, Dir.entries(dir).sort, "no temporary file left behind"
+    end
+    other = Object.new
+    def other.write_json(io) = io.write("[7]")
+    io = StringIO.new(+"")
+    intervals.write_json_with_causes(io, ":", other)
+    assert_equal "#{intervals.to_json}:[7]", io.string
   end
 end
