@@ -79,8 +79,8 @@ put_digits(char *end, uint64_t u)
         end[-1] = (char)('0' + u);
 }
 
-size_t
-rperf_interval_json_int(char *out, int64_t v)
+/* Any v: the general case, out of line. */
+static size_t __attribute__((noinline)) put_any(char *out, int64_t v)
 {
     size_t n = 0;
     uint64_t u = (uint64_t)v;
@@ -103,6 +103,28 @@ rperf_interval_json_int(char *out, int64_t v)
     return n + len;
 }
 
+/* Most numbers of a row are seqs, states, ids and causes below 100:
+ * those are written inline, without the length's computation. */
+static inline __attribute__((always_inline)) size_t
+put_int(char *out, int64_t v)
+{
+    if ((uint64_t)v < 10) {
+        out[0] = (char)('0' + v);
+        return 1;
+    }
+    if ((uint64_t)v < 100) {
+        put_pair(out, (unsigned)v);
+        return 2;
+    }
+    return put_any(out, v);
+}
+
+size_t
+rperf_interval_json_int(char *out, int64_t v)
+{
+    return put_int(out, v);
+}
+
 /* [v0,v1,...] of `count` numbers; inlined with a constant count, the loop
  * unrolls. */
 static inline size_t
@@ -113,7 +135,7 @@ put_row(char *out, const int64_t *values, int count)
     for (int k = 0; k < count; k++) {
         if (k)
             *p++ = ',';
-        p += rperf_interval_json_int(p, values[k]);
+        p += put_int(p, values[k]);
     }
     *p++ = ']';
     return (size_t)(p - out);
