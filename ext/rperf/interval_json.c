@@ -199,6 +199,64 @@ rperf_interval_json_put(rperf_interval_json_out_t *out, const rperf_interval_t *
 }
 
 void
+rperf_interval_json_put_pair(rperf_interval_json_out_t *rows, rperf_interval_json_out_t *causes,
+                             const rperf_interval_t *recs, size_t n)
+{
+    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1) };
+    for (size_t i = 0; i < n; i++) {
+        const rperf_interval_t *iv = &recs[i];
+        if (rows->used + ROW_MAX > RPERF_INTERVAL_JSON_CHUNK) {
+            rows->emit(rows->chunk, rows->used, rows->arg);
+            rows->used = 0;
+        }
+        char *row = rows->chunk + rows->used;
+        *row = ',';
+        row += !rows->first;
+        rows->first = 0;
+        /* The interval's row, remembering where its seq and start are. */
+        char *p = row;
+        *p++ = '[';
+        p += put_int(p, iv->thread_seq);
+        size_t head = (size_t)(p - row) + 1; /* "[seq," */
+        *p++ = ',';
+        p += put_int(p, iv->state);
+        *p++ = ',';
+        const char *start = p;
+        p += put_int(p, iv->start_ns);
+        size_t start_length = (size_t)(p - start);
+        *p++ = ',';
+        p += put_int(p, iv->end_ns);
+        *p++ = ',';
+        p += put_int(p, iv->label_set_id);
+        *p++ = ',';
+        p += put_int(p, iv->stack_id);
+        *p++ = ']';
+        rows->used = (size_t)(p - rows->chunk);
+        if (!rperf_interval_json_has_cause(iv))
+            continue;
+        /* Its cause's row takes the seq and start digits already made. */
+        if (causes->used + ROW_MAX > RPERF_INTERVAL_JSON_CHUNK) {
+            causes->emit(causes->chunk, causes->used, causes->arg);
+            causes->used = 0;
+        }
+        char *c = causes->chunk + causes->used;
+        *c = ',';
+        c += !causes->first;
+        causes->first = 0;
+        memcpy(c, row, head);
+        c += head;
+        memcpy(c, start, start_length);
+        c += start_length;
+        *c++ = ',';
+        c += put_int(c, iv->cause);
+        *c++ = ',';
+        c += put_int(c, iv->releaser_seq);
+        *c++ = ']';
+        causes->used = (size_t)(c - causes->chunk);
+    }
+}
+
+void
 rperf_interval_json_end(rperf_interval_json_out_t *out)
 {
     out->chunk[out->used++] = ']';

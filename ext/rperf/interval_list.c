@@ -474,9 +474,10 @@ json_pass_body(VALUE arg)
         rperf_interval_json_begin(&causes, RPERF_INTERVAL_JSON_CAUSES, p->chunks + RPERF_INTERVAL_JSON_CHUNK,
                                   write_to_fd, &p->spill);
     for (size_t got; (got = reader_read(&p->reader, batch, BATCH)) > 0;) {
-        rperf_interval_json_put(&rows, batch, got);
         if (p->spill >= 0)
-            rperf_interval_json_put(&causes, batch, got);
+            rperf_interval_json_put_pair(&rows, &causes, batch, got);
+        else
+            rperf_interval_json_put(&rows, batch, got);
     }
     rperf_interval_json_end(&rows);
     if (p->spill >= 0)
