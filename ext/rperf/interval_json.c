@@ -165,6 +165,25 @@ cause_row(char *out, const rperf_interval_t *iv)
     return put_row(out, values, 4);
 }
 
+/* A row: its separator, brackets, six numbers and five commas. */
+enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1) };
+
+/* Where out's next row goes, after its separator, with room for it (the
+ * chunk emitted first when full); the caller sets out->used past it. */
+static char *
+next_row(rperf_interval_json_out_t *out)
+{
+    if (out->used + ROW_MAX > RPERF_INTERVAL_JSON_CHUNK) {
+        out->emit(out->chunk, out->used, out->arg);
+        out->used = 0;
+    }
+    char *row = out->chunk + out->used;
+    *row = ',';
+    row += !out->first;
+    out->first = 0;
+    return row;
+}
+
 void
 rperf_interval_json_begin(rperf_interval_json_out_t *out, rperf_interval_json_rows_t rows, char *chunk,
                           rperf_interval_json_emit_fn *emit, void *arg)
@@ -177,42 +196,24 @@ rperf_interval_json_begin(rperf_interval_json_out_t *out, rperf_interval_json_ro
 void
 rperf_interval_json_put(rperf_interval_json_out_t *out, const rperf_interval_t *recs, size_t n)
 {
-    /* A row: its separator, brackets, six numbers and five commas. */
-    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1) };
-    char *chunk = out->chunk;
-    size_t used = out->used;
     int causes = out->rows == RPERF_INTERVAL_JSON_CAUSES;
     for (size_t i = 0; i < n; i++) {
         const rperf_interval_t *iv = &recs[i];
         if (causes && !rperf_interval_json_has_cause(iv))
             continue;
-        if (used + ROW_MAX > RPERF_INTERVAL_JSON_CHUNK) {
-            out->emit(chunk, used, out->arg);
-            used = 0;
-        }
-        chunk[used] = ',';
-        used += !out->first;
-        out->first = 0;
-        used += causes ? cause_row(chunk + used, iv) : interval_row(chunk + used, iv);
+        char *row = next_row(out);
+        row += causes ? cause_row(row, iv) : interval_row(row, iv);
+        out->used = (size_t)(row - out->chunk);
     }
-    out->used = used;
 }
 
 void
 rperf_interval_json_put_pair(rperf_interval_json_out_t *rows, rperf_interval_json_out_t *causes,
                              const rperf_interval_t *recs, size_t n)
 {
-    enum { ROW_MAX = 3 + 6 * (RPERF_INTERVAL_JSON_INT_MAX + 1) };
     for (size_t i = 0; i < n; i++) {
         const rperf_interval_t *iv = &recs[i];
-        if (rows->used + ROW_MAX > RPERF_INTERVAL_JSON_CHUNK) {
-            rows->emit(rows->chunk, rows->used, rows->arg);
-            rows->used = 0;
-        }
-        char *row = rows->chunk + rows->used;
-        *row = ',';
-        row += !rows->first;
-        rows->first = 0;
+        char *row = next_row(rows);
         /* The interval's row, remembering where its seq and start are. */
         char *p = row;
         *p++ = '[';
@@ -235,14 +236,7 @@ rperf_interval_json_put_pair(rperf_interval_json_out_t *rows, rperf_interval_jso
         if (!rperf_interval_json_has_cause(iv))
             continue;
         /* Its cause's row takes the seq and start digits already made. */
-        if (causes->used + ROW_MAX > RPERF_INTERVAL_JSON_CHUNK) {
-            causes->emit(causes->chunk, causes->used, causes->arg);
-            causes->used = 0;
-        }
-        char *c = causes->chunk + causes->used;
-        *c = ',';
-        c += !causes->first;
-        causes->first = 0;
+        char *c = next_row(causes);
         memcpy(c, row, head);
         c += head;
         memcpy(c, start, start_length);
