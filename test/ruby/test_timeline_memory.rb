@@ -88,6 +88,28 @@ class TestTimelineMemory < Test::Unit::TestCase
     assert_equal causes[causes.size / 2], report.to_h["interval_causes"].at(causes.size / 2)
   end
 
+  # The list is frozen and shareable: Ractors reading it at an index at
+  # once (their threads run in parallel) merge its runs once and all read
+  # the same rows as the main Ractor streams.
+  def test_ractors_share_the_lazily_merged_timeline
+    report = many_intervals_report
+    intervals = report.to_h["intervals"]
+    assert Ractor.shareable?(intervals)
+    experimental = Warning[:experimental]
+    Warning[:experimental] = false
+    readers = 3.times.map do |k|
+      Ractor.new(intervals, k) { |list, i| [list.at(-1 - i), list.at(i * 1000), list.at(SLICE + i)] }
+    end
+    got = readers.map(&:take)
+    Warning[:experimental] = experimental
+    rows = intervals.to_a
+    got.each_with_index do |(last, early, past_slice), i|
+      assert_equal rows[-1 - i], last
+      assert_equal rows[i * 1000], early
+      assert_equal rows[SLICE + i], past_slice
+    end
+  end
+
   def test_a_snapshot_leaves_the_rings_to_the_final_report
     Rperf.start(frequency: 100, mode: :wall)
     ping_pong(8_000)
