@@ -499,10 +499,12 @@ static void
 json_pass(interval_list_t *list, rperf_interval_json_rows_t rows, sink_t *out, int spill)
 {
     json_pass_t p = {.rows = rows, .out = out, .spill = spill};
+    reader_open(&p.reader, list); /* raises while nothing is held */
     p.chunks = malloc((spill >= 0 ? 2 : 1) * (size_t)RPERF_INTERVAL_JSON_CHUNK);
-    if (!p.chunks)
+    if (!p.chunks) {
+        reader_close((VALUE)&p.reader);
         rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline's text buffer");
-    reader_open(&p.reader, list); /* raises before anything is held but the chunks */
+    }
     rb_ensure(json_pass_body, (VALUE)&p, json_pass_close, (VALUE)&p);
 }
 
