@@ -13,13 +13,22 @@
  * which records a report holds (report_builder.c).
  *
  * Contract
- * - Plain C, no allocation (the chunk is on the stack), no Ruby; the text is the same bytes as the
+ * - Plain C, no allocation (write's chunk is on the stack), no Ruby; the text is the same bytes as the
  *   rows formatted one at a time with "%lld" and joined with ',' inside
  *   '[' ']' (no spaces).
  * - write: calls emit(chunk, length, arg) with consecutive pieces of the
- *   text (at most RPERF_INTERVAL_JSON_CHUNK bytes each, at least one call);
- *   the chunk is valid only during the call. emit may leave by longjmp
- *   (a Ruby exception): nothing is held that needs releasing.
+ *   text of a store's rows (at most RPERF_INTERVAL_JSON_CHUNK bytes each,
+ *   at least one call); the chunk is valid only during the call. emit may
+ *   leave by longjmp (a Ruby exception): nothing is held that needs
+ *   releasing.
+ * - begin, put, end: the same text from records given a batch at a time
+ *   (in their order: put filters the causes' rows itself), into the
+ *   caller's `chunk` of RPERF_INTERVAL_JSON_CHUNK bytes, which stays in
+ *   use until end; emit is called the same way, from put and end. One
+ *   pass over the records can feed two of these, one per array.
+ * - put_pair: put to `rows` (begun for the intervals) and to `causes`
+ *   (begun for the causes) at once, the same text as a put to each; the
+ *   cheaper way: a cause's row reuses the digits of its interval's row.
  * - int: writes v in decimal at out (at most RPERF_INTERVAL_JSON_INT_MAX
  *   characters, no terminator) and returns how many.
  * - has_cause: whether a record is a row of the causes array.
@@ -42,6 +51,22 @@ typedef enum rperf_interval_json_rows {
 } rperf_interval_json_rows_t;
 
 typedef void rperf_interval_json_emit_fn(const char *chunk, size_t length, void *arg);
+
+typedef struct rperf_interval_json_out {
+    rperf_interval_json_rows_t rows;
+    char *chunk;
+    size_t used;
+    int first;
+    rperf_interval_json_emit_fn *emit;
+    void *arg;
+} rperf_interval_json_out_t;
+
+void rperf_interval_json_begin(rperf_interval_json_out_t *out, rperf_interval_json_rows_t rows, char *chunk,
+                               rperf_interval_json_emit_fn *emit, void *arg);
+void rperf_interval_json_put(rperf_interval_json_out_t *out, const rperf_interval_t *recs, size_t n);
+void rperf_interval_json_put_pair(rperf_interval_json_out_t *rows, rperf_interval_json_out_t *causes,
+                                  const rperf_interval_t *recs, size_t n);
+void rperf_interval_json_end(rperf_interval_json_out_t *out);
 
 void rperf_interval_json_write(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows,
                                rperf_interval_json_emit_fn *emit, void *arg);

@@ -1,23 +1,42 @@
 /*
  * interval_list.c — Rperf::Contention::Intervals: the encoded timeline of
- * a report (interval_store.h), read from Ruby one tuple at a time (size,
- * at, each) or written as JSON, whole (to_json) or streamed to an IO
- * (write_json). Enumerable and the rest of the Array-like
+ * a report (sorted runs, interval_store.h and interval_sort.h), read from
+ * Ruby one tuple at a time (size, at, each) or written as JSON, whole
+ * (to_json) or streamed to an IO (write_json). Enumerable and the rest of the Array-like
  * surface are added in lib/rperf/contention.rb.
  */
+#define _GNU_SOURCE 1 /* O_TMPFILE, copy_file_range, mkostemp */
 #include "interval_list.h"
 #include "interval_json.h"
+#include "interval_sort.h"
 #include "errors.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <ruby/io.h>
 #include <ruby/thread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 typedef struct interval_list {
-    rperf_interval_store_t store;
+    rperf_interval_store_t *runs; /* sorted runs (interval_sort.h), owned */
+    size_t nruns;
+    size_t count; /* records in all runs */
+    /* The one list `at` reads: the run itself when there is at most one,
+     * else the runs' merge into `merged`, made on the first `at` (a merge
+     * at stop was a quarter of a large stop, and save and each stream the
+     * runs' merge instead). Set once, under merge_lock: the frozen list is
+     * shared between Ractors, whose threads run in parallel. The runs are
+     * kept after the merge: a reader in another Ractor may be streaming
+     * them. */
+    _Atomic(const rperf_interval_store_t *) indexed;
+    rperf_interval_store_t merged;
+    pthread_mutex_t merge_lock;
 } interval_list_t;
 
 /* The causes view: the list it reads, and how many of its records are
@@ -32,7 +51,11 @@ static void
 list_free(void *ptr)
 {
     interval_list_t *list = ptr;
-    rperf_interval_store_free(&list->store);
+    for (size_t i = 0; i < list->nruns; i++)
+        rperf_interval_store_free(&list->runs[i]);
+    free(list->runs);
+    rperf_interval_store_free(&list->merged);
+    pthread_mutex_destroy(&list->merge_lock);
     ruby_xfree(list);
 }
 
@@ -40,7 +63,10 @@ static size_t
 list_memsize(const void *ptr)
 {
     const interval_list_t *list = ptr;
-    return sizeof(*list) + rperf_interval_store_bytes(&list->store);
+    size_t bytes = sizeof(*list) + rperf_interval_store_bytes(&list->merged);
+    for (size_t i = 0; i < list->nruns; i++)
+        bytes += sizeof(list->runs[i]) + rperf_interval_store_bytes(&list->runs[i]);
+    return bytes;
 }
 
 static const rb_data_type_t list_type = {
@@ -63,7 +89,7 @@ static const rb_data_type_t view_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_FROZEN_SHAREABLE,
 };
 
-static const interval_list_t *
+static interval_list_t *
 get_list(VALUE self)
 {
     return rb_check_typeddata(self, &list_type);
@@ -74,23 +100,51 @@ make_empty(VALUE unused)
 {
     (void)unused;
     interval_list_t *list;
-    return TypedData_Make_Struct(cIntervals, interval_list_t, &list_type, list);
+    VALUE obj = TypedData_Make_Struct(cIntervals, interval_list_t, &list_type, list);
+    pthread_mutex_init(&list->merge_lock, NULL);
+    return obj;
+}
+
+static void
+free_runs(rperf_interval_store_t *runs, size_t nruns)
+{
+    for (size_t i = 0; i < nruns; i++)
+        rperf_interval_store_free(&runs[i]);
+    free(runs);
+}
+
+VALUE
+rperf_interval_list_adopt_runs(rperf_interval_store_t *runs, size_t nruns)
+{
+    int state = 0;
+    VALUE obj = rb_protect(make_empty, Qnil, &state);
+    if (state) {
+        free_runs(runs, nruns);
+        rb_jump_tag(state);
+    }
+    interval_list_t *list = DATA_PTR(obj);
+    list->runs = runs;
+    list->nruns = nruns;
+    for (size_t i = 0; i < nruns; i++) {
+        rperf_interval_store_shrink(&runs[i]);
+        list->count += runs[i].count;
+    }
+    if (nruns <= 1)
+        atomic_store(&list->indexed, nruns ? &runs[0] : &list->merged);
+    return rb_obj_freeze(obj);
 }
 
 VALUE
 rperf_interval_list_adopt(rperf_interval_store_t *store)
 {
-    int state = 0;
-    VALUE obj = rb_protect(make_empty, Qnil, &state);
-    if (state) {
+    rperf_interval_store_t *runs = malloc(sizeof(*runs));
+    if (!runs) {
         rperf_interval_store_free(store);
-        rb_jump_tag(state);
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
     }
-    interval_list_t *list = DATA_PTR(obj);
-    rperf_interval_store_shrink(store);
-    list->store = *store;
+    runs[0] = *store;
     rperf_interval_store_init(store);
-    return rb_obj_freeze(obj);
+    return rperf_interval_list_adopt_runs(runs, 1);
 }
 
 VALUE
@@ -107,6 +161,74 @@ rperf_interval_list_new(rperf_interval_t *records, size_t count)
     }
     free(records);
     return rperf_interval_list_adopt(&store);
+}
+
+/* The list in one store for reading at an index: merged on first need. */
+static const rperf_interval_store_t *
+indexed_store(interval_list_t *list)
+{
+    const rperf_interval_store_t *store = atomic_load(&list->indexed);
+    if (store)
+        return store;
+    /* Without the GVL would let this Ractor's other threads run, but a
+     * merge of a million records takes milliseconds: not worth the
+     * hand-offs. Another Ractor's thread waits on the lock with its own
+     * GVL, which the merge never needs. */
+    pthread_mutex_lock(&list->merge_lock);
+    store = atomic_load(&list->indexed);
+    int failed = 0;
+    if (!store) {
+        if (rperf_interval_merge_runs(list->runs, list->nruns, &list->merged) < 0) {
+            rperf_interval_store_free(&list->merged);
+            failed = 1;
+        } else {
+            rperf_interval_store_shrink(&list->merged);
+            store = &list->merged;
+            atomic_store(&list->indexed, store);
+        }
+    }
+    pthread_mutex_unlock(&list->merge_lock);
+    if (failed)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline");
+    return store;
+}
+
+/* The list's records in order, a batch at a time: from the one store when
+ * there is one, else through the runs' merge (held until reader_close,
+ * which must follow even when Ruby code in between raises: rb_ensure). */
+typedef struct list_reader {
+    rperf_interval_store_cursor_t cur;
+    rperf_interval_merge_t *merge;
+} list_reader_t;
+
+static void
+reader_open(list_reader_t *r, interval_list_t *list)
+{
+    memset(r, 0, sizeof(*r));
+    const rperf_interval_store_t *store = atomic_load(&list->indexed);
+    if (store) {
+        rperf_interval_store_cursor_init(&r->cur, store, 0);
+        return;
+    }
+    r->merge = rperf_interval_merge_new(list->runs, list->nruns);
+    if (!r->merge)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline's merge");
+}
+
+static size_t
+reader_read(list_reader_t *r, rperf_interval_t *out, size_t max)
+{
+    return r->merge ? rperf_interval_merge_read(r->merge, out, max)
+                    : rperf_interval_store_read(&r->cur, out, NULL, max);
+}
+
+static VALUE
+reader_close(VALUE arg)
+{
+    list_reader_t *r = (list_reader_t *)arg;
+    rperf_interval_merge_free(r->merge);
+    r->merge = NULL;
+    return Qnil;
 }
 
 static VALUE
@@ -129,10 +251,10 @@ get_view(VALUE self)
     return rb_check_typeddata(self, &view_type);
 }
 
-static const rperf_interval_store_t *
-view_store(VALUE self)
+static interval_list_t *
+view_list(VALUE self)
 {
-    return &get_list(get_view(self)->intervals)->store;
+    return get_list(get_view(self)->intervals);
 }
 
 VALUE
@@ -150,19 +272,21 @@ rperf_interval_list_causes(VALUE intervals, size_t count)
 static VALUE
 list_size(VALUE self)
 {
-    return SIZET2NUM(get_list(self)->store.count);
+    return SIZET2NUM(get_list(self)->count);
 }
 
 /* at(index) → the tuple, or nil out of range; negative counts from the end. */
 static VALUE
 list_at(VALUE self, VALUE vindex)
 {
-    const interval_list_t *list = get_list(self);
+    interval_list_t *list = get_list(self);
     long index = NUM2LONG(vindex);
     if (index < 0)
-        index += (long)list->store.count;
+        index += (long)list->count;
+    if (index < 0 || (size_t)index >= list->count)
+        return Qnil;
     rperf_interval_t iv;
-    if (index < 0 || rperf_interval_store_get(&list->store, (size_t)index, &iv) < 0)
+    if (rperf_interval_store_get(indexed_store(list), (size_t)index, &iv) < 0)
         return Qnil;
     return tuple(&iv);
 }
@@ -175,17 +299,54 @@ list_enum_size(VALUE self, VALUE args, VALUE eobj)
     return list_size(self);
 }
 
+/* A walk over every record of a list in order, handing each (those of the
+ * causes' rows only, with causes) to Ruby as a tuple; `stop_at` counts the
+ * rows down to the one wanted (view_at), SIZE_MAX for all. */
+typedef struct walk {
+    list_reader_t reader;
+    int causes;
+    size_t stop_at;
+    VALUE found; /* the row stop_at named, or nil */
+} walk_t;
+
+static VALUE
+walk_body(VALUE arg)
+{
+    walk_t *w = (walk_t *)arg;
+    enum { BATCH = 64 };
+    rperf_interval_t batch[BATCH];
+    for (size_t got; (got = reader_read(&w->reader, batch, BATCH)) > 0;) {
+        for (size_t i = 0; i < got; i++) {
+            if (w->causes && !rperf_interval_json_has_cause(&batch[i]))
+                continue;
+            if (w->stop_at != SIZE_MAX) {
+                if (w->stop_at-- == 0) {
+                    w->found = cause_tuple(&batch[i]);
+                    return Qnil;
+                }
+                continue;
+            }
+            rb_yield(w->causes ? cause_tuple(&batch[i]) : tuple(&batch[i]));
+        }
+    }
+    return Qnil;
+}
+
+static VALUE
+walk(interval_list_t *list, int causes, size_t stop_at)
+{
+    walk_t w = {.causes = causes, .stop_at = stop_at, .found = Qnil};
+    reader_open(&w.reader, list);
+    rb_ensure(walk_body, (VALUE)&w, reader_close, (VALUE)&w.reader);
+    return w.found;
+}
+
 /* each { |tuple| } — a new Array per call; self without a block → Enumerator. */
 static VALUE
 list_each(VALUE self)
 {
     RETURN_SIZED_ENUMERATOR(self, 0, 0, list_enum_size);
-    /* The list is frozen: nothing appends while the cursor reads. */
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, &get_list(self)->store, 0);
-    rperf_interval_t iv;
-    while (rperf_interval_store_next(&cur, &iv))
-        rb_yield(tuple(&iv));
+    walk(get_list(self), 0, SIZE_MAX);
     return self;
 }
 
@@ -251,31 +412,120 @@ write_to_fd(const char *chunk, size_t length, void *target)
     }
 }
 
-static VALUE
-json_text(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows, size_t count)
+/* Where JSON text goes: a String (to_json), a File's descriptor or any
+ * other IO (see write_to_fd and write_to_io). */
+typedef struct sink {
+    rperf_interval_json_emit_fn *emit;
+    void *arg;
+    int fd; /* -1 unless a descriptor */
+    io_target_t io;
+    VALUE string;
+} sink_t;
+
+static void
+sink_to_string(sink_t *s, size_t capacity)
 {
-    VALUE out = rb_str_buf_new((long)(count * 32 + 2));
-    rperf_interval_json_write(store, rows, append_to_string, &out);
-    return out;
+    s->string = rb_str_buf_new((long)capacity);
+    s->emit = append_to_string;
+    s->arg = &s->string;
+    s->fd = -1;
 }
 
-/* Streams the JSON text to io a chunk at a time, never held whole. A File
- * gets the bytes at its descriptor (binary, no encoding conversion);
- * anything else with #write must be done with its argument when #write
- * returns (IO-likes, GzipWriter, StringIO are). Raises SystemCallError
- * when the descriptor refuses the bytes (disk full). */
-static VALUE
-stream_json(const rperf_interval_store_t *store, rperf_interval_json_rows_t rows, VALUE io)
+/* A File gets the bytes at its descriptor (binary, no encoding
+ * conversion); anything else with #write must be done with its argument
+ * when #write returns (IO-likes, GzipWriter, StringIO are). */
+static void
+sink_to_io(sink_t *s, VALUE io)
 {
     if (RB_TYPE_P(io, T_FILE)) {
         rb_io_flush(io);
-        int fd = rb_io_descriptor(io);
-        rperf_interval_json_write(store, rows, write_to_fd, &fd);
-        return io;
+        s->fd = rb_io_descriptor(io);
+        s->emit = write_to_fd;
+        s->arg = &s->fd;
+        return;
     }
-    io_target_t target = {io, rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK)};
-    rperf_interval_json_write(store, rows, write_to_io, &target);
-    RB_GC_GUARD(target.buffer);
+    s->fd = -1;
+    s->io = (io_target_t){io, rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK)};
+    s->emit = write_to_io;
+    s->arg = &s->io;
+}
+
+/* One pass over a list writing the JSON text of its rows and, with
+ * `spill` (a descriptor >= 0), of its causes' rows to that file. The
+ * chunks and the reader are released by json_pass_close, also when a
+ * write raises. */
+typedef struct json_pass {
+    list_reader_t reader;
+    char *chunks; /* RPERF_INTERVAL_JSON_CHUNK each: the rows', the causes' */
+    rperf_interval_json_rows_t rows;
+    sink_t *out;
+    int spill;
+} json_pass_t;
+
+static VALUE
+json_pass_body(VALUE arg)
+{
+    json_pass_t *p = (json_pass_t *)arg;
+    enum { BATCH = 128 };
+    rperf_interval_t batch[BATCH];
+    rperf_interval_json_out_t rows, causes;
+    rperf_interval_json_begin(&rows, p->rows, p->chunks, p->out->emit, p->out->arg);
+    if (p->spill >= 0)
+        rperf_interval_json_begin(&causes, RPERF_INTERVAL_JSON_CAUSES, p->chunks + RPERF_INTERVAL_JSON_CHUNK,
+                                  write_to_fd, &p->spill);
+    for (size_t got; (got = reader_read(&p->reader, batch, BATCH)) > 0;) {
+        if (p->spill >= 0)
+            rperf_interval_json_put_pair(&rows, &causes, batch, got);
+        else
+            rperf_interval_json_put(&rows, batch, got);
+    }
+    rperf_interval_json_end(&rows);
+    if (p->spill >= 0)
+        rperf_interval_json_end(&causes);
+    return Qnil;
+}
+
+static VALUE
+json_pass_close(VALUE arg)
+{
+    json_pass_t *p = (json_pass_t *)arg;
+    reader_close((VALUE)&p->reader);
+    free(p->chunks);
+    p->chunks = NULL;
+    return Qnil;
+}
+
+static void
+json_pass(interval_list_t *list, rperf_interval_json_rows_t rows, sink_t *out, int spill)
+{
+    json_pass_t p = {.rows = rows, .out = out, .spill = spill};
+    reader_open(&p.reader, list); /* raises while nothing is held */
+    p.chunks = malloc((spill >= 0 ? 2 : 1) * (size_t)RPERF_INTERVAL_JSON_CHUNK);
+    if (!p.chunks) {
+        reader_close((VALUE)&p.reader);
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline's text buffer");
+    }
+    rb_ensure(json_pass_body, (VALUE)&p, json_pass_close, (VALUE)&p);
+}
+
+static VALUE
+json_text(interval_list_t *list, rperf_interval_json_rows_t rows, size_t count)
+{
+    sink_t out;
+    sink_to_string(&out, count * 32 + 2);
+    json_pass(list, rows, &out, -1);
+    return out.string;
+}
+
+/* Streams the JSON text to io a chunk at a time, never held whole. Raises
+ * SystemCallError when the descriptor refuses the bytes (disk full). */
+static VALUE
+stream_json(interval_list_t *list, rperf_interval_json_rows_t rows, VALUE io)
+{
+    sink_t out;
+    sink_to_io(&out, io);
+    json_pass(list, rows, &out, -1);
+    RB_GC_GUARD(out.io.buffer);
     return io;
 }
 
@@ -285,22 +535,180 @@ list_to_json(int argc, VALUE *argv, VALUE self)
 {
     (void)argc;
     (void)argv;
-    const interval_list_t *list = get_list(self);
-    return json_text(&list->store, RPERF_INTERVAL_JSON_INTERVALS, list->store.count);
+    interval_list_t *list = get_list(self);
+    return json_text(list, RPERF_INTERVAL_JSON_INTERVALS, list->count);
 }
 
 /* write_json(io) → io: the to_json text, streamed (stream_json). */
 static VALUE
 list_write_json(VALUE self, VALUE io)
 {
-    return stream_json(&get_list(self)->store, RPERF_INTERVAL_JSON_INTERVALS, io);
+    return stream_json(get_list(self), RPERF_INTERVAL_JSON_INTERVALS, io);
+}
+
+/* The causes' text of a one-pass write waits in a temporary file until
+ * its place in the document: O_TMPFILE (never named) in `dir`, else a
+ * file named there and removed at once. -1 when none can be made. */
+static int
+open_spill_in(const char *dir)
+{
+    if (!dir || !*dir)
+        return -1;
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+#endif
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof(path), "%s/.rperf-causes-XXXXXX", dir) >= sizeof(path))
+        return -1;
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+/* Beside the output file first (the copy into it then stays in one file
+ * system, where the kernel copies without reading the bytes back), else
+ * in $TMPDIR or /tmp. */
+static int
+open_spill(VALUE io)
+{
+    if (RB_TYPE_P(io, T_FILE)) {
+        VALUE path = rb_io_path(io);
+        if (RB_TYPE_P(path, T_STRING)) {
+            VALUE dir = rb_funcall(rb_cFile, rb_intern("dirname"), 1, path);
+            int fd = open_spill_in(StringValueCStr(dir));
+            if (fd >= 0)
+                return fd;
+        }
+    }
+    int fd = open_spill_in(getenv("TMPDIR"));
+    return fd >= 0 ? fd : open_spill_in("/tmp");
+}
+
+typedef struct fd_copy {
+    int from, to;
+    loff_t offset;
+    size_t left;
+    ssize_t copied;
+    int error;
+} fd_copy_t;
+
+static void *
+copy_without_gvl(void *arg)
+{
+    fd_copy_t *c = arg;
+    c->copied = copy_file_range(c->from, &c->offset, c->to, NULL, c->left, 0);
+    c->error = c->copied < 0 ? errno : 0;
+    return NULL;
+}
+
+/* Appends the spill's `length` bytes to out: in the kernel when out is a
+ * descriptor that copy_file_range takes, else read back a chunk at a
+ * time. */
+static void
+copy_spill(int spill, size_t length, sink_t *out)
+{
+    fd_copy_t c = {.from = spill, .to = out->fd, .left = length};
+    while (out->fd >= 0 && c.left > 0) {
+        rb_thread_call_without_gvl(copy_without_gvl, &c, RUBY_UBF_IO, NULL);
+        if (c.copied > 0) {
+            c.left -= (size_t)c.copied;
+            continue;
+        }
+        if (c.copied < 0 && (c.error == EINTR || c.error == EAGAIN)) {
+            rb_thread_check_ints();
+            continue;
+        }
+        if (c.copied < 0 && c.error != EXDEV && c.error != EINVAL && c.error != ENOSYS && c.error != EOPNOTSUPP &&
+            c.error != EBADF)
+            rb_syserr_fail(c.error, "rperf: writing the timeline's causes");
+        break; /* not for these descriptors (or nothing copied): by hand */
+    }
+    VALUE buffer = rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK);
+    char *bytes = RSTRING_PTR(buffer);
+    while (c.left > 0) {
+        size_t want = c.left < RPERF_INTERVAL_JSON_CHUNK ? c.left : RPERF_INTERVAL_JSON_CHUNK;
+        ssize_t got = pread(spill, bytes, want, c.offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            rb_syserr_fail(got < 0 ? errno : EIO, "rperf: reading back the timeline's causes");
+        out->emit(bytes, (size_t)got, out->arg);
+        c.offset += got;
+        c.left -= (size_t)got;
+    }
+    RB_GC_GUARD(buffer);
+}
+
+typedef struct pair_write {
+    interval_list_t *list;
+    sink_t out;
+    VALUE between;
+    int spill;
+} pair_write_t;
+
+static VALUE
+pair_write_body(VALUE arg)
+{
+    pair_write_t *w = (pair_write_t *)arg;
+    json_pass(w->list, RPERF_INTERVAL_JSON_INTERVALS, &w->out, w->spill);
+    w->out.emit(RSTRING_PTR(w->between), (size_t)RSTRING_LEN(w->between), w->out.arg);
+    off_t length = lseek(w->spill, 0, SEEK_CUR);
+    if (length < 0)
+        rb_sys_fail("rperf: the timeline's causes");
+    copy_spill(w->spill, (size_t)length, &w->out);
+    return Qnil;
+}
+
+static VALUE
+pair_write_close(VALUE arg)
+{
+    close(((pair_write_t *)arg)->spill);
+    return Qnil;
+}
+
+/* write_json_with_causes(io, between, causes) → io: the to_json text, the
+ * String between, and causes' JSON text, streamed. When causes is this
+ * list's IntervalCauses both come from one read of the records: the
+ * causes' text goes to a temporary file as the timeline's goes to io, and
+ * is copied after `between`; without a temporary file the records are read
+ * twice. Any other causes is written by its own write_json(io). */
+static VALUE
+list_write_json_with_causes(VALUE self, VALUE io, VALUE between, VALUE causes)
+{
+    interval_list_t *list = get_list(self);
+    StringValue(between);
+    int own = rb_typeddata_is_kind_of(causes, &view_type) && get_view(causes)->intervals == self;
+    pair_write_t w = {.list = list, .between = between};
+    sink_to_io(&w.out, io);
+    w.spill = own ? open_spill(io) : -1;
+    if (w.spill < 0) {
+        json_pass(list, RPERF_INTERVAL_JSON_INTERVALS, &w.out, -1);
+        w.out.emit(RSTRING_PTR(between), (size_t)RSTRING_LEN(between), w.out.arg);
+        if (own)
+            json_pass(list, RPERF_INTERVAL_JSON_CAUSES, &w.out, -1);
+        else
+            rb_funcall(causes, rb_intern("write_json"), 1, io);
+    } else {
+        rb_ensure(pair_write_body, (VALUE)&w, pair_write_close, (VALUE)&w);
+    }
+    RB_GC_GUARD(w.out.io.buffer);
+    RB_GC_GUARD(between);
+    return io;
 }
 
 /* encoded_bytesize → the bytes the encoded records take. */
 static VALUE
 list_encoded_bytesize(VALUE self)
 {
-    return SIZET2NUM(rperf_interval_store_bytes(&get_list(self)->store));
+    interval_list_t *list = get_list(self);
+    size_t bytes = 0;
+    for (size_t i = 0; i < list->nruns; i++)
+        bytes += rperf_interval_store_bytes(&list->runs[i]);
+    return SIZET2NUM(bytes);
 }
 
 /* IntervalCauses: size, at, each, to_json, write_json as for Intervals,
@@ -323,13 +731,7 @@ static VALUE
 view_each(VALUE self)
 {
     RETURN_SIZED_ENUMERATOR(self, 0, 0, view_enum_size);
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, view_store(self), 0);
-    rperf_interval_t iv;
-    while (rperf_interval_store_next(&cur, &iv)) {
-        if (rperf_interval_json_has_cause(&iv))
-            rb_yield(cause_tuple(&iv));
-    }
+    walk(view_list(self), 1, SIZE_MAX);
     return self;
 }
 
@@ -343,14 +745,7 @@ view_at(VALUE self, VALUE vindex)
         index += count;
     if (index < 0 || index >= count)
         return Qnil;
-    rperf_interval_store_cursor_t cur;
-    rperf_interval_store_cursor_init(&cur, view_store(self), 0);
-    rperf_interval_t iv;
-    while (rperf_interval_store_next(&cur, &iv)) {
-        if (rperf_interval_json_has_cause(&iv) && index-- == 0)
-            return cause_tuple(&iv);
-    }
-    return Qnil;
+    return walk(view_list(self), 1, (size_t)index);
 }
 
 static VALUE
@@ -358,13 +753,13 @@ view_to_json(int argc, VALUE *argv, VALUE self)
 {
     (void)argc;
     (void)argv;
-    return json_text(view_store(self), RPERF_INTERVAL_JSON_CAUSES, get_view(self)->count);
+    return json_text(view_list(self), RPERF_INTERVAL_JSON_CAUSES, get_view(self)->count);
 }
 
 static VALUE
 view_write_json(VALUE self, VALUE io)
 {
-    return stream_json(view_store(self), RPERF_INTERVAL_JSON_CAUSES, io);
+    return stream_json(view_list(self), RPERF_INTERVAL_JSON_CAUSES, io);
 }
 
 void
@@ -377,6 +772,7 @@ rperf_interval_list_define(VALUE mContention)
     rb_define_method(cIntervals, "each", list_each, 0);
     rb_define_method(cIntervals, "to_json", list_to_json, -1);
     rb_define_method(cIntervals, "write_json", list_write_json, 1);
+    rb_define_method(cIntervals, "write_json_with_causes", list_write_json_with_causes, 3);
     rb_define_method(cIntervals, "encoded_bytesize", list_encoded_bytesize, 0);
 
     cIntervalCauses = rb_define_class_under(mContention, "IntervalCauses", rb_cObject);

@@ -22,6 +22,12 @@
  * - rperf_interval_list_adopt: the same from records already encoded in
  *   order; the list takes the store's contents (the store is left empty),
  *   also when it raises.
+ * - rperf_interval_list_adopt_runs: the same from `nruns` runs, each
+ *   encoded in report order (interval_sort.h); the list is their merge.
+ *   It takes `runs` (malloc'd, with the stores in it), also when it
+ *   raises. The runs are kept: reading in order (each, to_json,
+ *   write_json) merges them as it reads; the first `at` merges them once
+ *   into one more store (thread- and Ractor-safe).
  * - rperf_interval_list_causes(intervals, count): with the GVL; the report's
  *   `interval_causes` (Rperf::Contention::IntervalCauses): a view of the
  *   list's blocked records whose cause is known
@@ -42,6 +48,7 @@
 void rperf_interval_list_define(VALUE mContention);
 VALUE rperf_interval_list_new(rperf_interval_t *records, size_t count);
 VALUE rperf_interval_list_adopt(rperf_interval_store_t *store);
+VALUE rperf_interval_list_adopt_runs(rperf_interval_store_t *runs, size_t nruns);
 VALUE rperf_interval_list_causes(VALUE intervals, size_t count);
 
 #endif

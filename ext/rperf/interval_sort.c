@@ -219,17 +219,11 @@ sift_down(merge_head_t *heap, size_t n, size_t i)
     }
 }
 
-/* Runs are given back to the OS this many records at a time as the merge
- * reads them (about 64 KiB of encoded bytes). */
-#define RELEASE_EVERY 8192
-
 /* A run read a batch at a time (interval_store.h read): decoding records
- * in a loop costs less than a call per record. RELEASE_EVERY is a
- * multiple of the batch, so a refill lands on it. */
-enum { RUN_BATCH = 32 };
+ * in a loop costs less than a call per record. */
+enum { RUN_BATCH = 64 };
 
 typedef struct run_reader {
-    rperf_interval_store_t *run;
     rperf_interval_store_cursor_t cur;
     rperf_interval_t batch[RUN_BATCH];
     uint8_t lengths[RUN_BATCH];
@@ -243,9 +237,6 @@ reader_next(run_reader_t *r, rperf_interval_t *out, size_t *at, size_t *length)
 {
     if (r->next == r->fill) {
         r->offset = r->cur.offset;
-        /* The batch about to be read stays: its bytes may be copied. */
-        if (r->cur.index % RELEASE_EVERY == 0)
-            rperf_interval_store_release_before(r->run, r->offset);
         r->fill = rperf_interval_store_read(&r->cur, r->batch, r->lengths, RUN_BATCH);
         r->next = 0;
         if (r->fill == 0)
@@ -258,29 +249,109 @@ reader_next(run_reader_t *r, rperf_interval_t *out, size_t *at, size_t *length)
     return 1;
 }
 
-int
-rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out)
+struct rperf_interval_merge {
+    const rperf_interval_store_t *runs;
+    size_t nheads;
+    merge_head_t *heap;
+    run_reader_t *readers;
+};
+
+rperf_interval_merge_t *
+rperf_interval_merge_new(const rperf_interval_store_t *runs, size_t nruns)
 {
-    run_reader_t *readers = malloc((nruns ? nruns : 1) * sizeof(*readers));
-    merge_head_t *heap = malloc((nruns ? nruns : 1) * sizeof(*heap));
-    int status = readers && heap ? 0 : -1;
+    rperf_interval_merge_t *m = malloc(sizeof(*m));
+    if (!m)
+        return NULL;
+    m->runs = runs;
+    m->nheads = 0;
+    m->readers = malloc((nruns ? nruns : 1) * sizeof(*m->readers));
+    m->heap = malloc((nruns ? nruns : 1) * sizeof(*m->heap));
+    if (!m->readers || !m->heap) {
+        rperf_interval_merge_free(m);
+        return NULL;
+    }
+    merge_head_t *heap = m->heap;
     size_t n = 0;
-    for (size_t i = 0; status == 0 && i < nruns; i++) {
-        readers[i].run = &runs[i];
-        readers[i].fill = readers[i].next = 0;
-        rperf_interval_store_cursor_init(&readers[i].cur, &runs[i], 0);
-        if (reader_next(&readers[i], &heap[n].rec, &heap[n].at, &heap[n].length))
+    for (size_t i = 0; i < nruns; i++) {
+        m->readers[i].fill = m->readers[i].next = 0;
+        rperf_interval_store_cursor_init(&m->readers[i].cur, &runs[i], 0);
+        if (reader_next(&m->readers[i], &heap[n].rec, &heap[n].at, &heap[n].length))
             heap[n++].run = i;
     }
-    for (size_t i = n / 2; status == 0 && i-- > 0;)
+    for (size_t i = n / 2; i-- > 0;)
         sift_down(heap, n, i);
+    m->nheads = n;
+    return m;
+}
+
+void
+rperf_interval_merge_free(rperf_interval_merge_t *m)
+{
+    if (!m)
+        return;
+    free(m->readers);
+    free(m->heap);
+    free(m);
+}
+
+/* The smallest head moves on to its run's next record. */
+static void
+advance_top(rperf_interval_merge_t *m)
+{
+    merge_head_t *top = &m->heap[0];
+    if (!reader_next(&m->readers[top->run], &top->rec, &top->at, &top->length))
+        m->heap[0] = m->heap[--m->nheads];
+    sift_down(m->heap, m->nheads, 0);
+}
+
+/* Whether record x of run `run` comes before head y. */
+static int
+record_before(const rperf_interval_t *x, size_t run, const merge_head_t *y)
+{
+    if (x->start_ns != y->rec.start_ns)
+        return x->start_ns < y->rec.start_ns;
+    if (x->thread_seq != y->rec.thread_seq)
+        return x->thread_seq < y->rec.thread_seq;
+    return run < y->run;
+}
+
+size_t
+rperf_interval_merge_read(rperf_interval_merge_t *m, rperf_interval_t *out, size_t max)
+{
+    size_t n = 0;
+    merge_head_t *heap = m->heap;
+    while (n < max && m->nheads > 0) {
+        out[n++] = heap[0].rec;
+        /* The runs of a report's slices barely overlap: the top run's
+         * records that come before every other head go out straight from
+         * its batch, with no heap step each. */
+        const merge_head_t *next = m->nheads > 1 ? &heap[1] : NULL;
+        if (m->nheads > 2 && head_before(&heap[2], &heap[1]))
+            next = &heap[2];
+        run_reader_t *r = &m->readers[heap[0].run];
+        while (n < max && r->next < r->fill && (!next || record_before(&r->batch[r->next], heap[0].run, next))) {
+            r->offset += r->lengths[r->next];
+            out[n++] = r->batch[r->next++];
+        }
+        advance_top(m);
+    }
+    return n;
+}
+
+int
+rperf_interval_merge_runs(const rperf_interval_store_t *runs, size_t nruns, rperf_interval_store_t *out)
+{
+    rperf_interval_merge_t *m = rperf_interval_merge_new(runs, nruns);
+    if (!m)
+        return -1;
     /* Consecutive records of one run are encoded against the same record
      * before them in the output as in the run: their bytes are copied, not
      * encoded again. Runs of a report's slices barely overlap, so that is
      * nearly every record. */
+    int status = 0;
     size_t last_run = SIZE_MAX;
-    while (status == 0 && n > 0) {
-        merge_head_t *top = &heap[0];
+    while (m->nheads > 0) {
+        const merge_head_t *top = &m->heap[0];
         int appended = top->run == last_run
                            ? rperf_interval_store_append_encoded(out, runs[top->run].bytes + top->at, top->length,
                                                                  &top->rec)
@@ -290,11 +361,8 @@ rperf_interval_merge_runs(rperf_interval_store_t *runs, size_t nruns, rperf_inte
             break;
         }
         last_run = top->run;
-        if (!reader_next(&readers[top->run], &top->rec, &top->at, &top->length))
-            heap[0] = heap[--n];
-        sift_down(heap, n, 0);
+        advance_top(m);
     }
-    free(readers);
-    free(heap);
+    rperf_interval_merge_free(m);
     return status;
 }

@@ -8,8 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 void
 rperf_interval_store_init(rperf_interval_store_t *store)
@@ -168,16 +166,4 @@ rperf_interval_store_get(const rperf_interval_store_t *store, size_t index, rper
     rperf_interval_store_cursor_t cur;
     rperf_interval_store_cursor_init(&cur, store, index);
     return rperf_interval_store_next(&cur, out) ? 0 : -1;
-}
-
-void
-rperf_interval_store_release_before(rperf_interval_store_t *store, size_t offset)
-{
-    /* Whole pages strictly inside the block only: the allocator's own
-     * bookkeeping around it is never touched. */
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t lo = ((uintptr_t)store->bytes + page - 1) / page * page;
-    uintptr_t hi = ((uintptr_t)store->bytes + (offset < store->used ? offset : store->used)) / page * page;
-    if (hi > lo && hi - lo >= 16 * page)
-        madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }

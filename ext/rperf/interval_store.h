@@ -23,11 +23,6 @@
  *   to `max` records at once into out (fewer only at the end), and each
  *   one's encoded length into lengths (unless NULL); returns how many; the
  *   cheaper way through a whole list.
- * - release_before: gives the whole pages of the encoded bytes before
- *   `offset` (a cursor's offset) back to the OS, so a list read once from
- *   start to end shrinks as it is read. Records there can no longer be
- *   read; only free may follow for them. Calls with a growing offset
- *   release what is new since the last call.
  * - free: releases everything; the store is empty again.
  */
 #ifndef RPERF_INTERVAL_STORE_H
@@ -74,6 +69,5 @@ void rperf_interval_store_cursor_init(rperf_interval_store_cursor_t *cur, const 
 int rperf_interval_store_next(rperf_interval_store_cursor_t *cur, rperf_interval_t *out);
 size_t rperf_interval_store_read(rperf_interval_store_cursor_t *cur, rperf_interval_t *out, uint8_t *lengths,
                                  size_t max);
-void rperf_interval_store_release_before(rperf_interval_store_t *store, size_t offset);
 
 #endif

@@ -319,9 +319,9 @@ struct build_args {
 };
 
 /* Records decoded and sorted at a time: a timeline of more is sorted a
- * slice at a time into encoded runs, which are then merged, so a stop
- * never holds more than one slice of decoded records and its sort's
- * scratch (2.5 MiB); 32 runs for a million intervals. */
+ * slice at a time into encoded runs, which the report merges as it reads
+ * them, so a stop never holds more than one slice of decoded records and
+ * its sort's scratch (2.5 MiB); 31 runs for a million intervals. */
 #define INTERVAL_SLICE 32768
 
 /* Clips the slice to the cut, makes its times relative to the cut's start,
@@ -434,25 +434,23 @@ build_intervals(build_ctx_t *ctx, struct build_args *a, size_t *cause_rows)
     free(ir->slice);
     free(ir->scratch);
     ir->slice = ir->scratch = NULL;
-    rperf_interval_store_t out;
-    rperf_interval_store_init(&out);
-    if (!failed && ir->nruns == 1) {
-        out = ir->runs[0];
-        ir->nruns = 0;
-    } else if (!failed && rperf_interval_merge_runs(ir->runs, ir->nruns, &out) < 0) {
-        rperf_interval_store_free(&out);
-        failed = 1;
-    }
     *cause_rows = ir->cause_rows;
-    free_runs(ir);
+    rperf_interval_store_t *runs = ir->runs;
+    size_t nruns = ir->nruns;
+    if (failed)
+        free_runs(ir);
+    else
+        memset(ir, 0, sizeof(*ir)); /* the list takes the runs */
 #ifdef __GLIBC__
-    /* The runs and slices were the largest blocks of this process a moment
-     * ago: without a trim glibc keeps megabytes of them at the heap's top. */
+    /* The slices were the largest blocks of this process a moment ago:
+     * without a trim glibc keeps megabytes of them at the heap's top. */
     malloc_trim(0);
 #endif
     if (failed)
         rb_raise(rperf_eResourceError, "rperf: cannot allocate intervals");
-    return rperf_interval_list_adopt(&out);
+    /* Not merged here: the report keeps the sorted runs and merges them as
+     * it reads (interval_list.h). */
+    return rperf_interval_list_adopt_runs(runs, nruns);
 }
 
 static const char *

@@ -315,14 +315,21 @@ module Rperf
 
       text = JSON.generate(@doc.merge(packed.to_h { |key| [key, TIMELINE_MARK] }))
       bytes = text.b # byte offsets to find the marks; the slices written stay UTF-8
-      from = 0
-      packed.each do |key| # in the Hash's order, which JSON.generate keeps
-        at = bytes.index("\0", from)
-        io.write(text.byteslice(from, at - from))
-        @doc[key].write_json(io)
-        from = at + 1
+      marks = [] # in the Hash's order, which JSON.generate keeps
+      packed.each { marks << bytes.index("\0", marks.empty? ? 0 : marks.last + 1) }
+      io.write(text.byteslice(0, marks[0]))
+      intervals = @doc["intervals"]
+      if packed == STREAMED_KEYS && intervals.respond_to?(:write_json_with_causes)
+        # Both lists from one read of the timeline's records.
+        intervals.write_json_with_causes(io, text.byteslice(marks[0] + 1, marks[1] - marks[0] - 1),
+                                         @doc["interval_causes"])
+      else
+        packed.each_with_index do |key, i|
+          io.write(text.byteslice(marks[i - 1] + 1, marks[i] - marks[i - 1] - 1)) if i.positive?
+          @doc[key].write_json(io)
+        end
       end
-      io.write(text.byteslice(from, text.bytesize - from))
+      io.write(text.byteslice(marks.last + 1, text.bytesize - marks.last - 1))
       io
     end
 

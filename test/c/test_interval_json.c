@@ -176,6 +176,31 @@ check_lists(size_t n)
         free(got.bytes);
         free(want);
     }
+    /* Both arrays from one pass (put_pair), in batches of uneven sizes:
+     * each the same bytes. */
+    size_t rows_length, causes_length;
+    char *want_rows = reference_text(records, n, RPERF_INTERVAL_JSON_INTERVALS, &rows_length);
+    char *want_causes = reference_text(records, n, RPERF_INTERVAL_JSON_CAUSES, &causes_length);
+    static char rows_chunk[RPERF_INTERVAL_JSON_CHUNK], causes_chunk[RPERF_INTERVAL_JSON_CHUNK];
+    text_t got_rows = {0}, got_causes = {0};
+    rperf_interval_json_out_t rows, causes;
+    rperf_interval_json_begin(&rows, RPERF_INTERVAL_JSON_INTERVALS, rows_chunk, collect, &got_rows);
+    rperf_interval_json_begin(&causes, RPERF_INTERVAL_JSON_CAUSES, causes_chunk, collect, &got_causes);
+    for (size_t i = 0, batch = 1; i < n; i += batch, batch = batch % 97 + 3) {
+        if (batch > n - i)
+            batch = n - i;
+        rperf_interval_json_put_pair(&rows, &causes, records + i, batch);
+    }
+    rperf_interval_json_end(&rows);
+    rperf_interval_json_end(&causes);
+    assert_int_equal(got_rows.length, rows_length);
+    assert_memory_equal(got_rows.bytes, want_rows, rows_length);
+    assert_int_equal(got_causes.length, causes_length);
+    assert_memory_equal(got_causes.bytes, want_causes, causes_length);
+    free(got_rows.bytes);
+    free(got_causes.bytes);
+    free(want_rows);
+    free(want_causes);
     rperf_interval_store_free(&store);
     free(records);
 }

@@ -200,6 +200,35 @@ check_merge(size_t n, size_t slice, uint64_t start_span, uint32_t seqs)
         assert_int_equal(got.cause, expected[i].cause);
     }
     assert_int_equal(rperf_interval_store_next(&cur, &got), 0);
+    /* Read as it merges, in batches of uneven sizes: the same records. Two
+     * readers at once over the same runs do not disturb each other. */
+    rperf_interval_merge_t *m = rperf_interval_merge_new(runs, nruns), *m2 = rperf_interval_merge_new(runs, nruns);
+    assert_non_null(m);
+    assert_non_null(m2);
+    rperf_interval_t batch[37];
+    size_t seen = 0;
+    for (size_t want = 1, got_n; (got_n = rperf_interval_merge_read(m, batch, want)) > 0; want = want % 31 + 5) {
+        assert_true(got_n <= want);
+        for (size_t i = 0; i < got_n; i++, seen++) {
+            assert_true(seen < n);
+            assert_memory_equal(&batch[i].start_ns, &expected[seen].start_ns, sizeof(int64_t));
+            assert_int_equal(batch[i].end_ns, expected[seen].end_ns);
+            assert_int_equal(batch[i].thread_seq, expected[seen].thread_seq);
+            assert_int_equal(batch[i].label_set_id, expected[seen].label_set_id);
+            assert_int_equal(batch[i].stack_id, expected[seen].stack_id);
+            assert_int_equal(batch[i].releaser_seq, expected[seen].releaser_seq);
+            assert_int_equal(batch[i].state, expected[seen].state);
+            assert_int_equal(batch[i].cause, expected[seen].cause);
+            if (seen % 7 == 0) {
+                rperf_interval_t other;
+                assert_int_equal(rperf_interval_merge_read(m2, &other, 1), 1);
+            }
+        }
+    }
+    assert_int_equal(seen, n);
+    assert_int_equal(rperf_interval_merge_read(m, batch, 37), 0);
+    rperf_interval_merge_free(m);
+    rperf_interval_merge_free(m2);
     /* Records copied from the runs as bytes and records encoded again make
      * the very bytes (and key frames) of the sorted input appended whole. */
     rperf_interval_store_t direct;

@@ -73,8 +73,41 @@ class TestTimelineMemory < Test::Unit::TestCase
     end
     # Kept encoded: far less than the 40 bytes of a decoded record.
     assert_operator intervals.encoded_bytesize, :<, intervals.size * 16
-    assert_equal intervals.to_a.last, intervals.at(-1)
-    assert_equal intervals.to_a[SLICE + 3], intervals.at(SLICE + 3)
+    # Read in order, the sorted runs are merged as they are read; the first
+    # read at an index merges them once into one list, which every read
+    # after it uses: the same rows, the same text.
+    streamed = intervals.to_a
+    streamed_json = intervals.to_json
+    causes = report.to_h["interval_causes"].to_a
+    assert_equal streamed.last, intervals.at(-1)
+    assert_equal streamed[SLICE + 3], intervals.at(SLICE + 3)
+    assert_equal streamed[0], intervals[0]
+    assert_equal streamed, intervals.to_a
+    assert_equal streamed_json, intervals.to_json
+    assert_equal causes, report.to_h["interval_causes"].to_a
+    assert_equal causes[causes.size / 2], report.to_h["interval_causes"].at(causes.size / 2)
+  end
+
+  # The list is frozen and shareable: Ractors reading it at an index at
+  # once (their threads run in parallel) merge its runs once and all read
+  # the same rows as the main Ractor streams.
+  def test_ractors_share_the_lazily_merged_timeline
+    report = many_intervals_report
+    intervals = report.to_h["intervals"]
+    assert Ractor.shareable?(intervals)
+    experimental = Warning[:experimental]
+    Warning[:experimental] = false
+    readers = 3.times.map do |k|
+      Ractor.new(intervals, k) { |list, i| [list.at(-1 - i), list.at(i * 1000), list.at(SLICE + i)] }
+    end
+    got = readers.map(&:take)
+    Warning[:experimental] = experimental
+    rows = intervals.to_a
+    got.each_with_index do |(last, early, past_slice), i|
+      assert_equal rows[-1 - i], last
+      assert_equal rows[i * 1000], early
+      assert_equal rows[SLICE + i], past_slice
+    end
   end
 
   def test_a_snapshot_leaves_the_rings_to_the_final_report
@@ -171,5 +204,28 @@ class TestTimelineMemory < Test::Unit::TestCase
     causes.write_json(io)
     assert_equal JSON.generate(causes.to_a), io.string
     assert_equal io.string, causes.to_json
+    # Both lists from one read of the records (the causes' text waits in a
+    # temporary file): to a File (copied by the kernel) and to any other IO
+    # (read back); another list's causes are written by their own
+    # write_json.
+    both = "#{intervals.to_json},\"between\":#{causes.to_json}"
+    io = StringIO.new(+"")
+    intervals.write_json_with_causes(io, ",\"between\":", causes)
+    assert_equal both, io.string
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "both.json")
+      File.open(path, "wb") do |f|
+        f.write("{")
+        intervals.write_json_with_causes(f, ",\"between\":", causes)
+        f.write("}")
+      end
+      assert_equal "{#{both}}", File.binread(path)
+      assert_equal [".", "..", "both.json"].sort, Dir.entries(dir).sort, "no temporary file left behind"
+    end
+    other = Object.new
+    def other.write_json(io) = io.write("[7]")
+    io = StringIO.new(+"")
+    intervals.write_json_with_causes(io, ":", other)
+    assert_equal "#{intervals.to_json}:[7]", io.string
   end
 end
