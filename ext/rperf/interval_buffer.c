@@ -67,7 +67,7 @@ rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t 
     rperf_interval_codec_state_t next = buf->head_state;
     uint64_t head = __atomic_load_n(&buf->head, __ATOMIC_RELAXED);
     uint64_t records = __atomic_load_n(&buf->head_records, __ATOMIC_RELAXED);
-    uint64_t at = head % buf->capacity;
+    uint64_t at = buf->head_at;
     /* Room for the largest record before the end and before the consumer:
      * encoded in place, no copy (the bytes past it are free, and nobody
      * reads past head). */
@@ -76,6 +76,7 @@ rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t 
         records - buf->tail_records_seen < buf->max_records) {
         uint64_t len = rperf_interval_encode(&next, rec, buf->bytes + at);
         buf->head_state = next;
+        buf->head_at = at + len == buf->capacity ? 0 : at + len;
         __atomic_store_n(&buf->head_records, records + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&buf->head, head + len, __ATOMIC_RELEASE);
         return 0;
@@ -95,6 +96,7 @@ rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t 
     memcpy(buf->bytes + at, encoded, (size_t)first);
     memcpy(buf->bytes, encoded + first, (size_t)(len - first));
     buf->head_state = next;
+    buf->head_at = first < len ? len - first : (at + len == buf->capacity ? 0 : at + len);
     __atomic_store_n(&buf->head_records, records + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&buf->head, head + len, __ATOMIC_RELEASE);
     return 0;

@@ -42,6 +42,7 @@ typedef struct rperf_interval_buffer {
     /* Producer side. head/head_records: atomic, published with release. */
     uint64_t head;
     uint64_t head_records;
+    uint64_t head_at;           /* head % capacity, kept by the producer: no division a push */
     uint64_t tail_seen;         /* a past value of tail: a push reads the */
     uint64_t tail_records_seen; /* consumer's line only when it looks full */
     rperf_interval_codec_state_t head_state;
