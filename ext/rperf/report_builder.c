@@ -313,7 +313,7 @@ struct build_args {
 /* Records decoded and sorted at a time: a timeline of more is sorted a
  * slice at a time into encoded runs, which the report merges as it reads
  * them, so a stop never holds more than two slices of decoded records and
- * one sort's scratch (3.75 MiB); 31 runs for a million intervals. */
+ * their sorts' scratch (5 MiB); 31 runs for a million intervals. */
 #define INTERVAL_SLICE 32768
 
 /* Clips the slice's n records to the cut, makes their times relative to
@@ -361,8 +361,8 @@ flush_slice(build_ctx_t *ctx, rperf_interval_runs_t *runs, size_t fill, size_t *
  * (ns from the cut's start), as an Rperf::Contention::Intervals: the rings
  * read from the cursors collect() began (and emptied as they are read when
  * the report consumes them), then the intervals open at the cut. This
- * thread decodes and clips a slice while the sorter's worker sorts and
- * encodes the one before (interval_runs.h); nothing here calls Ruby or
+ * thread decodes, clips and sorts a slice while a worker thread encodes
+ * the one before (interval_runs.h); nothing here calls Ruby or
  * raises before the worker is joined.
  * *cause_rows: how many of them interval_causes lists. */
 static VALUE
