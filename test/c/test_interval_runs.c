@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "interval_runs.h"
-#include "xorshift.h"
+#include "interval_reference.h"
 
 /* realloc calls left before one fails; 0: none fails. */
 static atomic_int realloc_fail_countdown;
@@ -42,39 +42,16 @@ __wrap_realloc(void *p, size_t size)
     return __real_realloc(p, size);
 }
 
-/* n random records; label_set_id holds the input position (the reference
- * order's tie-break, i.e. stability). wide: starts spanning 2^60 ns and
- * seqs of 22 bits, too wide for one 64-bit key. */
+/* n random records (interval_reference.h). wide: starts spanning 2^60 ns
+ * and seqs of 22 bits, too wide for one 64-bit key. */
 static rperf_interval_t *
 random_input(size_t n, int wide, uint64_t seed)
 {
     rperf_interval_t *input = calloc(n ? n : 1, sizeof(*input));
     assert_non_null(input);
     uint64_t rng = seed;
-    uint64_t span = wide ? UINT64_C(1) << 60 : 5000;
-    uint32_t seqs = wide ? 1u << 22 : 6;
-    for (size_t i = 0; i < n; i++) {
-        input[i].start_ns = 1000 + (int64_t)(xorshift_next(&rng) % span);
-        input[i].end_ns = input[i].start_ns + 1 + (int64_t)(xorshift_next(&rng) % 1000);
-        input[i].thread_seq = (int32_t)(xorshift_next(&rng) % seqs) + 1;
-        input[i].label_set_id = (int32_t)i;
-        input[i].stack_id = (int32_t)(xorshift_next(&rng) % 7) - 1;
-        input[i].releaser_seq = (int32_t)(xorshift_next(&rng) % 3);
-        input[i].state = (uint8_t)(i % 5);
-        input[i].cause = (uint8_t)(xorshift_next(&rng) % 4);
-    }
+    interval_fill_random(input, n, 1000, wide ? UINT64_C(1) << 60 : 5000, wide ? 1u << 22 : 6, &rng);
     return input;
-}
-
-static int
-reference_cmp(const void *a, const void *b)
-{
-    const rperf_interval_t *x = a, *y = b;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    if (x->thread_seq != y->thread_seq)
-        return x->thread_seq < y->thread_seq ? -1 : 1;
-    return (x->label_set_id > y->label_set_id) - (x->label_set_id < y->label_set_id);
 }
 
 /* The chunk lengths submitted, in order, for one input. */
@@ -151,20 +128,14 @@ check_chunks(chunks_t c, size_t slice_records, int wide, uint64_t seed)
         rperf_interval_t *expected = malloc(len * sizeof(*expected));
         assert_non_null(expected);
         memcpy(expected, input + at, len * sizeof(*expected));
-        qsort(expected, len, sizeof(*expected), reference_cmp);
+        qsort(expected, len, sizeof(*expected), interval_reference_cmp);
         rperf_interval_store_cursor_t cur;
         rperf_interval_store_cursor_init(&cur, t, 0);
         rperf_interval_t got;
         for (size_t k = 0; k < len; k++) {
             assert_int_equal(rperf_interval_store_next(&cur, &got), 1);
-            assert_int_equal(got.start_ns, expected[k].start_ns);
-            assert_int_equal(got.end_ns, expected[k].end_ns);
-            assert_int_equal(got.thread_seq, expected[k].thread_seq);
-            assert_int_equal(got.label_set_id, expected[k].label_set_id);
-            assert_int_equal(got.stack_id, expected[k].stack_id);
-            assert_int_equal(got.releaser_seq, expected[k].releaser_seq);
-            assert_int_equal(got.state, expected[k].state);
-            assert_int_equal(got.cause, expected[k].cause);
+            assert_true(interval_fields_equal(&got, &expected[k]));
+            assert_int_equal(got.label_set_id, expected[k].label_set_id); /* says which, when not */
         }
         assert_int_equal(rperf_interval_store_next(&cur, &got), 0);
         free(expected);
