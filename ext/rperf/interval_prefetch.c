@@ -5,9 +5,8 @@
  * when it is done with it, so neither ever touches a batch the other owns.
  */
 #include "interval_prefetch.h"
+#include "worker_thread.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 
 struct rperf_interval_prefetch {
@@ -18,9 +17,7 @@ struct rperf_interval_prefetch {
     int threaded;
     int using; /* the caller's batch, -1 before the first */
     int ended; /* the caller saw the end */
-    pthread_t thread;
-    pthread_mutex_t mutex;
-    pthread_cond_t cond;
+    rperf_worker_thread_t worker;
     /* under mutex while threaded */
     size_t count[2];
     int ready[2];
@@ -32,48 +29,26 @@ worker_main(void *arg)
 {
     rperf_interval_prefetch_t *p = arg;
     int filling = 0;
-    pthread_mutex_lock(&p->mutex);
+    pthread_mutex_lock(&p->worker.mutex);
     for (;;) {
         while (p->ready[filling] && !p->stop)
-            pthread_cond_wait(&p->cond, &p->mutex);
+            pthread_cond_wait(&p->worker.cond, &p->worker.mutex);
         if (p->stop)
             break;
-        pthread_mutex_unlock(&p->mutex);
+        pthread_mutex_unlock(&p->worker.mutex);
         size_t n = p->read(p->source, p->batches[filling], p->batch_records);
-        pthread_mutex_lock(&p->mutex);
+        pthread_mutex_lock(&p->worker.mutex);
         p->count[filling] = n;
         p->ready[filling] = 1;
-        pthread_cond_signal(&p->cond);
+        pthread_cond_signal(&p->worker.cond);
         if (n == 0)
             break; /* the end, delivered as an empty batch */
         filling ^= 1;
     }
-    pthread_mutex_unlock(&p->mutex);
+    pthread_mutex_unlock(&p->worker.mutex);
     return NULL;
 }
 
-static int
-start_worker(rperf_interval_prefetch_t *p)
-{
-    if (pthread_mutex_init(&p->mutex, NULL) != 0)
-        return -1;
-    if (pthread_cond_init(&p->cond, NULL) != 0) {
-        pthread_mutex_destroy(&p->mutex);
-        return -1;
-    }
-    /* Signals stay with the program's own threads. */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    int rc = pthread_create(&p->thread, NULL, worker_main, p);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (rc != 0) {
-        pthread_cond_destroy(&p->cond);
-        pthread_mutex_destroy(&p->mutex);
-        return -1;
-    }
-    return 0;
-}
 
 rperf_interval_prefetch_t *
 rperf_interval_prefetch_new(rperf_interval_read_fn *read, void *source, size_t batch_records, int threaded)
@@ -93,7 +68,7 @@ rperf_interval_prefetch_new(rperf_interval_read_fn *read, void *source, size_t b
     }
     if (threaded) {
         p->batches[1] = malloc(bytes);
-        p->threaded = p->batches[1] && start_worker(p) == 0;
+        p->threaded = p->batches[1] && rperf_worker_thread_start(&p->worker, worker_main, p) == 0;
     }
     if (!p->threaded) {
         free(p->batches[1]);
@@ -120,15 +95,15 @@ rperf_interval_prefetch_next(rperf_interval_prefetch_t *p, const rperf_interval_
         return n;
     }
     int next = p->using < 0 ? 0 : p->using ^ 1;
-    pthread_mutex_lock(&p->mutex);
+    pthread_mutex_lock(&p->worker.mutex);
     if (p->using >= 0) {
         p->ready[p->using] = 0; /* the worker may refill it */
-        pthread_cond_signal(&p->cond);
+        pthread_cond_signal(&p->worker.cond);
     }
     while (!p->ready[next])
-        pthread_cond_wait(&p->cond, &p->mutex);
+        pthread_cond_wait(&p->worker.cond, &p->worker.mutex);
     size_t n = p->count[next];
-    pthread_mutex_unlock(&p->mutex);
+    pthread_mutex_unlock(&p->worker.mutex);
     p->using = next;
     p->ended = n == 0;
     *records = p->batches[next];
@@ -141,13 +116,11 @@ rperf_interval_prefetch_free(rperf_interval_prefetch_t *p)
     if (!p)
         return;
     if (p->threaded) {
-        pthread_mutex_lock(&p->mutex);
+        pthread_mutex_lock(&p->worker.mutex);
         p->stop = 1;
-        pthread_cond_signal(&p->cond);
-        pthread_mutex_unlock(&p->mutex);
-        pthread_join(p->thread, NULL);
-        pthread_cond_destroy(&p->cond);
-        pthread_mutex_destroy(&p->mutex);
+        pthread_cond_signal(&p->worker.cond);
+        pthread_mutex_unlock(&p->worker.mutex);
+        rperf_worker_thread_join(&p->worker);
     }
     free(p->batches[0]);
     free(p->batches[1]);

@@ -9,9 +9,8 @@
  */
 #include "interval_runs.h"
 #include "interval_sort.h"
+#include "worker_thread.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +33,7 @@ struct rperf_interval_runs {
     rperf_interval_store_t *runs;
     size_t nruns, cap;
     int threaded;
-    pthread_t thread;
-    pthread_mutex_t mutex;
-    pthread_cond_t cond;
+    rperf_worker_thread_t worker;
     /* under mutex while threaded */
     sorted_slice_t job;
     int busy, done, failed;
@@ -88,23 +85,23 @@ static void *
 worker_main(void *arg)
 {
     rperf_interval_runs_t *r = arg;
-    pthread_mutex_lock(&r->mutex);
+    pthread_mutex_lock(&r->worker.mutex);
     for (;;) {
         while (!r->busy && !r->done)
-            pthread_cond_wait(&r->cond, &r->mutex);
+            pthread_cond_wait(&r->worker.cond, &r->worker.mutex);
         if (!r->busy)
             break;
         sorted_slice_t job = r->job;
         int failed = r->failed;
-        pthread_mutex_unlock(&r->mutex);
+        pthread_mutex_unlock(&r->worker.mutex);
         int rc = failed ? -1 : encode_run(r, &job);
-        pthread_mutex_lock(&r->mutex);
+        pthread_mutex_lock(&r->worker.mutex);
         if (rc < 0)
             r->failed = 1;
         r->busy = 0;
-        pthread_cond_signal(&r->cond);
+        pthread_cond_signal(&r->worker.cond);
     }
-    pthread_mutex_unlock(&r->mutex);
+    pthread_mutex_unlock(&r->worker.mutex);
     return NULL;
 }
 
@@ -121,29 +118,6 @@ free_all(rperf_interval_runs_t *r)
     free(r);
 }
 
-static int
-start_worker(rperf_interval_runs_t *r)
-{
-    if (pthread_mutex_init(&r->mutex, NULL) != 0)
-        return -1;
-    if (pthread_cond_init(&r->cond, NULL) != 0) {
-        pthread_mutex_destroy(&r->mutex);
-        return -1;
-    }
-    /* Signals stay with the program's own threads (Ruby's handlers,
-     * the sampler's timer signal). */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    int rc = pthread_create(&r->thread, NULL, worker_main, r);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (rc != 0) {
-        pthread_cond_destroy(&r->cond);
-        pthread_mutex_destroy(&r->mutex);
-        return -1;
-    }
-    return 0;
-}
 
 rperf_interval_runs_t *
 rperf_interval_runs_new(size_t slice_records, int threaded)
@@ -164,7 +138,7 @@ rperf_interval_runs_new(size_t slice_records, int threaded)
     if (threaded) {
         r->slices[1] = malloc(bytes);
         r->scratch[1] = malloc(bytes);
-        r->threaded = r->slices[1] && r->scratch[1] && start_worker(r) == 0;
+        r->threaded = r->slices[1] && r->scratch[1] && rperf_worker_thread_start(&r->worker, worker_main, r) == 0;
     }
     if (!r->threaded) {
         free(r->slices[1]);
@@ -202,17 +176,17 @@ rperf_interval_runs_submit(rperf_interval_runs_t *r, size_t n)
     sorted_slice_t s = {0};
     if (n > 0)
         s = sort_slice(r->slices[r->filling], r->scratch[r->filling], n);
-    pthread_mutex_lock(&r->mutex);
+    pthread_mutex_lock(&r->worker.mutex);
     while (r->busy)
-        pthread_cond_wait(&r->cond, &r->mutex);
+        pthread_cond_wait(&r->worker.cond, &r->worker.mutex);
     int failed = r->failed;
     if (!failed && n > 0) {
         r->job = s;
         r->busy = 1;
-        pthread_cond_signal(&r->cond);
+        pthread_cond_signal(&r->worker.cond);
         r->filling ^= 1;
     }
-    pthread_mutex_unlock(&r->mutex);
+    pthread_mutex_unlock(&r->worker.mutex);
     return failed ? -1 : 0;
 }
 
@@ -224,13 +198,11 @@ rperf_interval_runs_finish(rperf_interval_runs_t *r, rperf_interval_store_t **ru
     if (!r)
         return 0;
     if (r->threaded) {
-        pthread_mutex_lock(&r->mutex);
+        pthread_mutex_lock(&r->worker.mutex);
         r->done = 1;
-        pthread_cond_signal(&r->cond);
-        pthread_mutex_unlock(&r->mutex);
-        pthread_join(r->thread, NULL); /* the worker finishes its slice first */
-        pthread_cond_destroy(&r->cond);
-        pthread_mutex_destroy(&r->mutex);
+        pthread_cond_signal(&r->worker.cond);
+        pthread_mutex_unlock(&r->worker.mutex);
+        rperf_worker_thread_join(&r->worker); /* the worker finishes its slice first */
     }
     if (r->failed) {
         free_all(r);
