@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE 1 /* O_TMPFILE, copy_file_range, mkostemp */
 #include "interval_list.h"
+#include "interval_prefetch.h"
 #include "interval_json.h"
 #include "interval_sort.h"
 #include "errors.h"
@@ -451,29 +452,42 @@ sink_to_io(sink_t *s, VALUE io)
 }
 
 /* One pass over a list writing the JSON text of its rows and, with
- * `spill` (a descriptor >= 0), of its causes' rows to that file. The
- * chunks and the reader are released by json_pass_close, also when a
+ * `spill` (a descriptor >= 0), of its causes' rows to that file. A large
+ * list's records are merged and decoded on a worker thread while this one
+ * formats and writes the batch before (interval_prefetch.h). The chunks,
+ * the worker and the reader are released by json_pass_close, also when a
  * write raises. */
 typedef struct json_pass {
     list_reader_t reader;
+    rperf_interval_prefetch_t *prefetch;
     char *chunks; /* RPERF_INTERVAL_JSON_CHUNK each: the rows', the causes' */
     rperf_interval_json_rows_t rows;
     sink_t *out;
     int spill;
 } json_pass_t;
 
+/* Records read ahead a batch at a time: a hand-over between the threads
+ * costs a wake-up, so a batch is large (2 x 640 KiB); a list shorter than
+ * a few batches is read on this thread. */
+enum { PREFETCH_BATCH = 16384, PREFETCH_MIN_RECORDS = 4 * PREFETCH_BATCH };
+
+static size_t
+read_list(void *source, rperf_interval_t *out, size_t max)
+{
+    return reader_read(source, out, max);
+}
+
 static VALUE
 json_pass_body(VALUE arg)
 {
     json_pass_t *p = (json_pass_t *)arg;
-    enum { BATCH = 128 };
-    rperf_interval_t batch[BATCH];
     rperf_interval_json_out_t rows, causes;
     rperf_interval_json_begin(&rows, p->rows, p->chunks, p->out->emit, p->out->arg);
     if (p->spill >= 0)
         rperf_interval_json_begin(&causes, RPERF_INTERVAL_JSON_CAUSES, p->chunks + RPERF_INTERVAL_JSON_CHUNK,
                                   write_to_fd, &p->spill);
-    for (size_t got; (got = reader_read(&p->reader, batch, BATCH)) > 0;) {
+    const rperf_interval_t *batch;
+    for (size_t got; (got = rperf_interval_prefetch_next(p->prefetch, &batch)) > 0;) {
         if (p->spill >= 0)
             rperf_interval_json_put_pair(&rows, &causes, batch, got);
         else
@@ -489,6 +503,8 @@ static VALUE
 json_pass_close(VALUE arg)
 {
     json_pass_t *p = (json_pass_t *)arg;
+    rperf_interval_prefetch_free(p->prefetch); /* joins the worker, which reads the reader */
+    p->prefetch = NULL;
     reader_close((VALUE)&p->reader);
     free(p->chunks);
     p->chunks = NULL;
@@ -501,8 +517,12 @@ json_pass(interval_list_t *list, rperf_interval_json_rows_t rows, sink_t *out, i
     json_pass_t p = {.rows = rows, .out = out, .spill = spill};
     reader_open(&p.reader, list); /* raises while nothing is held */
     p.chunks = malloc((spill >= 0 ? 2 : 1) * (size_t)RPERF_INTERVAL_JSON_CHUNK);
-    if (!p.chunks) {
-        reader_close((VALUE)&p.reader);
+    int threaded = list->count >= PREFETCH_MIN_RECORDS;
+    p.prefetch = p.chunks
+                     ? rperf_interval_prefetch_new(read_list, &p.reader, threaded ? PREFETCH_BATCH : 128, threaded)
+                     : NULL;
+    if (!p.prefetch) {
+        json_pass_close((VALUE)&p);
         rb_raise(rperf_eResourceError, "rperf: cannot allocate the timeline's text buffer");
     }
     rb_ensure(json_pass_body, (VALUE)&p, json_pass_close, (VALUE)&p);

@@ -20,7 +20,7 @@
 #include "errors.h"
 #include "interval_json.h"
 #include "interval_list.h"
-#include "interval_sort.h"
+#include "interval_runs.h"
 #include "ractor_table.h"
 #include "sampler.h"
 #include "thread_slot.h"
@@ -301,38 +301,32 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     }
 }
 
-typedef struct interval_runs {
-    rperf_interval_store_t *runs;
-    size_t nruns, cap;
-    rperf_interval_t *slice, *scratch;
-    size_t fill;
-    size_t cause_rows; /* records kept that interval_causes lists */
-} interval_runs_t;
-
 struct build_args {
     build_ctx_t *ctx;
     rperf_edge_list_t table, extra;
     rperf_interval_buffer_cursor_t *cursors; /* per Ractor id - 1, begun at the cut */
     int ncursors;
-    int consume; /* the report takes the intervals out of the rings */
-    interval_runs_t runs;
+    int consume;                 /* the report takes the intervals out of the rings */
+    rperf_interval_runs_t *runs; /* while build_intervals runs (its worker joined by finish) */
 };
 
 /* Records decoded and sorted at a time: a timeline of more is sorted a
  * slice at a time into encoded runs, which the report merges as it reads
- * them, so a stop never holds more than one slice of decoded records and
- * its sort's scratch (2.5 MiB); 31 runs for a million intervals. */
+ * them, so a stop never holds more than two slices of decoded records and
+ * their sorts' scratch (5 MiB); 31 runs for a million intervals. */
 #define INTERVAL_SLICE 32768
 
-/* Clips the slice to the cut, makes its times relative to the cut's start,
- * sorts it and appends it as a run. -1 when memory ran out. */
-static int
-flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
+/* Clips the slice's n records to the cut, makes their times relative to
+ * the cut's start and resolves their causes, in place; returns how many
+ * are kept and adds the rows interval_causes will list to *cause_rows.
+ * Done on this thread (the GVL held): a cause may need the slot table. */
+static size_t
+clip_slice(build_ctx_t *ctx, rperf_interval_t *slice, size_t fill, size_t *cause_rows)
 {
     int64_t start = ctx->cut.start_ns, end = ctx->cut.end_ns;
-    size_t n = 0, cause_rows = 0;
-    for (size_t i = 0; i < ir->fill; i++) {
-        rperf_interval_t iv = ir->slice[i];
+    size_t n = 0, rows = 0;
+    for (size_t i = 0; i < fill; i++) {
+        rperf_interval_t iv = slice[i];
         if (iv.start_ns < start)
             iv.start_ns = start;
         if (iv.end_ns > end)
@@ -347,100 +341,69 @@ flush_slice(build_ctx_t *ctx, interval_runs_t *ir)
         iv.cause = (uint8_t)cause;
         if (!RPERF_CAUSE_RELEASABLE(cause))
             iv.releaser_seq = 0;
-        cause_rows += (size_t)rperf_interval_json_has_cause(&iv);
-        ir->slice[n++] = iv;
+        rows += (size_t)rperf_interval_json_has_cause(&iv);
+        slice[n++] = iv;
     }
-    ir->cause_rows += cause_rows;
-    ir->fill = 0;
-    if (n == 0)
-        return 0;
-    if (ir->nruns == ir->cap) {
-        size_t cap = ir->cap ? ir->cap * 2 : 8;
-        rperf_interval_store_t *p = realloc(ir->runs, cap * sizeof(*p));
-        if (!p)
-            return -1;
-        ir->runs = p;
-        ir->cap = cap;
-    }
-    rperf_interval_store_t *run = &ir->runs[ir->nruns++];
-    rperf_interval_store_init(run);
-    /* The keys' arrays fit in the records' scratch (16 of its 40 bytes a
-     * record), which only the fallback below uses. */
-    uint64_t *keys = (uint64_t *)(void *)ir->scratch;
-    unsigned index_bits;
-    const uint64_t *order = rperf_interval_sort_keys(ir->slice, n, keys, keys + n, &index_bits);
-    if (order) {
-        uint64_t index_mask = index_bits ? ~0ull >> (64 - index_bits) : 0;
-        for (size_t i = 0; i < n; i++)
-            if (rperf_interval_store_append(run, &ir->slice[order[i] & index_mask]) < 0)
-                return -1;
-        return 0;
-    }
-    const rperf_interval_t *sorted = rperf_interval_sort(ir->slice, ir->scratch, n);
-    for (size_t i = 0; i < n; i++)
-        if (rperf_interval_store_append(run, &sorted[i]) < 0)
-            return -1;
-    return 0;
+    *cause_rows += rows;
+    return n;
 }
 
-static void
-free_runs(interval_runs_t *ir)
+/* The full slice clipped and handed to the sorter; the next slice to fill.
+ * NULL when memory ran out. */
+static rperf_interval_t *
+flush_slice(build_ctx_t *ctx, rperf_interval_runs_t *runs, size_t fill, size_t *cause_rows)
 {
-    for (size_t i = 0; i < ir->nruns; i++)
-        rperf_interval_store_free(&ir->runs[i]);
-    free(ir->runs);
-    free(ir->slice);
-    free(ir->scratch);
-    memset(ir, 0, sizeof(*ir));
+    size_t n = clip_slice(ctx, rperf_interval_runs_slice(runs), fill, cause_rows);
+    return rperf_interval_runs_submit(runs, n) < 0 ? NULL : rperf_interval_runs_slice(runs);
 }
 
 /* The timeline, clipped to the cut, in report order and report units
  * (ns from the cut's start), as an Rperf::Contention::Intervals: the rings
  * read from the cursors collect() began (and emptied as they are read when
- * the report consumes them), then the intervals open at the cut.
+ * the report consumes them), then the intervals open at the cut. This
+ * thread decodes, clips and sorts a slice while a worker thread encodes
+ * the one before (interval_runs.h); nothing here calls Ruby or
+ * raises before the worker is joined.
  * *cause_rows: how many of them interval_causes lists. */
 static VALUE
 build_intervals(build_ctx_t *ctx, struct build_args *a, size_t *cause_rows)
 {
-    interval_runs_t *ir = &a->runs;
-    ir->slice = malloc(INTERVAL_SLICE * sizeof(*ir->slice));
-    ir->scratch = malloc(INTERVAL_SLICE * sizeof(*ir->scratch));
-    int failed = !ir->slice || !ir->scratch;
-    for (int i = 1; !failed && i <= a->ncursors; i++) {
+    a->runs = rperf_interval_runs_new(INTERVAL_SLICE, 1);
+    rperf_interval_t *slice = a->runs ? rperf_interval_runs_slice(a->runs) : NULL;
+    size_t fill = 0;
+    *cause_rows = 0;
+    for (int i = 1; slice && i <= a->ncursors; i++) {
         rperf_ractor_slot_t *r = rperf_ractor_by_id(i);
         if (!r)
             continue;
         for (;;) {
-            size_t got = rperf_interval_buffer_read(&r->intervals, &a->cursors[i - 1], ir->slice + ir->fill,
-                                                    INTERVAL_SLICE - ir->fill);
-            ir->fill += got;
+            size_t got = rperf_interval_buffer_read(&r->intervals, &a->cursors[i - 1], slice + fill,
+                                                    INTERVAL_SLICE - fill);
+            fill += got;
             if (a->consume)
                 rperf_interval_buffer_consume(&r->intervals, &a->cursors[i - 1]);
-            if (ir->fill < INTERVAL_SLICE)
+            if (fill < INTERVAL_SLICE)
                 break;
-            if (flush_slice(ctx, ir) < 0) {
-                failed = 1;
+            slice = flush_slice(ctx, a->runs, fill, cause_rows);
+            fill = 0;
+            if (!slice)
                 break;
-            }
         }
     }
-    for (size_t i = 0; !failed && i < ctx->open_count; i++) {
-        ir->slice[ir->fill++] = ctx->open[i];
-        if (ir->fill == INTERVAL_SLICE && flush_slice(ctx, ir) < 0)
-            failed = 1;
+    for (size_t i = 0; slice && i < ctx->open_count; i++) {
+        slice[fill++] = ctx->open[i];
+        if (fill == INTERVAL_SLICE) {
+            slice = flush_slice(ctx, a->runs, fill, cause_rows);
+            fill = 0;
+        }
     }
-    if (!failed && flush_slice(ctx, ir) < 0)
-        failed = 1;
-    free(ir->slice);
-    free(ir->scratch);
-    ir->slice = ir->scratch = NULL;
-    *cause_rows = ir->cause_rows;
-    rperf_interval_store_t *runs = ir->runs;
-    size_t nruns = ir->nruns;
-    if (failed)
-        free_runs(ir);
-    else
-        memset(ir, 0, sizeof(*ir)); /* the list takes the runs */
+    if (slice)
+        flush_slice(ctx, a->runs, fill, cause_rows);
+    rperf_interval_store_t *runs;
+    size_t nruns;
+    int made = a->runs != NULL;
+    int failed = rperf_interval_runs_finish(a->runs, &runs, &nruns) < 0 || !made;
+    a->runs = NULL;
 #ifdef __GLIBC__
     /* The slices were the largest blocks of this process a moment ago:
      * without a trim glibc keeps megabytes of them at the heap's top. */
@@ -870,7 +833,12 @@ build_report_cleanup(VALUE arg)
 {
     struct build_args *a = (struct build_args *)arg;
     free(a->cursors);
-    free_runs(&a->runs);
+    rperf_interval_store_t *runs;
+    size_t nruns;
+    rperf_interval_runs_finish(a->runs, &runs, &nruns); /* joins a worker left by an exception */
+    for (size_t i = 0; i < nruns; i++)
+        rperf_interval_store_free(&runs[i]);
+    free(runs);
     rperf_edge_list_free(&a->table);
     rperf_edge_list_free(&a->extra);
     free(a->ctx->open);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "interval_sort.h"
+#include "interval_reference.h"
 #include "xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -22,37 +23,6 @@ static uint64_t
 next_random(void)
 {
     return xorshift_next(&rng);
-}
-
-/* The reference order: start, then seq, then input position (kept in
- * label_set_id), which is what stability means here. */
-static int
-reference_cmp(const void *a, const void *b)
-{
-    const rperf_interval_t *x = a, *y = b;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    if (x->thread_seq != y->thread_seq)
-        return x->thread_seq < y->thread_seq ? -1 : 1;
-    return (x->label_set_id > y->label_set_id) - (x->label_set_id < y->label_set_id);
-}
-
-/* n records with random starts in [start_base, start_base + start_span)
- * and seqs below `seqs`, every other field random too; label_set_id holds
- * the input position. */
-static void
-fill_random(rperf_interval_t *input, size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
-{
-    for (size_t i = 0; i < n; i++) {
-        input[i].start_ns = start_base + (int64_t)(start_span ? next_random() % start_span : 0);
-        input[i].end_ns = input[i].start_ns + 1 + (int64_t)(next_random() % 1000);
-        input[i].thread_seq = (int32_t)(next_random() % seqs);
-        input[i].label_set_id = (int32_t)i;
-        input[i].stack_id = (int32_t)(next_random() % 7) - 1;
-        input[i].releaser_seq = (int32_t)(next_random() % 3);
-        input[i].state = (uint8_t)(i % 5);
-        input[i].cause = (uint8_t)(next_random() % 4);
-    }
 }
 
 /* A random input of n records, room for the sort's scratch, and the
@@ -69,9 +39,9 @@ make_case(size_t n, int64_t start_base, uint64_t start_span, uint32_t seqs)
     assert_non_null(c.input);
     assert_non_null(c.scratch);
     assert_non_null(c.expected);
-    fill_random(c.input, n, start_base, start_span, seqs);
+    interval_fill_random(c.input, n, start_base, start_span, seqs, &rng);
     memcpy(c.expected, c.input, n * sizeof(*c.input));
-    qsort(c.expected, n, sizeof(*c.expected), reference_cmp);
+    qsort(c.expected, n, sizeof(*c.expected), interval_reference_cmp);
     return c;
 }
 
@@ -272,7 +242,7 @@ test_keys_of_nearly_sorted_slices(void **state)
         c.input[i].start_ns = clock - (int64_t)(next_random() % 500 ? next_random() % 20000 : next_random() % clock);
     }
     memcpy(c.expected, c.input, n * sizeof(*c.input));
-    qsort(c.expected, n, sizeof(*c.expected), reference_cmp);
+    qsort(c.expected, n, sizeof(*c.expected), interval_reference_cmp);
     check_keys_against_reference(&c, n, 1);
     /* Already sorted: the keys come back as they were built. */
     memcpy(c.input, c.expected, n * sizeof(*c.input));
