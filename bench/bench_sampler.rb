@@ -12,7 +12,8 @@
 # profiled / median plain), the median process CPU time of the workload
 # (all threads, including the sampler's worker), the profiler's own counters (cost per sample =
 # sampling_time_ns / sampling_count; cost per GVL event = hook_time_ns /
-# hook_events), and the Ractor-free tick/sample counts.
+# hook_events), the Ractor-free tick/sample counts, and the process's
+# context switches during the workload (all threads, from getrusage).
 #
 # "paired overhead" is the median over rounds of (that round's run / that
 # round's plain run), steadier than the ratio of medians when the machine's
@@ -20,6 +21,11 @@
 # round's yardstick run) / that round's plain run, in points. --pin CPU runs every child under `taskset -c CPU`: on one
 # CPU nothing waits for an idle CPU to wake up, so the figures are the
 # profiler's CPU cost rather than the wake-up latencies of the machine.
+# --batch runs every child under SCHED_BATCH (`chrt --batch 0`): a woken
+# thread then no longer preempts the running one, so a hook that keeps the
+# GVL a little longer no longer turns into extra context switches (a woken
+# reader that preempts the GVL holder only to sleep on the GVL again); the
+# difference between a run with and without it is that amplification.
 #
 # --yardstick adds a counters-only hook (bench/yardstick: one clock read and
 # one atomic add per GVL event, what a counters-only tool does) as a
@@ -35,13 +41,14 @@
 # --variants v1,v2 picks the variants (plain is always run, first): any of
 # yardstick, yardstick_tick, counters, wall, cpu, hooks1hz, wall100 (wall
 # mode at 100 Hz, timeline on: the log middlewares' setup before counters
-# mode).
+# mode), hooks1hz_notimeline (hooks1hz without the timeline: hooks1hz minus
+# it is the timeline's share).
 #
 # --base LIB_DIR,EXT_DIR runs every profiler variant a second time in each
 # round with another build (e.g. the previous commit's), as "<variant>@base",
 # so the two builds are compared side by side under the same drift.
 #
-#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU]
+#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU] [--batch]
 #        [--yardstick | --variants v1,v2,...] [--base LIB_DIR,EXT_DIR]
 require "etc"
 require "json"
@@ -62,7 +69,8 @@ module BenchSampler
   START = {
     "wall" => { frequency: 1000, mode: :wall }, "cpu" => { frequency: 1000, mode: :cpu },
     "hooks1hz" => { frequency: 1, mode: :wall }, "wall100" => { frequency: 100, mode: :wall },
-    "counters" => { mode: :counters }
+    "counters" => { mode: :counters },
+    "hooks1hz_notimeline" => { frequency: 1, mode: :wall, timeline: false }
   }.freeze
   KNOWN = (%w[plain yardstick yardstick_tick] + START.keys).freeze
 
@@ -75,6 +83,28 @@ module BenchSampler
   def process_cpu
     Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
   end
+
+  # The process's context switches so far, voluntary plus involuntary, of
+  # every thread it ever had (getrusage(RUSAGE_SELF) on Linux counts the
+  # threads that have ended too), or nil where it cannot be read.
+  def context_switches
+    @getrusage ||= begin
+      require "fiddle"
+      Fiddle::Function.new(Fiddle::Handle::DEFAULT["getrusage"], [Fiddle::TYPE_INT, Fiddle::TYPE_VOIDP], Fiddle::TYPE_INT)
+    rescue LoadError, Fiddle::DLError
+      false
+    end
+    return nil unless @getrusage && RUBY_PLATFORM.include?("linux") && Fiddle::SIZEOF_LONG == 8
+
+    usage = Fiddle::Pointer.malloc(RUSAGE_BYTES, Fiddle::RUBY_FREE)
+    return nil unless @getrusage.call(0, usage).zero? # RUSAGE_SELF
+
+    usage[RUSAGE_NVCSW_OFFSET, 16].unpack("q2").sum # ru_nvcsw, ru_nivcsw
+  end
+  # struct rusage on 64-bit Linux: two timevals, then 14 longs, of which
+  # ru_nvcsw and ru_nivcsw are the last two.
+  RUSAGE_BYTES = 144
+  RUSAGE_NVCSW_OFFSET = 128
 
   # Child: run one workload once and print one JSON line.
   def child(workload, variant)
@@ -90,13 +120,15 @@ module BenchSampler
       require "rperf"
       Rperf.start(**START.fetch(variant))
     end
+    s0 = context_switches
     t0 = monotonic
     c0 = process_cpu
     BenchWorkloads.public_send(method)
     elapsed = monotonic - t0
     cpu = process_cpu - c0
+    switches = s0 && context_switches - s0
     stats = variant == "plain" || variant.start_with?("yardstick") ? {} : stats_of(Rperf.stop)
-    puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "stats" => stats })
+    puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "switches" => switches, "stats" => stats })
   end
 
   # The report's stats, whatever shape the Ruby API returns it in.
@@ -114,6 +146,7 @@ module BenchSampler
     end
     args = load_path.flat_map { |dir| ["-I", dir] }
     prefix = pin ? ["taskset", "-c", pin] : []
+    prefix = ["chrt", "--batch", "0", *prefix] if @batch
     out = IO.popen([*prefix, RbConfig.ruby, *args, __FILE__, "--child", workload, variant], &:read)
     raise "child #{workload}/#{variant} failed" unless $?.success?
 
@@ -139,6 +172,7 @@ module BenchSampler
         selected = chosen == "all" ? WORKLOADS.keys : [chosen]
         abort "bench_sampler: --workload must be a, b or all" unless (selected - WORKLOADS.keys).empty?
       when "--pin" then pin = argv.shift.to_s
+      when "--batch" then @batch = true
       when "--yardstick" then variants = YARDSTICK_VARIANTS
       when "--variants"
         variants = ["plain", *argv.shift.to_s.split(",").reject { _1 == "plain" }]
@@ -155,7 +189,7 @@ module BenchSampler
     load_path += [YardstickBuild.build("bench_sampler")] if variants.any? { _1.start_with?("yardstick") }
     variants = variants.flat_map { |v| START.key?(v) ? [v, v + BASE_SUFFIX] : [v] } if @base_load_path
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
-         "#{pin ? ", every run pinned to CPU #{pin}" : ''}"
+         "#{pin ? ", every run pinned to CPU #{pin}" : ''}#{@batch ? ', SCHED_BATCH' : ''}"
     selected.each do |workload|
       results = variants.to_h { |v| [v, []] }
       runs.times { variants.each { |v| results[v] << run_child(workload, v, load_path, pin) } }
@@ -171,8 +205,16 @@ module BenchSampler
     variants.each do |variant|
       times = results[variant].map { _1["elapsed"] }
       cpu = median(results[variant].map { _1["cpu"] })
-      line = format("  %-14s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
+      line = format("  %-19s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
                     median(times) * 1e3, times.min * 1e3, times.max * 1e3, cpu * 1e3, (cpu / plain_cpu - 1) * 100)
+      if results[variant].all? { _1["switches"] } && results["plain"].all? { _1["switches"] }
+        # A hook that keeps the GVL longer lets more woken threads run into a
+        # held lock and sleep again: each such switch costs microseconds the
+        # hooks' own clock does not see.
+        switches = results[variant].zip(results["plain"]).map { |run, base| run["switches"] - base["switches"] }
+        line += format("  context switches %d (paired %+d)", median(results[variant].map { _1["switches"] }),
+                       median(switches))
+      end
       if variant != "plain"
         ratio = median(times) / plain
         stats = results[variant].map { _1["stats"] }
