@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -44,6 +45,8 @@ static struct {
     timer_t timer_id;
     int has_timer;
     pid_t worker_tid;
+    int manage_policy; /* worker only: it started as SCHED_OTHER, so it may switch */
+    int batch;         /* worker only: it runs as SCHED_BATCH now */
     rperf_timer_callbacks_t cb;
 } g_timer = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
@@ -98,6 +101,37 @@ pace_locked(int idle)
     return g_timer.slow ? g_timer.slow_ns : g_timer.interval_ns;
 }
 
+/* Worker only. While its wake-ups are not sampling ticks at the interval
+ * (the slow pace, or disarmed: drains only) the worker runs as SCHED_BATCH:
+ * woken, it waits for the running thread's slice to end instead of
+ * preempting it. On one busy CPU every preemption of a GVL holder by the
+ * worker set off a chain of woken threads that found the GVL taken and
+ * slept again (40,000 context switches more per run of docs/performance.md's
+ * workload (b), 100 wake-ups a second). At the interval it is SCHED_OTHER
+ * again: a batch worker on a saturated CPU ticked at a third of the rate.
+ * A worker that inherited another policy (a program run under chrt) keeps
+ * it; a failed switch is not retried. */
+/* Mutex held: whether the worker's wake-ups are sampling ticks at an
+ * interval shorter than the drain's (the only ones a few milliseconds'
+ * delay would thin out). */
+static int
+wants_batch_locked(void)
+{
+    return !atomic_load(&g_timer.armed) || g_timer.slow || g_timer.interval_ns >= RPERF_TIMER_DRAIN_NS;
+}
+
+static void
+settle_policy(int want_batch)
+{
+    if (!g_timer.manage_policy || want_batch == g_timer.batch)
+        return;
+    struct sched_param param = {.sched_priority = 0};
+    if (pthread_setschedparam(pthread_self(), want_batch ? SCHED_BATCH : SCHED_OTHER, &param) == 0)
+        g_timer.batch = want_batch;
+    else
+        g_timer.manage_policy = 0;
+}
+
 static void
 finish_setup(const char *error)
 {
@@ -122,12 +156,17 @@ signal_loop(void)
             break;
         /* SI_TIMER: a timer expiry; anything else (our own wake-up) is not
          * a tick. */
+        int want_batch;
         if (got == g_timer.signo && info.si_code == SI_TIMER && atomic_load(&g_timer.armed)) {
             int idle = g_timer.cb.tick(g_timer.cb.arg);
             pthread_mutex_lock(&g_timer.mutex);
             pace_locked(idle);
-            pthread_mutex_unlock(&g_timer.mutex);
+        } else {
+            pthread_mutex_lock(&g_timer.mutex);
         }
+        want_batch = wants_batch_locked();
+        pthread_mutex_unlock(&g_timer.mutex);
+        settle_policy(want_batch);
         g_timer.cb.drain(g_timer.cb.arg);
     }
 }
@@ -157,15 +196,19 @@ condvar_loop(void)
         pthread_mutex_unlock(&g_timer.mutex);
         now = monotonic_ns();
         int64_t period = 0;
-        if (atomic_load(&g_timer.armed) && was_armed && now >= next_tick) {
-            int idle = g_timer.cb.tick(g_timer.cb.arg);
-            pthread_mutex_lock(&g_timer.mutex);
+        int ticked = atomic_load(&g_timer.armed) && was_armed && now >= next_tick;
+        int idle = ticked ? g_timer.cb.tick(g_timer.cb.arg) : 0;
+        pthread_mutex_lock(&g_timer.mutex);
+        if (ticked)
             period = pace_locked(idle);
-            pthread_mutex_unlock(&g_timer.mutex);
+        int want_batch = wants_batch_locked();
+        pthread_mutex_unlock(&g_timer.mutex);
+        if (ticked) {
             next_tick += period;
             if (next_tick <= now)
                 next_tick = now + period;
         }
+        settle_policy(want_batch);
         g_timer.cb.drain(g_timer.cb.arg);
         pthread_mutex_lock(&g_timer.mutex);
     }
@@ -179,6 +222,10 @@ worker_main(void *arg)
     /* Named so that tools (and the tests) can tell it from Ruby's threads. */
     pthread_setname_np(pthread_self(), RPERF_TIMER_THREAD_NAME);
     g_timer.worker_tid = rperf_native_tid();
+    int policy;
+    struct sched_param param;
+    g_timer.batch = 0;
+    g_timer.manage_policy = pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_OTHER;
     if (g_timer.signo > 0) {
         struct sigevent sev;
         memset(&sev, 0, sizeof(sev));

@@ -17,6 +17,12 @@
  * starts needing ticks gets its first sample up to RPERF_TIMER_DRAIN_NS
  * late, weighing the whole time since its previous one: no weight is lost.
  *
+ * Scheduling: while its wake-ups are not ticks at an interval shorter than
+ * RPERF_TIMER_DRAIN_NS (the slow pace, disarmed, or 100 Hz and slower) the
+ * worker runs as SCHED_BATCH, so waking it does not preempt the thread on
+ * the CPU (a Ruby thread holding its GVL); then SCHED_OTHER again. A worker
+ * that did not start as SCHED_OTHER keeps its policy.
+ *
  * Contract
  * - One timer per process. start/stop/arm/disarm are called by the sampler
  *   with the GVL held (main Ractor); they never call the callbacks.

@@ -93,6 +93,71 @@ class TestSamplerPace < Test::Unit::TestCase
     assert_full_rate_after_hand_offs(signal: false)
   end
 
+  SCHED_OTHER = 0
+  SCHED_BATCH = 3
+
+  # The worker thread's scheduling policy (field 41 of its /proc stat line).
+  def worker_policy
+    Dir["/proc/self/task/*"].each do |task|
+      stat = File.read("#{task}/stat")
+      next unless stat[/\((.*)\)/, 1] == "rperf-sampler"
+
+      return Integer(stat[stat.rindex(")") + 2..].split[38])
+    rescue Errno::ENOENT, Errno::ESRCH
+      next # a thread that ended while we looked
+    end
+    nil
+  end
+
+  # While the ticks rest, a wake-up of the worker must not preempt the GVL
+  # holder on a busy CPU (SCHED_BATCH); a thread computing alone gets its
+  # ticks at full rate from a worker that may preempt (SCHED_OTHER).
+  def test_the_resting_worker_runs_as_batch_and_the_ticking_one_does_not
+    [nil, false].each do |signal|
+      Rperf.start(frequency: 1000, mode: :wall, signal: signal)
+      seen = []
+      watching = true
+      watcher = Thread.new do
+        while watching
+          seen << worker_policy
+          sleep 0.005
+        end
+      end
+      ping_pong(1500)
+      watching = false
+      watcher.join
+      computing = Thread.new do
+        burn(0.2)
+        worker_policy # read while this thread still holds its GVL
+      end.value
+      Rperf.stop
+      assert_include seen, SCHED_BATCH, "signal: #{signal.inspect}: the resting worker runs as SCHED_BATCH (#{seen.uniq})"
+      assert_equal SCHED_OTHER, computing, "signal: #{signal.inspect}: the ticking worker runs as SCHED_OTHER"
+    end
+  end
+
+  # A program started under another policy keeps it on the worker too.
+  def test_a_worker_under_chrt_keeps_the_inherited_policy
+    chrt = ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { File.join(_1, "chrt") }.find { File.executable?(_1) }
+    omit "chrt is not installed" unless chrt
+    script = <<~'RUBY'
+      require "rperf"
+      Rperf.start(frequency: 1000, mode: :wall)
+      stop_at = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) + 0.1
+      (1..200).sum { _1 * _1 } while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) < stop_at
+      policies = Dir["/proc/self/task/*"].filter_map do |task|
+        stat = File.read("#{task}/stat")
+        stat[stat.rindex(")") + 2..].split[38] if stat[/\((.*)\)/, 1] == "rperf-sampler"
+      end
+      Rperf.stop
+      print policies.join(",")
+    RUBY
+    args = $LOAD_PATH.grep_v(%r{/gems/|/lib/ruby/}).flat_map { ["-I", _1] }
+    out = IO.popen([chrt, "--batch", "0", RbConfig.ruby, *args, "-e", script], err: %i[child out], &:read)
+    assert_predicate $?, :success?, out
+    assert_equal SCHED_BATCH.to_s, out, "the worker of a program run under SCHED_BATCH stays SCHED_BATCH"
+  end
+
   def assert_full_rate_after_hand_offs(signal:)
     Rperf.start(frequency: 1000, mode: :wall, aggregate: false, signal: signal)
     ping_pong(1500) # the worker slows down here
