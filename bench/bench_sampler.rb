@@ -22,10 +22,10 @@
 # CPU nothing waits for an idle CPU to wake up, so the figures are the
 # profiler's CPU cost rather than the wake-up latencies of the machine.
 # --batch runs every child under SCHED_BATCH (`chrt --batch 0`): a woken
-# thread then no longer preempts the running one, so a hook that keeps the
-# GVL a little longer no longer turns into extra context switches (a woken
-# reader that preempts the GVL holder only to sleep on the GVL again); the
-# difference between a run with and without it is that amplification.
+# thread then no longer preempts the running one, so nothing the profiler
+# wakes turns into extra context switches (woken readers that run while the
+# GVL holder is preempted, only to sleep on the GVL again); the difference
+# between a run with and without it is that amplification.
 #
 # --yardstick adds a counters-only hook (bench/yardstick: one clock read and
 # one atomic add per GVL event, what a counters-only tool does) as a
@@ -208,8 +208,8 @@ module BenchSampler
       line = format("  %-19s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
                     median(times) * 1e3, times.min * 1e3, times.max * 1e3, cpu * 1e3, (cpu / plain_cpu - 1) * 100)
       if results[variant].all? { _1["switches"] } && results["plain"].all? { _1["switches"] }
-        # A hook that keeps the GVL longer lets more woken threads run into a
-        # held lock and sleep again: each such switch costs microseconds the
+        # Whatever preempts the GVL holder lets woken threads run into the
+        # held GVL and sleep again: each such switch costs microseconds the
         # hooks' own clock does not see.
         switches = results[variant].zip(results["plain"]).map { |run, base| run["switches"] - base["switches"] }
         line += format("  context switches %d (paired %+d)", median(results[variant].map { _1["switches"] }),
