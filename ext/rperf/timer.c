@@ -101,16 +101,6 @@ pace_locked(int idle)
     return g_timer.slow ? g_timer.slow_ns : g_timer.interval_ns;
 }
 
-/* Worker only. While its wake-ups are not sampling ticks at the interval
- * (the slow pace, or disarmed: drains only) the worker runs as SCHED_BATCH:
- * woken, it waits for the running thread's slice to end instead of
- * preempting it. On one busy CPU every preemption of a GVL holder by the
- * worker set off a chain of woken threads that found the GVL taken and
- * slept again (40,000 context switches more per run of docs/performance.md's
- * workload (b), 100 wake-ups a second). At the interval it is SCHED_OTHER
- * again: a batch worker on a saturated CPU ticked at a third of the rate.
- * A worker that inherited another policy (a program run under chrt) keeps
- * it; a failed switch is not retried. */
 /* Mutex held: whether the worker's wake-ups are sampling ticks at an
  * interval shorter than the drain's (the only ones a few milliseconds'
  * delay would thin out). */
@@ -120,6 +110,16 @@ wants_batch_locked(void)
     return !atomic_load(&g_timer.armed) || g_timer.slow || g_timer.interval_ns >= RPERF_TIMER_DRAIN_NS;
 }
 
+/* Worker only. While its wake-ups are not ticks faster than 100 Hz (the
+ * slow pace, disarmed: drains only, or a frequency of 100 Hz or less) the
+ * worker runs as SCHED_BATCH: woken, it waits for the running thread's
+ * slice to end instead of preempting it. On one busy CPU every preemption of a GVL holder by the
+ * worker set off a chain of woken threads that found the GVL taken and
+ * slept again (40,000 context switches more per run of docs/performance.md's
+ * workload (b), 100 wake-ups a second). At the interval it is SCHED_OTHER
+ * again: a batch worker on a saturated CPU ticked at a third of the rate.
+ * A worker that inherited another policy (a program run under chrt) keeps
+ * it; a failed switch is not retried. */
 static void
 settle_policy(int want_batch)
 {
