@@ -3,7 +3,8 @@
 # bench/bench_sampler.rb — overhead of the sampler and the GVL/GC hooks.
 #
 # For each workload ((a) four CPU-bound threads, (b) eight threads doing tiny
-# blocking pipe IO) it runs, interleaved, N rounds of: plain, profiled at
+# blocking pipe IO, (mixed) four CPU-bound threads beside two pipe ping-pong
+# pairs) it runs, interleaved, N rounds of: plain, profiled at
 # 1 kHz in wall mode, profiled at 1 kHz in cpu mode, and the hooks alone
 # (wall mode at 1 Hz). Every run is a fresh
 # process (no warm-up carried between variants); the time measured is the
@@ -12,8 +13,10 @@
 # profiled / median plain), the median process CPU time of the workload
 # (all threads, including the sampler's worker), the profiler's own counters (cost per sample =
 # sampling_time_ns / sampling_count; cost per GVL event = hook_time_ns /
-# hook_events), the Ractor-free tick/sample counts, and the process's
-# context switches during the workload (all threads, from getrusage).
+# hook_events), the Ractor-free tick/sample counts, the process's
+# context switches during the workload (all threads, from getrusage), and the
+# process's peak RSS (getrusage's ru_maxrss, read after Rperf.stop, so the
+# report's building counts; paired: each round's run minus its plain run).
 #
 # "paired overhead" is the median over rounds of (that round's run / that
 # round's plain run), steadier than the ratio of medians when the machine's
@@ -48,7 +51,7 @@
 # round with another build (e.g. the previous commit's), as "<variant>@base",
 # so the two builds are compared side by side under the same drift.
 #
-#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|all] [--pin CPU] [--batch]
+#   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|mixed|all] [--pin CPU] [--batch]
 #        [--yardstick | --variants v1,v2,...] [--base LIB_DIR,EXT_DIR]
 require "etc"
 require "json"
@@ -59,7 +62,8 @@ require_relative "yardstick/build"
 module BenchSampler
   WORKLOADS = {
     "a" => ["cpu_threads", "four CPU-bound threads"],
-    "b" => ["gvl_switch", "eight threads, tiny blocking pipe IO"]
+    "b" => ["gvl_switch", "eight threads, tiny blocking pipe IO"],
+    "mixed" => ["mixed_threads", "four CPU-bound threads beside two pipe ping-pong pairs"]
   }.freeze
   # hooks1hz: wall mode at 1 Hz, i.e. the GVL/GC hooks with (almost) no
   # sampling: wall minus hooks1hz is the sampler's own share.
@@ -88,6 +92,18 @@ module BenchSampler
   # every thread it ever had (getrusage(RUSAGE_SELF) on Linux counts the
   # threads that have ended too), or nil where it cannot be read.
   def context_switches
+    usage = rusage or return nil
+    usage[RUSAGE_NVCSW_OFFSET, 16].unpack("q2").sum # ru_nvcsw, ru_nivcsw
+  end
+
+  # The process's peak resident set so far, in bytes, or nil.
+  def peak_rss
+    usage = rusage or return nil
+    usage[RUSAGE_MAXRSS_OFFSET, 8].unpack1("q") * 1024 # ru_maxrss is in KiB on Linux
+  end
+
+  # getrusage(RUSAGE_SELF) as raw bytes, or nil where it cannot be read.
+  def rusage
     @getrusage ||= begin
       require "fiddle"
       Fiddle::Function.new(Fiddle::Handle::DEFAULT["getrusage"], [Fiddle::TYPE_INT, Fiddle::TYPE_VOIDP], Fiddle::TYPE_INT)
@@ -97,19 +113,19 @@ module BenchSampler
     return nil unless @getrusage && RUBY_PLATFORM.include?("linux") && Fiddle::SIZEOF_LONG == 8
 
     usage = Fiddle::Pointer.malloc(RUSAGE_BYTES, Fiddle::RUBY_FREE)
-    return nil unless @getrusage.call(0, usage).zero? # RUSAGE_SELF
-
-    usage[RUSAGE_NVCSW_OFFSET, 16].unpack("q2").sum # ru_nvcsw, ru_nivcsw
+    @getrusage.call(0, usage).zero? ? usage : nil # RUSAGE_SELF
   end
-  # struct rusage on 64-bit Linux: two timevals, then 14 longs, of which
-  # ru_nvcsw and ru_nivcsw are the last two.
+  # struct rusage on 64-bit Linux: two timevals, then 14 longs: ru_maxrss is
+  # the first, ru_nvcsw and ru_nivcsw are the last two.
   RUSAGE_BYTES = 144
+  RUSAGE_MAXRSS_OFFSET = 32
   RUSAGE_NVCSW_OFFSET = 128
 
   # Child: run one workload once and print one JSON line.
   def child(workload, variant)
     require_relative "workloads/cpu_threads"
     require_relative "workloads/gvl_switch"
+    require_relative "workloads/mixed_threads"
     method = WORKLOADS.fetch(workload).first
     BenchWorkloads.public_send(method, 2) # JIT-free warm-up of the code paths
     if variant.start_with?("yardstick")
@@ -128,7 +144,8 @@ module BenchSampler
     cpu = process_cpu - c0
     switches = s0 && context_switches - s0
     stats = variant == "plain" || variant.start_with?("yardstick") ? {} : stats_of(Rperf.stop)
-    puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "switches" => switches, "stats" => stats })
+    puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "switches" => switches, "peak_rss" => peak_rss,
+                         "stats" => stats })
   end
 
   # The report's stats, whatever shape the Ruby API returns it in.
@@ -138,6 +155,7 @@ module BenchSampler
   end
 
   BASE_SUFFIX = "@base"
+  MIB = 1024.0 * 1024
 
   def run_child(workload, variant, load_path, pin = nil)
     if variant.end_with?(BASE_SUFFIX)
@@ -170,7 +188,7 @@ module BenchSampler
       when "--workload"
         chosen = argv.shift
         selected = chosen == "all" ? WORKLOADS.keys : [chosen]
-        abort "bench_sampler: --workload must be a, b or all" unless (selected - WORKLOADS.keys).empty?
+        abort "bench_sampler: --workload must be #{WORKLOADS.keys.join(', ')} or all" unless (selected - WORKLOADS.keys).empty?
       when "--pin" then pin = argv.shift.to_s
       when "--batch" then @batch = true
       when "--yardstick" then variants = YARDSTICK_VARIANTS
@@ -214,6 +232,11 @@ module BenchSampler
         switches = results[variant].zip(results["plain"]).map { |run, base| run["switches"] - base["switches"] }
         line += format("  context switches %d (paired %+d)", median(results[variant].map { _1["switches"] }),
                        median(switches))
+      end
+      if results[variant].all? { _1["peak_rss"] } && results["plain"].all? { _1["peak_rss"] }
+        rss = results[variant].zip(results["plain"]).map { |run, base| run["peak_rss"] - base["peak_rss"] }
+        line += format("  peak RSS %.1f MiB (paired %+.1f)", median(results[variant].map { _1["peak_rss"] }) / MIB,
+                       median(rss) / MIB)
       end
       if variant != "plain"
         ratio = median(times) / plain

@@ -3,7 +3,8 @@
 # Wall mode while the GVL changes hands: the worker's ticks rest (no signal,
 # a slower pace, a job at most every 10 ms), the RESUMED hook samples what
 # running time the jobs leave, and the ticks come back at full rate as soon
-# as a thread holds its GVL for a whole interval.
+# as a thread holds its GVL for a whole interval. In wall and cpu mode the
+# worker waits as SCHED_BATCH while the GVL changes hands.
 require_relative "test_sampler_helper"
 
 class TestSamplerPace < Test::Unit::TestCase
@@ -96,43 +97,61 @@ class TestSamplerPace < Test::Unit::TestCase
   SCHED_OTHER = 0
   SCHED_BATCH = 3
 
-  # The worker thread's scheduling policy (field 41 of its /proc stat line).
-  def worker_policy
+  # The worker thread's /proc stat file, opened (nil when there is none).
+  def worker_stat_file
     Dir["/proc/self/task/*"].each do |task|
-      stat = File.read("#{task}/stat")
-      next unless stat[/\((.*)\)/, 1] == "rperf-sampler"
-
-      return Integer(stat[stat.rindex(")") + 2..].split[38])
+      return File.open("#{task}/stat") if File.read("#{task}/comm").chomp == "rperf-sampler"
     rescue Errno::ENOENT, Errno::ESRCH
       next # a thread that ended while we looked
     end
     nil
   end
 
-  # While the ticks rest, a wake-up of the worker must not preempt the GVL
-  # holder on a busy CPU (SCHED_BATCH); a thread computing alone gets its
-  # ticks at full rate from a worker that may preempt (SCHED_OTHER).
-  def test_the_resting_worker_runs_as_batch_and_the_ticking_one_does_not
-    [nil, false].each do |signal|
-      Rperf.start(frequency: 1000, mode: :wall, signal: signal)
+  # The worker's scheduling policy (field 41 of its stat line), read with one
+  # pread of the open file: each open and read releases the GVL, and a holder
+  # that took its GVL within the last interval is one whose GVL is changing
+  # hands, so a probe that opened files would see the policy it caused.
+  def worker_policy(stat_file)
+    stat = stat_file.pread(1024, 0)
+    Integer(stat[stat.rindex(")") + 2..].split[38])
+  end
+
+  # While the GVL changes hands (wall mode: the ticks rest; cpu mode: they
+  # go on at 1 kHz), a wake-up of the worker must not preempt the GVL holder
+  # on a busy CPU (SCHED_BATCH); a thread computing alone gets its ticks at
+  # full rate from a worker that may preempt (SCHED_OTHER).
+  def test_the_worker_runs_as_batch_while_the_gvl_changes_hands
+    [[:wall, nil], [:wall, false], [:cpu, nil], [:cpu, false]].each do |mode, signal|
+      Rperf.start(frequency: 1000, mode: mode, signal: signal)
+      stat_file = worker_stat_file
+      refute_nil stat_file, "the sampler's worker thread (rperf-sampler) is running"
       seen = []
       watching = true
       watcher = Thread.new do
         while watching
-          seen << worker_policy
+          seen << worker_policy(stat_file)
           sleep 0.005
         end
       end
       ping_pong(1500)
       watching = false
       watcher.join
+      # Read while this thread keeps its GVL between the reads. Each read
+      # releases it for a moment (the next tick may find it changing hands),
+      # and in condvar mode the job the worker triggers wakes the joining main
+      # thread now and then (Ruby 3.3 sends it to the main Ractor's last
+      # running thread): the policy is SCHED_BATCH for a tick then, not for long.
       computing = Thread.new do
-        burn(0.2)
-        worker_policy # read while this thread still holds its GVL
+        Array.new(5) do
+          burn(0.04)
+          worker_policy(stat_file)
+        end
       end.value
+      stat_file.close
       Rperf.stop
-      assert_include seen, SCHED_BATCH, "signal: #{signal.inspect}: the resting worker runs as SCHED_BATCH (#{seen.uniq})"
-      assert_equal SCHED_OTHER, computing, "signal: #{signal.inspect}: the ticking worker runs as SCHED_OTHER"
+      label = "#{mode}, signal: #{signal.inspect}"
+      assert_include seen, SCHED_BATCH, "#{label}: while the GVL changes hands the worker runs as SCHED_BATCH (#{seen.uniq})"
+      assert_include computing, SCHED_OTHER, "#{label}: ticking for a holder that keeps its GVL the worker runs as SCHED_OTHER (#{computing})"
     end
   end
 
