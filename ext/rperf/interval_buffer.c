@@ -64,23 +64,25 @@ rperf_interval_buffer_push(rperf_interval_buffer_t *buf, const rperf_interval_t 
         __atomic_fetch_add(&buf->dropped, 1, __ATOMIC_RELAXED);
         return -1;
     }
-    rperf_interval_codec_state_t next = buf->head_state;
     uint64_t head = __atomic_load_n(&buf->head, __ATOMIC_RELAXED);
     uint64_t records = __atomic_load_n(&buf->head_records, __ATOMIC_RELAXED);
     uint64_t at = buf->head_at;
     /* Room for the largest record before the end and before the consumer:
      * encoded in place, no copy (the bytes past it are free, and nobody
-     * reads past head). */
+     * reads past head), and the encoder's state advanced in place: the
+     * record cannot be dropped now. (A copy of the state through the stack
+     * cost a stalled load: the encoder stores its fields one by one, the
+     * copy read them back as one wide load.) */
     if (buf->capacity - at >= RPERF_INTERVAL_CODEC_MAX_BYTES &&
         head + RPERF_INTERVAL_CODEC_MAX_BYTES - buf->tail_seen <= buf->capacity &&
         records - buf->tail_records_seen < buf->max_records) {
-        uint64_t len = rperf_interval_encode(&next, rec, buf->bytes + at);
-        buf->head_state = next;
+        uint64_t len = rperf_interval_encode(&buf->head_state, rec, buf->bytes + at);
         buf->head_at = at + len == buf->capacity ? 0 : at + len;
         __atomic_store_n(&buf->head_records, records + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&buf->head, head + len, __ATOMIC_RELEASE);
         return 0;
     }
+    rperf_interval_codec_state_t next = buf->head_state;
     uint8_t encoded[RPERF_INTERVAL_CODEC_MAX_BYTES];
     uint64_t len = rperf_interval_encode(&next, rec, encoded);
     if (head + len - buf->tail_seen > buf->capacity || records - buf->tail_records_seen >= buf->max_records) {

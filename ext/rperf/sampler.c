@@ -351,15 +351,16 @@ emit_pending(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread, unsi
  * left up to running_until_ns is running time, sampled here too once it
  * reaches HOOK_RUNNING_INTERVALS intervals. Inlined into each recorder:
  * its weights are constants but for one or two frames, so the loops over
- * the frames fold away (the RESUMED hook runs it at every hand-off). */
+ * the frames fold away (the RESUMED hook runs it at every hand-off).
+ * total_ns is the sum of the weights, from the caller's scalars: summed
+ * here, the weights just stored one by one were read back as one wide load,
+ * which stalled. */
 static inline __attribute__((always_inline)) void
 accumulate(rperf_thread_slot_t *slot, sampler_thread_t *st, VALUE thread,
-           const int64_t weights[RPERF_SYNTHETIC_FRAMES], int64_t running_until_ns)
+           const int64_t weights[RPERF_SYNTHETIC_FRAMES], int64_t total_ns, int64_t running_until_ns)
 {
-    int64_t total = 0;
+    int64_t total = total_ns;
     int64_t running = 0;
-    for (int frame = 0; frame < RPERF_SYNTHETIC_FRAMES; frame++)
-        total += weights[frame];
     if (!prime_slot(slot, st)) {
         st->sample_prev_ns += total;
         if (running_until_ns > 0 &&
@@ -411,7 +412,7 @@ rperf_sampler_record_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t no
     int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[RPERF_FRAME_GVL_BLOCKED] = blocked_ns;
     weights[RPERF_FRAME_GVL_WAIT] = wait_ns;
-    accumulate(slot, st, thread, weights, now_ns);
+    accumulate(slot, st, thread, weights, blocked_ns + wait_ns, now_ns);
 }
 
 void
@@ -472,7 +473,7 @@ rperf_sampler_record_synthetic(rperf_thread_slot_t *slot, VALUE thread, enum rpe
     }
     int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[frame] = weight_ns;
-    accumulate(slot, st, thread, weights, 0);
+    accumulate(slot, st, thread, weights, weight_ns, 0);
 }
 
 void
