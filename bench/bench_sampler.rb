@@ -17,6 +17,7 @@
 # context switches during the workload (all threads, from getrusage), and the
 # process's peak RSS (getrusage's ru_maxrss, read after Rperf.stop, so the
 # report's building counts; paired: each round's run minus its plain run).
+# A short summary table of the paired figures closes the output.
 #
 # "paired overhead" is the median over rounds of (that round's run / that
 # round's plain run), steadier than the ratio of medians when the machine's
@@ -208,10 +209,47 @@ module BenchSampler
     variants = variants.flat_map { |v| START.key?(v) ? [v, v + BASE_SUFFIX] : [v] } if @base_load_path
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
          "#{pin ? ", every run pinned to CPU #{pin}" : ''}#{@batch ? ', SCHED_BATCH' : ''}"
-    selected.each do |workload|
+    summaries = selected.map do |workload|
       results = variants.to_h { |v| [v, []] }
       runs.times { variants.each { |v| results[v] << run_child(workload, v, load_path, pin) } }
       report(workload, results, variants)
+      [workload, results]
+    end
+    summary(summaries, variants)
+  end
+
+  # One short row per workload and variant, the paired figures only (the
+  # lines above carry the rest): what docs/performance.md's tables quote.
+  def summary(summaries, variants)
+    puts
+    puts "summary (medians over rounds of each run against its round's plain and yardstick runs):"
+    puts format("  %-8s %-19s %9s %11s %10s %10s", "workload", "variant", "paired", "vs yardst.", "switches", "peak RSS")
+    summaries.each do |workload, results|
+      plain = results["plain"]
+      variants.each do |variant|
+        next if variant == "plain"
+
+        runs = results[variant]
+        paired = median(runs.zip(plain).map { |run, base| run["elapsed"] / base["elapsed"] - 1 }) * 100
+        over = if results.key?("yardstick") && variant != "yardstick"
+                 format("%+.1f pt", median(runs.zip(results["yardstick"], plain).map do |run, yard, base|
+                   (run["elapsed"] - yard["elapsed"]) / base["elapsed"] * 100
+                 end))
+               else
+                 "—"
+               end
+        switches = if runs.all? { _1["switches"] } && plain.all? { _1["switches"] }
+                     format("%+d", median(runs.zip(plain).map { |run, base| run["switches"] - base["switches"] }))
+                   else
+                     "—"
+                   end
+        rss = if runs.all? { _1["peak_rss"] } && plain.all? { _1["peak_rss"] }
+                format("%+.1f MiB", median(runs.zip(plain).map { |run, base| run["peak_rss"] - base["peak_rss"] }) / MIB)
+              else
+                "—"
+              end
+        puts format("  %-8s %-19s %+8.1f%% %11s %10s %10s", workload, variant, paired, over, switches, rss)
+      end
     end
   end
 
