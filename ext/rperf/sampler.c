@@ -78,9 +78,8 @@ typedef struct sampler_thread {
     int64_t pending_ns[RPERF_SYNTHETIC_FRAMES]; /* short synthetic time not yet attributed */
     int pending_label_set_id[RPERF_SYNTHETIC_FRAMES];
     int64_t gc_cpu_from_ns; /* cpu mode: thread CPU clock where the GC span began, 0 if unknown */
-    /* Monotonic ns of this thread's latest RESUMED (atomic, relaxed: read
-     * by the worker, which rests in wall mode, and runs as SCHED_BATCH in
-     * both modes, while the GVL changes hands). */
+    /* Wall mode: monotonic ns of this thread's latest RESUMED (atomic,
+     * relaxed: read by the worker, which rests while the GVL changes hands). */
     int64_t resumed_ns;
 } __attribute__((aligned(RPERF_CACHE_LINE))) sampler_thread_t; /* written by its own thread's hooks */
 
@@ -397,18 +396,15 @@ rperf_sampler_record_resumed(rperf_thread_slot_t *slot, VALUE thread, int64_t no
         blocked_ns = 0;
     if (wait_ns < 0)
         wait_ns = 0;
-    if (!slot || !recording())
+    if (!slot || g.opts.mode == RPERF_MODE_CPU || !recording())
         return;
     sampler_thread_t *st = state_of(slot);
-    if (st)
-        __atomic_store_n(&st->resumed_ns, now_ns, __ATOMIC_RELAXED);
-    if (g.opts.mode == RPERF_MODE_CPU)
-        return;
     if (!st) {
         if (blocked_ns + wait_ns > 0)
             count(&g.dropped_samples, 1);
         return;
     }
+    __atomic_store_n(&st->resumed_ns, now_ns, __ATOMIC_RELAXED);
     int64_t weights[RPERF_SYNTHETIC_FRAMES] = {0};
     weights[RPERF_FRAME_GVL_BLOCKED] = blocked_ns;
     weights[RPERF_FRAME_GVL_WAIT] = wait_ns;
@@ -514,12 +510,10 @@ signal_handler(int signo, siginfo_t *info, void *context)
     errno = saved_errno;
 }
 
-/* The slot's thread took its GVL less than an interval ago: the GVL is
- * changing hands. In wall mode a signal would land in the hand-off chain
- * and the job would cut a sliver of a run; the rested pace (a job at most
- * every RPERF_TIMER_DRAIN_NS, the RESUMED hook for what the jobs leave)
- * covers it. In both modes the worker need not preempt that thread to tick
- * (RPERF_TICK_HANDOFF).
+/* Wall mode: the slot's thread took its GVL less than an interval ago: the
+ * GVL is changing hands, so a signal would land in the hand-off chain and
+ * the job would cut a sliver of a run; the rested pace (a job at most every
+ * RPERF_TIMER_DRAIN_NS, the RESUMED hook for what the jobs leave) covers it.
  * Read without ordering: a stale value costs one tick, never a sample's
  * weight (weights are elapsed time on the thread's own clock). */
 static int
@@ -547,17 +541,15 @@ resumed_within_interval(const rperf_thread_slot_t *slot, int64_t now)
  * hooks record), or a holder that resumed within the last interval; then
  * at most every RPERF_TIMER_DRAIN_NS the job is triggered for that holder
  * (a flag, no signal: the holder has just taken the GVL, so running_ec
- * is its own), which samples its running time at a random moment.
- * *changing_hands: the main Ractor's GVL is changing hands (either case). */
+ * is its own), which samples its running time at a random moment. */
 static int
-sample_main_ractor(pid_t pid, int wall, int64_t now, int *changing_hands)
+sample_main_ractor(pid_t pid, int wall, int64_t now)
 {
     static int64_t last_rest_trigger_ns; /* worker thread only */
     const rperf_ractor_slot_t *main_ractor = rperf_ractor_by_id(1);
     int seq = main_ractor ? __atomic_load_n(&main_ractor->holder_seq, __ATOMIC_ACQUIRE) : 0;
     const rperf_thread_slot_t *holder = seq > 0 ? rperf_slot_by_seq(seq) : NULL;
-    *changing_hands = main_ractor && (!holder || resumed_within_interval(holder, now));
-    if (wall && *changing_hands) {
+    if (wall && main_ractor && (!holder || resumed_within_interval(holder, now))) {
         if (holder && now - last_rest_trigger_ns >= RPERF_TIMER_DRAIN_NS) {
             last_rest_trigger_ns = now;
             rb_postponed_job_trigger(g.job);
@@ -570,28 +562,30 @@ sample_main_ractor(pid_t pid, int wall, int64_t now, int *changing_hands)
     return 1;
 }
 
-/* Returns timer.h's tick flags: RPERF_TICK_IDLE when the tick found
- * nothing to do (the worker may then tick less often), RPERF_TICK_HANDOFF
- * when no other Ractor's holder was signalled and the main Ractor's GVL is
- * changing hands (the worker need not preempt anyone to tick on time). */
+/* Returns 1 when the tick found nothing to do (timer.h: the worker may
+ * then tick less often, and waits as SCHED_BATCH), 0 when it triggered or
+ * signalled. Only wall mode has ticks with nothing to do while threads run:
+ * cpu mode's samples must interrupt the holder at random moments of its
+ * run, which on a busy CPU takes a worker that preempts it (a SCHED_BATCH
+ * worker ran only once the holder blocked, so its signal found the next
+ * holder just back from its wait: a method computing between hand-offs got
+ * 6-22 % of its running time instead of 77-88 %, docs/performance.md). */
 static int
 worker_tick(void *arg)
 {
     (void)arg;
     count(&g.trigger_count, 1);
     int wall = g.opts.mode == RPERF_MODE_WALL;
-    int64_t now = monotonic_ns();
+    int64_t now = wall ? monotonic_ns() : 0;
     pid_t pid = getpid();
-    int changing_hands = 0;
-    int acted = sample_main_ractor(pid, wall, now, &changing_hands);
-    int main_flags = (acted ? 0 : RPERF_TICK_IDLE) | (changing_hands ? RPERF_TICK_HANDOFF : 0);
+    int acted = sample_main_ractor(pid, wall, now);
     if (g.signo <= 0)
-        return main_flags;
+        return !acted;
 
     /* Only the main Ractor registered: nothing to signal (a new Ractor
      * registers from its first RESUMED), and no slot scan per tick. */
     if (rperf_ractor_count() <= 1)
-        return main_flags;
+        return !acted;
     /* GVL holders outside the main Ractor (or in a Ractor not identified
      * yet): RUNNING slots, whose native id the RESUMED hook recorded, but
      * in wall mode not those that resumed within the interval (as above).
@@ -600,7 +594,6 @@ worker_tick(void *arg)
     static int scan_from; /* worker thread only */
     pid_t targets[MAX_TARGETS];
     int n = 0;
-    int held_long = 0; /* a target that has held its GVL a whole interval */
     int slots = rperf_slot_count();
     for (int k = 0; k < slots && n < MAX_TARGETS; k++) {
         int seq = 1 + (scan_from + k) % slots;
@@ -610,20 +603,16 @@ worker_tick(void *arg)
         const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
         if (ractor && ractor->main)
             continue;
-        int fresh = resumed_within_interval(slot, now);
-        if (wall && fresh)
+        if (wall && resumed_within_interval(slot, now))
             continue;
         pid_t tid = (pid_t)RPERF_LOAD(slot->native_id);
-        if (tid > 0) {
+        if (tid > 0)
             targets[n++] = tid;
-            held_long |= !fresh;
-        }
         if (n == MAX_TARGETS)
             scan_from = seq % slots;
     }
     if (!n)
-        return main_flags;
-    int flags = held_long ? 0 : main_flags & RPERF_TICK_HANDOFF;
+        return !acted;
     /* The triggered-job bitset is VM-wide: two Ractors servicing it at the
      * same moment would share one run. Spreading the signals over the
      * interval gives each holder its own moment. */
@@ -637,11 +626,11 @@ worker_tick(void *arg)
             nanosleep(&pause, NULL);
         }
         if (!recording())
-            return flags;
+            return 0;
         if (syscall(SYS_tgkill, pid, targets[i], g.signo) == 0)
             count(&g.ractor_signals, 1);
     }
-    return flags;
+    return 0;
 }
 
 /* Drains one buffer into the tables. drain_mutex held. */

@@ -43,11 +43,10 @@
  * then, and the RESUMED hook samples the running time the jobs leave
  * (rperf_sampler_record_resumed) besides the off-GVL time. A tick acts as
  * before for a holder that has held its GVL a whole interval. After a run
- * of ticks with nothing to act on the worker ticks less often (timer.h).
- * In both modes a tick that found the GVL changing hands (no holder, or
- * holders that resumed within the interval) lets the worker wait as
- * SCHED_BATCH for its next one (timer.h, Scheduling): cpu mode keeps its
- * 1 kHz ticks, which then no longer preempt a holder on a busy CPU.
+ * of ticks with nothing to act on the worker ticks less often, and after
+ * each such tick it waits as SCHED_BATCH (timer.h). cpu mode's ticks act
+ * for any holder, so its worker stays SCHED_OTHER at full rate: only a
+ * worker that preempts the holder samples it at a random moment of its run.
  *
  * Ractors: the timer tick triggers the job for the main Ractor; with a timer
  * signal (signal: nil or Integer) the worker also sends that signal (tgkill)

@@ -38,11 +38,11 @@ static struct {
     atomic_int stop;
     atomic_int armed;
     int64_t interval_ns;
-    int64_t slow_ns; /* the slow pace's period; == interval_ns when not slower */
-    int slow;        /* at the slow pace now (mutex) */
-    int idle_ticks;  /* idle ticks in a row (mutex) */
-    int handoff;     /* the latest tick saw the GVL changing hands (mutex) */
-    int signo;       /* 0: condvar mode */
+    int64_t slow_ns;    /* the slow pace's period; == interval_ns when not slower */
+    int slow;           /* at the slow pace now (mutex) */
+    int idle_ticks;     /* idle ticks in a row (mutex) */
+    int last_tick_idle; /* the latest tick found nothing to do (mutex) */
+    int signo;          /* 0: condvar mode */
     timer_t timer_id;
     int has_timer;
     pid_t worker_tid;
@@ -83,10 +83,9 @@ set_timer(int64_t interval_ns)
  * Re-arms the signal timer when the pace changes (and only then: one
  * timer_settime per change); a disarmed timer stays disarmed. */
 static int64_t
-pace_locked(int tick_flags)
+pace_locked(int idle)
 {
-    int idle = tick_flags & RPERF_TICK_IDLE;
-    g_timer.handoff = (tick_flags & RPERF_TICK_HANDOFF) != 0;
+    g_timer.last_tick_idle = idle;
     int want_slow = g_timer.slow;
     if (!idle) {
         g_timer.idle_ticks = 0;
@@ -106,29 +105,29 @@ pace_locked(int tick_flags)
 
 /* Mutex held: whether a few milliseconds' delay of the worker's next
  * wake-up would thin out nothing: its wake-ups are not sampling ticks at an
- * interval shorter than the drain's, or the GVL was changing hands at the
- * latest tick (a holder that took it within the interval blocks again
- * within microseconds, and the waiting worker runs then). */
+ * interval shorter than the drain's, or the latest tick found nothing to do
+ * (wall mode while the GVL changes hands: the hooks sample). */
 static int
 wants_batch_locked(void)
 {
     return !atomic_load(&g_timer.armed) || g_timer.slow || g_timer.interval_ns >= RPERF_TIMER_DRAIN_NS ||
-           g_timer.handoff;
+           g_timer.last_tick_idle;
 }
 
 /* Worker only. While its wake-ups are not ticks faster than 100 Hz (the
  * slow pace, disarmed: drains only, or a frequency of 100 Hz or less), or
- * the GVL is changing hands, the worker runs as SCHED_BATCH: woken, it
- * waits for the running thread to block or its slice to end instead of
- * preempting it. On one busy CPU every preemption of a GVL holder by the
- * worker set off a chain of woken threads that found the GVL taken and
- * slept again (40,000 context switches more per run of docs/performance.md's
- * workload (b) at 100 wake-ups a second; in cpu mode at 1 kHz, 120,000 and
- * +65 points). Ticking for a holder that keeps its GVL it is SCHED_OTHER
- * again: a batch worker on a CPU saturated by one thread ticked at a third
- * of the rate.
- * A worker that inherited another policy (a program run under chrt) keeps
- * it; a failed switch is not retried. */
+ * the latest tick found nothing to do, the worker runs as SCHED_BATCH:
+ * woken, it waits for the running thread to block or its slice to end
+ * instead of preempting it. On one busy CPU every preemption of a GVL
+ * holder by the worker set off a chain of woken threads that found the GVL
+ * taken and slept again (40,000 context switches more per run of
+ * docs/performance.md's workload (b) at 100 wake-ups a second). After a
+ * tick that acted it is SCHED_OTHER: only a preempting worker's tick lands at a
+ * random moment of the holder's run (a batch worker ran once the holder
+ * blocked, so its sample found the next holder just back from its wait),
+ * and a batch worker on a CPU saturated by one thread ticked at a third of
+ * the rate. A worker that inherited another policy (a program run under
+ * chrt) keeps it; a failed switch is not retried. */
 static void
 settle_policy(int want_batch)
 {
@@ -167,9 +166,9 @@ signal_loop(void)
          * a tick. */
         int want_batch;
         if (got == g_timer.signo && info.si_code == SI_TIMER && atomic_load(&g_timer.armed)) {
-            int tick_flags = g_timer.cb.tick(g_timer.cb.arg);
+            int idle = g_timer.cb.tick(g_timer.cb.arg);
             pthread_mutex_lock(&g_timer.mutex);
-            pace_locked(tick_flags);
+            pace_locked(idle);
         } else {
             pthread_mutex_lock(&g_timer.mutex);
         }
@@ -193,7 +192,7 @@ condvar_loop(void)
             next_tick = now + g_timer.interval_ns;
             g_timer.slow = 0;
             g_timer.idle_ticks = 0;
-            g_timer.handoff = 0;
+            g_timer.last_tick_idle = 0;
         }
         was_armed = armed;
         int64_t wake = now + RPERF_TIMER_DRAIN_NS;
@@ -207,10 +206,10 @@ condvar_loop(void)
         now = monotonic_ns();
         int64_t period = 0;
         int ticked = atomic_load(&g_timer.armed) && was_armed && now >= next_tick;
-        int tick_flags = ticked ? g_timer.cb.tick(g_timer.cb.arg) : 0;
+        int idle = ticked ? g_timer.cb.tick(g_timer.cb.arg) : 0;
         pthread_mutex_lock(&g_timer.mutex);
         if (ticked)
-            period = pace_locked(tick_flags);
+            period = pace_locked(idle);
         int want_batch = wants_batch_locked();
         pthread_mutex_unlock(&g_timer.mutex);
         if (ticked) {
@@ -281,7 +280,7 @@ rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_c
     g_timer.slow_ns = interval_ns > RPERF_TIMER_DRAIN_NS ? interval_ns : RPERF_TIMER_DRAIN_NS;
     g_timer.slow = 0;
     g_timer.idle_ticks = 0;
-    g_timer.handoff = 0;
+    g_timer.last_tick_idle = 0;
     g_timer.signo = signo;
     g_timer.cb = *callbacks;
     g_timer.ready = 0;
@@ -355,7 +354,7 @@ rperf_timer_arm(void)
     if (!atomic_exchange(&g_timer.armed, 1)) {
         g_timer.slow = 0;
         g_timer.idle_ticks = 0;
-        g_timer.handoff = 0;
+        g_timer.last_tick_idle = 0;
         set_timer(g_timer.interval_ns);
     }
     pthread_mutex_unlock(&g_timer.mutex);

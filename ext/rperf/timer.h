@@ -9,22 +9,21 @@
  * RPERF_TIMER_DRAIN_NS, armed or not), both on the worker thread, which is
  * not a Ruby thread (no GVL, no Ruby calls).
  *
- * Pace: `tick` returns RPERF_TICK_IDLE when it found nothing to do. After
+ * Pace: `tick` returns 1 when it found nothing to do. After
  * RPERF_TIMER_IDLE_TICKS such ticks in a row the worker ticks every
  * RPERF_TIMER_DRAIN_NS instead (when that is longer than the interval),
- * until a tick acts: then at once back to the interval. Ticks are
+ * until a tick returns 0: then at once back to the interval. Ticks are
  * samples weighed by elapsed time, so at the slow pace a thread that
  * starts needing ticks gets its first sample up to RPERF_TIMER_DRAIN_NS
  * late, weighing the whole time since its previous one: no weight is lost.
  *
  * Scheduling: while its wake-ups are not ticks at an interval shorter than
  * RPERF_TIMER_DRAIN_NS (the slow pace, disarmed, or 100 Hz and slower), or
- * its latest tick returned RPERF_TICK_HANDOFF (the GVL is changing hands, so
- * the thread on the CPU blocks within microseconds anyway), the worker runs
- * as SCHED_BATCH, so waking it does not preempt the thread on the CPU (a
- * Ruby thread holding its GVL); otherwise SCHED_OTHER, so a thread holding
- * its GVL gets its ticks on time. A worker that did not start as SCHED_OTHER
- * keeps its policy.
+ * its latest tick found nothing to do, the worker runs as SCHED_BATCH, so
+ * waking it does not preempt the thread on the CPU (a Ruby thread holding
+ * its GVL); after a tick that acted, SCHED_OTHER, so the next tick lands at
+ * a random moment of the holder's run, on time. A worker that did not start
+ * as SCHED_OTHER keeps its policy.
  *
  * Contract
  * - One timer per process. start/stop/arm/disarm are called by the sampler
@@ -46,13 +45,8 @@
 #define RPERF_TIMER_IDLE_TICKS 16               /* idle ticks in a row before the slow pace */
 #define RPERF_TIMER_THREAD_NAME "rperf-sampler" /* the worker's comm (at most 15 chars) */
 
-/* What a tick returns: a set of these flags (0: it acted on a GVL holder
- * that has held its GVL a whole interval). */
-#define RPERF_TICK_IDLE 1    /* nothing to do (see Pace) */
-#define RPERF_TICK_HANDOFF 2 /* the GVL is changing hands (see Scheduling) */
-
 typedef struct rperf_timer_callbacks {
-    int (*tick)(void *arg); /* RPERF_TICK_* flags */
+    int (*tick)(void *arg); /* 1: nothing to do (see Pace), 0: acted */
     void (*drain)(void *arg);
     void *arg;
 } rperf_timer_callbacks_t;
