@@ -84,7 +84,7 @@ class TestSamplerPace < Test::Unit::TestCase
       seqs.include?(s) && !SYNTHETIC.include?(labels.first) && labels.any? { _1.include?("work") }
     end
     assert_operator running, :>, 0
-    assert_operator in_work, :>=, running * 0.6, "running samples inside the computing method"
+    assert_operator in_work, :>=, running * 0.4, "running samples inside the computing method"
   end
 
   def test_a_thread_holding_its_gvl_gets_ticks_at_full_rate_again
@@ -166,7 +166,8 @@ class TestSamplerPace < Test::Unit::TestCase
   # run, so the computing method keeps most of the running weight; a worker
   # that waited for the holder to block (SCHED_BATCH) signalled the next
   # holder just back from its wait instead: 6-22 % in the method, against
-  # 77-88 % with a preempting worker.
+  # 77-92 % with a preempting worker alone on the CPU and 49-59 % with other
+  # processes sharing it (hence 40 %).
   def test_cpu_mode_samples_land_inside_the_computing_method_on_one_cpu
     taskset = ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { File.join(_1, "taskset") }.find { File.executable?(_1) }
     omit "taskset is not installed" unless taskset
@@ -187,9 +188,10 @@ class TestSamplerPace < Test::Unit::TestCase
       seqs = report["threads"].select { %w[ping pong].include?(_1["name"]) }.map { _1["seq"] }
       running = in_work = 0
       report["samples"].each do |stack_id, weight_ns, seq, _|
-        next unless seqs.include?(seq)
+        frames = labels.(stack_id)
+        next unless seqs.include?(seq) && !frames.first.to_s.start_with?("[") # GC frames: not a method's
         running += weight_ns
-        in_work += weight_ns if labels.(stack_id).any? { _1.include?("work") }
+        in_work += weight_ns if frames.any? { _1.include?("work") }
       end
       print running, " ", in_work
     RUBY
@@ -198,7 +200,7 @@ class TestSamplerPace < Test::Unit::TestCase
     assert_predicate $?, :success?, out
     running, in_work = out.split.map { Integer(_1) }
     assert_operator running, :>, 0, "running samples of the pipe threads"
-    assert_operator in_work, :>=, running * 0.6,
+    assert_operator in_work, :>=, running * 0.4,
                     "cpu mode on one CPU: #{(100.0 * in_work / running).round(1)} % of the running weight in the computing method"
   end
 
