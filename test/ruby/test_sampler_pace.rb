@@ -84,7 +84,7 @@ class TestSamplerPace < Test::Unit::TestCase
       seqs.include?(s) && !SYNTHETIC.include?(labels.first) && labels.any? { _1.include?("work") }
     end
     assert_operator running, :>, 0
-    assert_operator in_work, :>=, running * 0.4, "running samples inside the computing method"
+    assert_operator in_work, :>=, running * 0.6, "running samples inside the computing method"
   end
 
   def test_a_thread_holding_its_gvl_gets_ticks_at_full_rate_again
@@ -140,9 +140,9 @@ class TestSamplerPace < Test::Unit::TestCase
       watcher.join
       # Read while this thread keeps its GVL between the reads. Each read
       # releases it for a moment (the next tick may find it changing hands),
-      # and in condvar mode the job the worker triggers wakes the joining main
-      # thread now and then (Ruby 3.3 sends it to the main Ractor's last
-      # running thread): the policy is SCHED_BATCH for a tick then, not for long.
+      # and with the condvar worker the GVL was seen to change hands now and
+      # then during such a burn: the policy is SCHED_BATCH for a tick then,
+      # not for long.
       computing = Thread.new do
         Array.new(5) do
           burn(0.04)
