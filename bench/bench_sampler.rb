@@ -229,28 +229,32 @@ module BenchSampler
       variants.each do |variant|
         next if variant == "plain"
 
-        runs = results[variant]
-        paired = median(runs.zip(plain).map { |run, base| run["elapsed"] / base["elapsed"] - 1 }) * 100
-        over = if results.key?("yardstick") && variant != "yardstick"
-                 format("%+.1f pt", median(runs.zip(results["yardstick"], plain).map do |run, yard, base|
-                   (run["elapsed"] - yard["elapsed"]) / base["elapsed"] * 100
-                 end))
-               else
-                 "—"
-               end
-        switches = if runs.all? { _1["switches"] } && plain.all? { _1["switches"] }
-                     format("%+d", median(runs.zip(plain).map { |run, base| run["switches"] - base["switches"] }))
-                   else
-                     "—"
-                   end
-        rss = if runs.all? { _1["peak_rss"] } && plain.all? { _1["peak_rss"] }
-                format("%+.1f MiB", median(runs.zip(plain).map { |run, base| run["peak_rss"] - base["peak_rss"] }) / MIB)
-              else
-                "—"
-              end
+        paired = median(results[variant].zip(plain).map { |run, base| run["elapsed"] / base["elapsed"] - 1 }) * 100
+        over = points_over_yardstick(results, variant)&.then { format("%+.1f pt", _1) } || "—"
+        switches = paired_difference(results, variant, "switches")&.then { format("%+d", _1) } || "—"
+        rss = paired_difference(results, variant, "peak_rss")&.then { format("%+.1f MiB", _1 / MIB) } || "—"
         puts format("  %-8s %-19s %+8.1f%% %11s %10s %10s", workload, variant, paired, over, switches, rss)
       end
     end
+  end
+
+  # The median over rounds of (that round's run - its plain run) of `key`,
+  # or nil where a run could not read it.
+  def paired_difference(results, variant, key)
+    pairs = results[variant].zip(results["plain"])
+    return nil unless pairs.flatten.all? { _1[key] }
+
+    median(pairs.map { |run, base| run[key] - base[key] })
+  end
+
+  # Points over the yardstick, per round: (run - yardstick run) / plain run;
+  # nil without a yardstick (or for the yardstick itself).
+  def points_over_yardstick(results, variant)
+    return nil unless results.key?("yardstick") && variant != "yardstick"
+
+    median(results[variant].zip(results["yardstick"], results["plain"]).map do |run, yard, base|
+      (run["elapsed"] - yard["elapsed"]) / base["elapsed"] * 100
+    end)
   end
 
   def report(workload, results, variants)
@@ -263,18 +267,15 @@ module BenchSampler
       cpu = median(results[variant].map { _1["cpu"] })
       line = format("  %-19s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
                     median(times) * 1e3, times.min * 1e3, times.max * 1e3, cpu * 1e3, (cpu / plain_cpu - 1) * 100)
-      if results[variant].all? { _1["switches"] } && results["plain"].all? { _1["switches"] }
-        # Whatever preempts the GVL holder lets woken threads run into the
-        # held GVL and sleep again: each such switch costs microseconds the
-        # hooks' own clock does not see.
-        switches = results[variant].zip(results["plain"]).map { |run, base| run["switches"] - base["switches"] }
-        line += format("  context switches %d (paired %+d)", median(results[variant].map { _1["switches"] }),
-                       median(switches))
+      # Whatever preempts the GVL holder lets woken threads run into the
+      # held GVL and sleep again: each such switch costs microseconds the
+      # hooks' own clock does not see.
+      if (switches = paired_difference(results, variant, "switches"))
+        line += format("  context switches %d (paired %+d)", median(results[variant].map { _1["switches"] }), switches)
       end
-      if results[variant].all? { _1["peak_rss"] } && results["plain"].all? { _1["peak_rss"] }
-        rss = results[variant].zip(results["plain"]).map { |run, base| run["peak_rss"] - base["peak_rss"] }
+      if (rss = paired_difference(results, variant, "peak_rss"))
         line += format("  peak RSS %.1f MiB (paired %+.1f)", median(results[variant].map { _1["peak_rss"] }) / MIB,
-                       median(rss) / MIB)
+                       rss / MIB)
       end
       if variant != "plain"
         ratio = median(times) / plain
@@ -290,12 +291,8 @@ module BenchSampler
         paired = results[variant].zip(results["plain"]).map { |run, base| run["elapsed"] / base["elapsed"] }
         paired_cpu = results[variant].zip(results["plain"]).map { |run, base| run["cpu"] / base["cpu"] }
         line += format("  paired overhead %+.1f%% (CPU %+.1f%%)", (median(paired) - 1) * 100, (median(paired_cpu) - 1) * 100)
-        if results.key?("yardstick") && variant != "yardstick"
-          # Points over the yardstick, per round: (run - yardstick run) / plain run.
-          over = results[variant].zip(results["yardstick"], results["plain"]).map do |run, yard, base|
-            (run["elapsed"] - yard["elapsed"]) / base["elapsed"] * 100
-          end
-          line += format("  vs yardstick %+.1f points (paired)", median(over))
+        if (over = points_over_yardstick(results, variant))
+          line += format("  vs yardstick %+.1f points (paired)", over)
         end
         if stats.all?(&:empty?) # the yardstick reports nothing of its own
           line += format("  overhead %+.1f%% (%+.1f..%+.1f)", (ratio - 1) * 100, (ratios.min - 1) * 100,

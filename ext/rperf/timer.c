@@ -38,11 +38,10 @@ static struct {
     atomic_int stop;
     atomic_int armed;
     int64_t interval_ns;
-    int64_t slow_ns;    /* the slow pace's period; == interval_ns when not slower */
-    int slow;           /* at the slow pace now (mutex) */
-    int idle_ticks;     /* idle ticks in a row (mutex) */
-    int last_tick_idle; /* the latest tick found nothing to do (mutex) */
-    int signo;          /* 0: condvar mode */
+    int64_t slow_ns; /* the slow pace's period; == interval_ns when not slower */
+    int slow;        /* at the slow pace now (mutex) */
+    int idle_ticks;  /* idle ticks in a row (mutex); > 0: the latest tick was idle */
+    int signo;       /* 0: condvar mode */
     timer_t timer_id;
     int has_timer;
     pid_t worker_tid;
@@ -85,7 +84,6 @@ set_timer(int64_t interval_ns)
 static int64_t
 pace_locked(int idle)
 {
-    g_timer.last_tick_idle = idle;
     int want_slow = g_timer.slow;
     if (!idle) {
         g_timer.idle_ticks = 0;
@@ -111,7 +109,7 @@ static int
 wants_batch_locked(void)
 {
     return !atomic_load(&g_timer.armed) || g_timer.slow || g_timer.interval_ns >= RPERF_TIMER_DRAIN_NS ||
-           g_timer.last_tick_idle;
+           g_timer.idle_ticks > 0;
 }
 
 /* Worker only. While its wake-ups are not ticks faster than 100 Hz (the
@@ -192,7 +190,6 @@ condvar_loop(void)
             next_tick = now + g_timer.interval_ns;
             g_timer.slow = 0;
             g_timer.idle_ticks = 0;
-            g_timer.last_tick_idle = 0;
         }
         was_armed = armed;
         int64_t wake = now + RPERF_TIMER_DRAIN_NS;
@@ -280,7 +277,6 @@ rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_c
     g_timer.slow_ns = interval_ns > RPERF_TIMER_DRAIN_NS ? interval_ns : RPERF_TIMER_DRAIN_NS;
     g_timer.slow = 0;
     g_timer.idle_ticks = 0;
-    g_timer.last_tick_idle = 0;
     g_timer.signo = signo;
     g_timer.cb = *callbacks;
     g_timer.ready = 0;
@@ -354,7 +350,6 @@ rperf_timer_arm(void)
     if (!atomic_exchange(&g_timer.armed, 1)) {
         g_timer.slow = 0;
         g_timer.idle_ticks = 0;
-        g_timer.last_tick_idle = 0;
         set_timer(g_timer.interval_ns);
     }
     pthread_mutex_unlock(&g_timer.mutex);
