@@ -109,6 +109,59 @@ test_codec_round_trips_every_field(void **unused)
     assert_true(total < n * RPERF_INTERVAL_BYTES);
 }
 
+/* Every varint length in every field (deltas of +-2^k and +-2^k - 1 for
+ * each k, so zigzagged values of 1 to 10 bytes, 1 to 5 for the 32-bit
+ * fields), encoded into a buffer with a guard after
+ * RPERF_INTERVAL_CODEC_MAX_BYTES: every record comes back exactly by both
+ * decoding paths, and the encoder writes nothing past its bound. */
+static void
+test_codec_varints_of_every_length_stay_within_bounds(void **unused)
+{
+    (void)unused;
+    enum { GUARD = 32, GUARD_BYTE = 0xa5 };
+    uint8_t bytes[RPERF_INTERVAL_CODEC_MAX_BYTES + GUARD];
+    rperf_interval_codec_state_t enc, fast, exact;
+    rperf_interval_codec_reset(&enc);
+    rperf_interval_codec_reset(&fast);
+    rperf_interval_codec_reset(&exact);
+    size_t lengths_seen[RPERF_INTERVAL_CODEC_MAX_BYTES + 1] = {0};
+    rperf_interval_t prev = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = 0; k < 64; k++) {
+        for (int variant = 0; variant < 4; variant++) {
+            uint64_t d = (1ull << k) - (variant & 1);
+            uint32_t d32 = (1u << (k % 32)) - (uint32_t)(variant & 1);
+            if (variant & 2) {
+                d = 0 - d;
+                d32 = 0 - d32;
+            }
+            rperf_interval_t r;
+            r.end_ns = (int64_t)((uint64_t)prev.end_ns + d);
+            r.start_ns = (int64_t)((uint64_t)r.end_ns - d);
+            r.thread_seq = (int32_t)((uint32_t)prev.thread_seq + d32);
+            r.label_set_id = (int32_t)((uint32_t)prev.label_set_id - d32);
+            r.stack_id = (int32_t)((uint32_t)prev.stack_id + d32);
+            r.releaser_seq = (int32_t)d32;
+            r.state = (uint8_t)(k + variant);
+            r.cause = (uint8_t)d;
+            memset(bytes, GUARD_BYTE, sizeof(bytes));
+            size_t len = rperf_interval_encode(&enc, &r, bytes);
+            assert_true(len >= 3 && len <= RPERF_INTERVAL_CODEC_MAX_BYTES);
+            lengths_seen[len]++;
+            for (size_t i = RPERF_INTERVAL_CODEC_MAX_BYTES; i < sizeof(bytes); i++)
+                assert_int_equal(bytes[i], GUARD_BYTE);
+            rperf_interval_t a, b;
+            assert_int_equal(rperf_interval_decode(&fast, bytes, sizeof(bytes), &a), len);
+            assert_int_equal(rperf_interval_decode(&exact, bytes, len, &b), len);
+            assert_same(&a, &r);
+            assert_same(&b, &r);
+            prev = r;
+        }
+    }
+    /* The largest record (both times 10 bytes, every field present) was
+     * among them. */
+    assert_true(lengths_seen[RPERF_INTERVAL_CODEC_MAX_BYTES] > 0);
+}
+
 static void
 test_codec_refuses_truncated_and_malformed_bytes(void **unused)
 {
@@ -420,6 +473,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec_round_trips_every_field),
+        cmocka_unit_test(test_codec_varints_of_every_length_stay_within_bounds),
         cmocka_unit_test(test_codec_refuses_truncated_and_malformed_bytes),
         cmocka_unit_test(test_codec_fast_path_matches_byte_path),
         cmocka_unit_test(test_codec_paths_agree_on_any_bytes),
