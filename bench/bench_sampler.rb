@@ -204,7 +204,7 @@ module BenchSampler
       else abort "bench_sampler: unknown argument #{arg}"
       end
     end
-    load_path = $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
+    load_path = profiler_load_path
     load_path += [YardstickBuild.build("bench_sampler")] if variants.any? { _1.start_with?("yardstick") }
     variants = variants.flat_map { |v| START.key?(v) ? [v, v + BASE_SUFFIX] : [v] } if @base_load_path
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
@@ -218,6 +218,12 @@ module BenchSampler
     summary(summaries, variants)
   end
 
+  # The directories of $LOAD_PATH that hold the profiler (its Ruby files or
+  # its extension), passed on to every child.
+  def profiler_load_path
+    $LOAD_PATH.select { |dir| File.exist?(File.join(dir, "rperf.rb")) || Dir[File.join(dir, "rperf_ext.*")].any? }
+  end
+
   # One short row per workload and variant, the paired figures only (the
   # lines above carry the rest): what docs/performance.md's tables quote.
   def summary(summaries, variants)
@@ -225,17 +231,21 @@ module BenchSampler
     puts "summary (medians over rounds of each run against its round's plain and yardstick runs):"
     puts format("  %-8s %-19s %9s %11s %10s %10s", "workload", "variant", "paired", "vs yardst.", "switches", "peak RSS")
     summaries.each do |workload, results|
-      plain = results["plain"]
       variants.each do |variant|
         next if variant == "plain"
 
-        paired = median(results[variant].zip(plain).map { |run, base| run["elapsed"] / base["elapsed"] - 1 }) * 100
+        paired = (paired_ratio(results, variant, "elapsed") - 1) * 100
         over = points_over_yardstick(results, variant)&.then { format("%+.1f pt", _1) } || "—"
         switches = paired_difference(results, variant, "switches")&.then { format("%+d", _1) } || "—"
         rss = paired_difference(results, variant, "peak_rss")&.then { format("%+.1f MiB", _1 / MIB) } || "—"
         puts format("  %-8s %-19s %+8.1f%% %11s %10s %10s", workload, variant, paired, over, switches, rss)
       end
     end
+  end
+
+  # The median over rounds of (that round's run / its plain run) of `key`.
+  def paired_ratio(results, variant, key)
+    median(results[variant].zip(results["plain"]).map { |run, base| run[key] / base[key] })
   end
 
   # The median over rounds of (that round's run - its plain run) of `key`,
@@ -288,9 +298,8 @@ module BenchSampler
         # machine's speed drifts between rounds (on a VM by several times);
         # a pair shares most of that drift, so its ratio is steadier than a
         # ratio of medians taken over different moments.
-        paired = results[variant].zip(results["plain"]).map { |run, base| run["elapsed"] / base["elapsed"] }
-        paired_cpu = results[variant].zip(results["plain"]).map { |run, base| run["cpu"] / base["cpu"] }
-        line += format("  paired overhead %+.1f%% (CPU %+.1f%%)", (median(paired) - 1) * 100, (median(paired_cpu) - 1) * 100)
+        line += format("  paired overhead %+.1f%% (CPU %+.1f%%)", (paired_ratio(results, variant, "elapsed") - 1) * 100,
+                       (paired_ratio(results, variant, "cpu") - 1) * 100)
         if (over = points_over_yardstick(results, variant))
           line += format("  vs yardstick %+.1f points (paired)", over)
         end

@@ -104,7 +104,7 @@ module HookCachesim
     end
     abort "hook_cachesim: valgrind is not installed" unless system("valgrind --version >/dev/null 2>&1")
     variants = %w[counters wall] if variants.empty?
-    load_path = $LOAD_PATH.select { |d| File.exist?(File.join(d, "rperf.rb")) || Dir[File.join(d, "rperf_ext.*")].any? }
+    load_path = BenchSampler.profiler_load_path
     variants.each do |variant|
       events, totals, parts = run(variant, round_trips, load_path)
       per = ->(key) { totals.fetch(key, 0).to_f / events }
