@@ -144,7 +144,7 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
             parent = agsubg(g, cname, 1);
             if (!parent)
                 goto nomem;
-            snprintf(clabel, sizeof(clabel), "Ractor %lld", (long long)n->ractor);
+            rga_ractor_name(wg->report, n->ractor, clabel, sizeof(clabel));
             set(parent, "label", clabel);
             set(parent, "style", "dashed");
         }

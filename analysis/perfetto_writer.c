@@ -81,8 +81,7 @@ rga_perfetto_write(const rga_report_t *r, const rga_filter_t *filter, int64_t fr
     fputs(",\"traceEvents\":[\n", out);
     for (size_t i = 0; i < r->n_ractors && rc == 0; i++) {
         char name[64];
-        snprintf(name, sizeof(name), "Ractor %lld%s", (long long)r->ractors[i].id,
-                 r->ractors[i].main ? " (main)" : "");
+        rga_ractor_name(r, r->ractors[i].id, name, sizeof(name));
         rc = emit(out,
                   json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid",
                             (json_int_t)r->ractors[i].id, "tid", (json_int_t)0, "args", "name", name),

@@ -91,6 +91,7 @@ typedef struct rga_stats {
 typedef struct rga_ractor {
     int64_t id;
     bool main;
+    bool identified; /* false: the row of one thread whose Ractor is not known */
 } rga_ractor_t;
 
 typedef struct rga_thread {
@@ -258,6 +259,11 @@ long rga_report_thread_index(const rga_report_t *report, int64_t seq);
 
 /* Index of the label set with this id, or -1. */
 long rga_report_label_set_index(const rga_report_t *report, int64_t id);
+/* The Ractor row with this id, NULL if none. */
+const rga_ractor_t *rga_report_ractor(const rga_report_t *report, int64_t id);
+/* "Ractor 2", "Ractor 1 (main)", or "Ractor ?" for a row whose Ractor is
+ * not identified (one thread's row); truncated to fit `size`. */
+void rga_ractor_name(const rga_report_t *report, int64_t id, char *buf, size_t size);
 
 /* Value of key in the label set with this id, or NULL. */
 const char *rga_report_label_value(const rga_report_t *report, int64_t label_set, const char *key);

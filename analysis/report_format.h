@@ -14,10 +14,17 @@
 #ifndef RPERF_REPORT_FORMAT_H
 #define RPERF_REPORT_FORMAT_H
 
+#include "rperf_limits.h" /* RPERF_MAX_RACTORS */
+
 #define RPERF_REPORT_FORMAT_NAME "rperf-gvl-report"
 #define RPERF_REPORT_VERSION 1
 /* Minor 1 added blocked causes and release edges (docs/report-format.md). */
 #define RPERF_REPORT_MINOR 1
+
+/* The `ractors` id of the row for thread `seq` when its Ractor is not
+ * identified: above every identified Ractor's id, and the same in every
+ * report of a snapshot series. */
+#define RPERF_REPORT_UNIDENTIFIED_RACTOR(seq) (RPERF_MAX_RACTORS + (seq))
 
 /* Interval tuple states and the order of per-thread state totals. */
 enum rperf_state {

@@ -416,6 +416,9 @@ load_ractor(loader_t *ld, const elem_t *e, const json_t *v)
     rga_ractor_t *rc = &ld->r->ractors[ld->r->n_ractors];
     TRY(obj_int(ld, e, v, "id", true, 1, &rc->id));
     TRY(obj_bool(ld, e, v, "main", false, &rc->main));
+    rc->identified = true; /* absent in reports before the key existed */
+    if (json_object_get(v, "identified"))
+        TRY(obj_bool(ld, e, v, "identified", true, &rc->identified));
     ld->r->n_ractors++;
     return RGA_OK;
 }

@@ -158,6 +158,15 @@ add_causes(int64_t *into, bool *into_has, int64_t into_blocked_ns, const int64_t
 
 /* Folds the rows of one seq (sorted, latest last) into one: lifetimes span
  * all of them, totals add up, name and exited come from the latest. */
+static bool
+ractor_identified(const rga_report_t *r, int64_t id)
+{
+    for (size_t i = 0; i < r->n_ractors; i++)
+        if (r->ractors[i].id == id)
+            return r->ractors[i].identified;
+    return false;
+}
+
 static void
 coalesce_threads(rga_report_t *out)
 {
@@ -174,6 +183,9 @@ coalesce_threads(rga_report_t *out)
         if (t->first_seen_ns < n->first_seen_ns)
             n->first_seen_ns = t->first_seen_ns;
         n->last_seen_ns = t->last_seen_ns; /* sorted: t is the later one */
+        /* A thread whose Ractor a later report identified is that Ractor's. */
+        if (!ractor_identified(out, n->ractor) && ractor_identified(out, t->ractor))
+            n->ractor = t->ractor;
         n->exited = t->exited;
         if (t->label_set >= 0)
             n->label_set = t->label_set;
@@ -216,6 +228,7 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
             out->ractors[out->n_ractors++] = in->ractors[i];
         } else {
             out->ractors[j].main |= in->ractors[i].main;
+            out->ractors[j].identified |= in->ractors[i].identified;
         }
     }
     /* Threads are appended here and coalesced by seq once all inputs are in

@@ -5,6 +5,7 @@
  */
 #include "report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,25 @@ rga_report_free(rga_report_t *r)
     free(r->blocked_edges);
     free(r->blocked_methods);
     free(r);
+}
+
+const rga_ractor_t *
+rga_report_ractor(const rga_report_t *r, int64_t id)
+{
+    for (size_t i = 0; i < r->n_ractors; i++)
+        if (r->ractors[i].id == id)
+            return &r->ractors[i];
+    return NULL;
+}
+
+void
+rga_ractor_name(const rga_report_t *r, int64_t id, char *buf, size_t size)
+{
+    const rga_ractor_t *rc = rga_report_ractor(r, id);
+    if (rc && !rc->identified)
+        snprintf(buf, size, "Ractor ?");
+    else
+        snprintf(buf, size, "Ractor %lld%s", (long long)id, rc && rc->main ? " (main)" : "");
 }
 
 long

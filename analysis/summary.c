@@ -302,6 +302,7 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
     for (size_t i = 0; i < r->n_ractors; i++) {
         s->ractors[i].id = r->ractors[i].id;
         s->ractors[i].main = r->ractors[i].main;
+        s->ractors[i].identified = r->ractors[i].identified;
     }
     s->n_ractors = r->n_ractors;
     for (size_t i = 0; i < s->n_threads; i++) {

@@ -38,6 +38,7 @@ typedef struct rga_summary_thread {
 typedef struct rga_summary_ractor {
     int64_t id;
     bool main;
+    bool identified; /* false: one thread whose Ractor is not known */
     size_t n_threads;
     int64_t state_ns[RGA_STATE_COUNT];
     int64_t lifetime_ns; /* sum of its threads' lifetimes */

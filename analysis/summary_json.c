@@ -130,6 +130,7 @@ rga_summary_to_json(const rga_summary_t *s)
         if (o) {
             put(o, "id", json_integer(rc->id), &ok);
             put(o, "main", json_boolean(rc->main), &ok);
+            put(o, "identified", json_boolean(rc->identified), &ok);
             put(o, "threads", json_integer((json_int_t)rc->n_threads), &ok);
         }
         if (!o || json_array_append_new(ractors, o) != 0)

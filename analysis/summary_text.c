@@ -59,6 +59,15 @@ add_state_row(rga_table_t *t, const char *first, const char *second, int64_t lif
     return rga_table_add(t, cells, color ? wait_color(state_ns[RGA_STATE_GVL_WAIT], lifetime) : NULL);
 }
 
+static const rga_summary_ractor_t *
+ractor_row(const rga_summary_t *s, int64_t id)
+{
+    for (size_t i = 0; i < s->n_ractors; i++)
+        if (s->ractors[i].id == id)
+            return &s->ractors[i];
+    return NULL;
+}
+
 static int
 write_threads(const rga_summary_t *s, FILE *out, bool color)
 {
@@ -75,7 +84,10 @@ write_threads(const rga_summary_t *s, FILE *out, bool color)
         const rga_summary_thread_t *th = &s->threads[i];
         char name[160], ractor[32], life[32], run[32], wait[32], blk[32], gc[32], pct[32];
         thread_label(r, th->seq, name, sizeof(name));
-        snprintf(ractor, sizeof(ractor), "%lld", (long long)th->ractor);
+        if (ractor_row(s, th->ractor) && !ractor_row(s, th->ractor)->identified)
+            snprintf(ractor, sizeof(ractor), "?");
+        else
+            snprintf(ractor, sizeof(ractor), "%lld", (long long)th->ractor);
         rga_format_duration(th->lifetime_ns, life, sizeof(life));
         rga_format_duration(th->state_ns[RGA_STATE_RUNNING], run, sizeof(run));
         rga_format_duration(th->state_ns[RGA_STATE_GVL_WAIT], wait, sizeof(wait));
@@ -120,7 +132,10 @@ write_ractors(const rga_summary_t *s, FILE *out, bool color)
         if (rc_->n_threads == 0)
             continue;
         char id[48], n[24];
-        snprintf(id, sizeof(id), "%lld%s", (long long)rc_->id, rc_->main ? " (main)" : "");
+        if (rc_->identified)
+            snprintf(id, sizeof(id), "%lld%s", (long long)rc_->id, rc_->main ? " (main)" : "");
+        else
+            snprintf(id, sizeof(id), "? (unidentified)");
         snprintf(n, sizeof(n), "%zu", rc_->n_threads);
         rc = add_state_row(&t, id, n, rc_->lifetime_ns, rc_->state_ns, color);
     }
@@ -509,10 +524,28 @@ write_header(const rga_summary_t *s, FILE *out, bool color)
     rga_term_escape(r->meta.program, program, sizeof(program));
     rga_term_escape(r->meta.ruby_version, ruby, sizeof(ruby));
     rga_term_escape(r->meta.mode, mode, sizeof(mode));
-    fprintf(out, "%srperf-gvl summary%s: %s (pid %lld, ruby %s, %s mode, %lld Hz), %s, %zu threads, %zu Ractors\n",
+    size_t identified = 0, unidentified_threads = 0, other_ractor_threads = 0;
+    for (size_t i = 0; i < s->n_ractors; i++) {
+        if (s->ractors[i].identified)
+            identified++;
+        else
+            unidentified_threads += s->ractors[i].n_threads;
+        if (!s->ractors[i].main)
+            other_ractor_threads += s->ractors[i].n_threads;
+    }
+    fprintf(out, "%srperf-gvl summary%s: %s (pid %lld, ruby %s, %s mode, %lld Hz), %s, %zu threads, %zu Ractors",
             color ? "\033[1m" : "", color ? "\033[0m" : "", program[0] ? program : "(unknown program)",
             (long long)r->meta.pid, ruby[0] ? ruby : "?", mode[0] ? mode : "?", (long long)r->meta.frequency,
-            rga_format_duration(r->meta.duration_ns, dur, sizeof(dur)), r->n_threads, r->n_ractors);
+            rga_format_duration(r->meta.duration_ns, dur, sizeof(dur)), r->n_threads, identified);
+    if (unidentified_threads)
+        fprintf(out, " (and %zu thread%s whose Ractor was not identified)", unidentified_threads,
+                unidentified_threads == 1 ? "" : "s");
+    fputc('\n', out);
+    /* Ruby 3.3 and 3.4 let a GC hook see only its own Ractor's GC, and a
+     * hook added outside the main Ractor would switch off its TracePoints. */
+    if (other_ractor_threads)
+        fprintf(out, "GC run by threads outside the main Ractor counts as their running time "
+                     "(docs/contention.md, \"Limits worth knowing\")\n");
     const rga_stats_t *st = &r->stats;
     const struct {
         const char *name;

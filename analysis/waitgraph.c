@@ -120,7 +120,7 @@ node_for(builder_t *b, const rga_report_t *r, rga_node_kind_t kind, int64_t key,
         break;
     }
     case RGA_NODE_LABEL_SET: rga_label_set_text(r, key, n->label, sizeof(n->label)); break;
-    case RGA_NODE_RACTOR: snprintf(n->label, sizeof(n->label), "Ractor %lld", (long long)key); break;
+    case RGA_NODE_RACTOR: rga_ractor_name(r, key, n->label, sizeof(n->label)); break;
     case RGA_NODE_GC: snprintf(n->label, sizeof(n->label), "GC"); break;
     case RGA_NODE_HANDOFF: snprintf(n->label, sizeof(n->label), "hand-off"); break;
     case RGA_NODE_UNKNOWN: snprintf(n->label, sizeof(n->label), "unknown"); break;
@@ -281,6 +281,7 @@ rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga
 {
     memset(g, 0, sizeof(*g));
     g->by = by;
+    g->report = r;
     g->kinds = kinds;
     bool story = min_share < 0.0;
     if (!story && !(min_share <= 1.0))

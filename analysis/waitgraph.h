@@ -63,6 +63,7 @@ typedef struct rga_wg_edge {
 } rga_wg_edge_t;
 
 typedef struct rga_waitgraph {
+    const rga_report_t *report; /* borrowed, outlives the graph: names its Ractors */
     rga_group_by_t by;
     rga_wg_node_t *nodes;
     size_t n_nodes;

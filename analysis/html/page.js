@@ -77,13 +77,20 @@
 
   const selection = { kind: null, id: null };
   const listeners = [];
+  // A Ractor by its summary row: an unidentified one is a single thread's row.
+  const ractorInfo = new Map(summary.ractors.map((r) => [r.id, r]));
+  function ractorName(id) {
+    const info = ractorInfo.get(id);
+    if (info && info.identified === false) return "Ractor ? (unidentified)";
+    return "Ractor " + id + (info && info.main ? " (main)" : "");
+  }
   function select(kind, id) {
     if (kind && selection.kind === kind && selection.id === id) kind = null; // clicking again clears
     selection.kind = kind;
     selection.id = kind ? id : null;
     let text = "all threads";
     if (kind === "thread") text = "thread " + threadName(id);
-    else if (kind === "ractor") text = "Ractor " + id;
+    else if (kind === "ractor") text = ractorName(id);
     else if (kind === "label") text = "label set " + (labelText.get(id) || id);
     $("selection").textContent = "Showing: " + text + "." + (kind ? " Press Esc or click it again to show all." : "");
     for (const f of listeners) f();
@@ -106,7 +113,7 @@
     document.title = "rperf-gvl: " + m.program;
     const facts = [
       ["Ruby", m.ruby_version], ["mode", m.mode], ["duration", fmtDur(m.duration_ns)],
-      ["threads", String(threads.length)], ["Ractors", String(summary.ractors.length)],
+      ["threads", String(threads.length)], ["Ractors", String(summary.ractors.filter((r) => r.identified !== false).length)],
       ["GVL wait", pct(tot.gvl_wait_ns, tot.lifetime_ns) + " of thread time"],
       ["samples", String(data.samples.length) + " stacks"], ["pid", String(m.pid)],
     ];
@@ -152,8 +159,7 @@
     const grouped = ractors.length > 1;
     for (const r of ractors) {
       if (grouped) {
-        const info = summary.ractors.find((x) => x.id === r);
-        rows.push({ kind: "group", ractor: r, main: !!(info && info.main) });
+        rows.push({ kind: "group", ractor: r });
       }
       for (const t of threads.filter((x) => x.ractor === r).sort((a, b) => a.seq - b.seq)) {
         laneOfSeq.set(t.seq, lanes.length);
@@ -187,7 +193,7 @@
     for (const row of rows) {
       if (row.kind === "group") {
         box.append(el("div", { class: "group-label", style: "height:" + ROW_H + "px;line-height:" + ROW_H + "px",
-          role: "listitem" }, "Ractor " + row.ractor + (row.main ? " (main)" : "")));
+          role: "listitem" }, ractorName(row.ractor)));
         continue;
       }
       const t = threadBySeq.get(row.seq);
@@ -891,10 +897,10 @@
       if (t.refresh) tables.push(t);
     };
     add(table("Threads", [{ title: "thread", value: (r) => r.seq, show: (r) => threadName(r.seq), text: true },
-      { title: "Ractor", value: (r) => r.ractor }, dur("lifetime_ns", "lifetime"), ...stateCols, ...causeCols,
+      { title: "Ractor", value: (r) => r.ractor, show: (r) => (ractorInfo.get(r.ractor)?.identified === false ? "?" : String(r.ractor)) }, dur("lifetime_ns", "lifetime"), ...stateCols, ...causeCols,
       { title: "acquisitions", value: (r) => r.acquisitions }, { title: "waits", value: (r) => r.waits }],
     threads, (r) => select("thread", r.seq), (r) => selection.kind === "thread" && selection.id === r.seq));
-    add(table("Ractors", [{ title: "Ractor", value: (r) => r.id, show: (r) => r.id + (r.main ? " (main)" : ""), text: true },
+    add(table("Ractors", [{ title: "Ractor", value: (r) => r.id, show: (r) => ractorName(r.id).slice("Ractor ".length), text: true },
       { title: "threads", value: (r) => r.threads }, dur("lifetime_ns", "thread time"), ...stateCols],
     summary.ractors, (r) => select("ractor", r.id), (r) => selection.kind === "ractor" && selection.id === r.id));
     add(table("Label sets", [{ title: "labels", value: (r) => labelText.get(r.label_set) || "", text: true },

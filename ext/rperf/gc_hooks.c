@@ -7,8 +7,8 @@
  * the time, and a phase change inside a bracket splits it. With lazy
  * sweeping a sweep is many short brackets. The thread that runs the GC
  * is charged; its Ractor is the slot's. In counters mode the sampler is
- * not called (it is not running). This file does NOT decide when a
- * Ractor gets its hook (ractor_registry.c, when it registers the Ractor).
+ * not called (it is not running). Only the main Ractor has the hook
+ * (gc_hooks.h says why).
  */
 #include "gc_hooks.h"
 #include "clock.h"
@@ -16,19 +16,10 @@
 #include "sampler.h"
 
 #include <ruby/debug.h>
-#include <ruby/ractor.h>
-#include <sched.h>
 
 /* GC stops every Ractor, so one phase variable serves all the hooks. */
 static int gc_phase = RPERF_GC_PHASE_NONE;
 static int installed;
-static rb_ractor_local_key_t ractor_hooked_key; /* non-NULL once a Ractor has its hook */
-/* Callbacks in progress. A lazy sweep step fires GC_ENTER/EXIT in its own
- * Ractor without stopping the others, so another Ractor's callback may run
- * while the main one stops the profile: the stop clears `recording`, then
- * waits here before anything is freed (the callback counts itself before
- * it reads `recording`). */
-static int in_flight;
 
 #define GC_EVENTS \
     (RUBY_INTERNAL_EVENT_GC_ENTER | RUBY_INTERNAL_EVENT_GC_EXIT | RUBY_INTERNAL_EVENT_GC_START | \
@@ -53,9 +44,7 @@ gc_event(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
     (void)self;
     (void)mid;
     (void)klass;
-    __atomic_fetch_add(&in_flight, 1, __ATOMIC_SEQ_CST);
     handle_gc_event(event);
-    __atomic_fetch_sub(&in_flight, 1, __ATOMIC_SEQ_CST);
 }
 
 static void
@@ -99,21 +88,8 @@ rperf_gc_hooks_install(void)
 {
     if (installed)
         return;
-    if (!ractor_hooked_key)
-        ractor_hooked_key = rb_ractor_local_storage_ptr_newkey(NULL);
     rb_add_event_hook(gc_event, GC_EVENTS, Qnil);
     installed = 1;
-}
-
-void
-rperf_gc_hooks_install_current_ractor(void)
-{
-    if (!ractor_hooked_key)
-        return;
-    if (rb_ractor_local_storage_ptr(ractor_hooked_key))
-        return;
-    rb_add_event_hook(gc_event, GC_EVENTS, Qnil);
-    rb_ractor_local_storage_ptr_set(ractor_hooked_key, (void *)&installed);
 }
 
 void
@@ -123,15 +99,4 @@ rperf_gc_hooks_remove(void)
         rb_remove_event_hook(gc_event);
         installed = 0;
     }
-    /* The caller has stopped recording: wait out other Ractors' callbacks
-     * that began before (later ones return at once). */
-    while (__atomic_load_n(&in_flight, __ATOMIC_SEQ_CST))
-        sched_yield();
-}
-
-void
-rperf_gc_hooks_after_fork_child(void)
-{
-    /* Only the forking thread exists in the child. */
-    __atomic_store_n(&in_flight, 0, __ATOMIC_SEQ_CST);
 }

@@ -44,19 +44,18 @@ thread_event(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
     __atomic_fetch_sub(&in_flight, 1, __ATOMIC_SEQ_CST);
 }
 
-/* RESUMED: this thread now holds its Ractor's GVL, on its own native
- * thread (the EC is set), so the Ractor-local lookup is valid. An unknown
- * Ractor registers from its next safepoint (registering allocates). */
+/* RESUMED: this thread now holds its Ractor's GVL, with its execution
+ * context set, so the Ractor's main thread names its Ractor (a Ractor met
+ * first takes a prepared table slot; none prepared: the next RESUMED
+ * tries again). */
 static inline void
 identify_ractor(rperf_thread_slot_t *slot)
 {
     if (slot->ractor)
         return;
-    rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
+    rperf_ractor_slot_t *r = rperf_ractor_current();
     if (r)
         RPERF_STORE(slot->ractor, r);
-    else
-        rperf_ractor_request_registration();
 }
 
 /* Counters mode takes the rperf_count_* form of each event: the slot's

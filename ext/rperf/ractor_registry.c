@@ -1,81 +1,62 @@
 /*
- * ractor_registry.c — Ractor-local tokens into the Ractor table and the
- * registration job.
+ * ractor_registry.c — the calling Ractor's table slot by its main thread,
+ * and the job that prepares table slots ahead.
  *
- * The job runs on a thread of the Ractor that asked (or, if another
- * Ractor's thread flushed the shared job bits first, on that one:
- * registering is idempotent and the asking Ractor triggers again at its
- * next RESUMED). It does NOT decide when to ask (the RESUMED hook does,
- * for a thread whose Ractor is unknown).
+ * The job may run on a thread of any Ractor (postponed jobs are flushed
+ * by whichever Ractor checks its interrupts first): preparing is the same
+ * work wherever it runs. It does NOT decide which events identify a
+ * thread's Ractor (gvl_hooks.c and rperf.c do).
  */
 #include "ractor_registry.h"
-#include "contention.h"
-#include "gc_hooks.h"
-#include "thread_slot.h"
 
+#include <ruby.h>
 #include <ruby/debug.h>
-#include <ruby/ractor.h>
 
-static rb_ractor_local_key_t ractor_key;
-static rb_postponed_job_handle_t register_job = POSTPONED_JOB_HANDLE_INVALID;
+static rb_postponed_job_handle_t prepare_job = POSTPONED_JOB_HANDLE_INVALID;
 
-rperf_ractor_slot_t *
-rperf_ractor_lookup_current(void)
+static void
+prepare_job_run(void *data)
 {
-    if (!ractor_key)
-        return NULL;
-    return rperf_ractor_table_decode((uintptr_t)rb_ractor_local_storage_ptr(ractor_key));
+    (void)data;
+    rperf_ractor_table_prepare(RPERF_RACTORS_PREPARED_AHEAD);
+}
+
+int
+rperf_ractor_prepare(void)
+{
+    return rperf_ractor_table_prepare(RPERF_RACTORS_PREPARED_AHEAD);
 }
 
 rperf_ractor_slot_t *
-rperf_ractor_register_current(void)
+rperf_ractor_current(void)
 {
-    if (!ractor_key || !rperf_contention_active())
+    if (!rperf_ractor_table_is_open())
         return NULL;
-    rperf_ractor_slot_t *r = rperf_ractor_lookup_current();
+    uintptr_t key = (uintptr_t)rb_thread_main();
+    rperf_ractor_slot_t *r = rperf_ractor_table_find(key);
     if (r)
         return r;
-    uintptr_t token;
-    r = rperf_ractor_table_add(&token);
-    if (r)
-        rb_ractor_local_storage_ptr_set(ractor_key, (void *)token);
+    r = rperf_ractor_table_take(key);
+    /* Taken or not, the table needs slots prepared again. */
+    if (prepare_job != POSTPONED_JOB_HANDLE_INVALID)
+        rb_postponed_job_trigger(prepare_job);
     return r;
 }
 
-/* Outside any hook, so it may allocate. Threads of the Ractor that have no
- * further GVL event (one thread per Ractor never switches) get their
- * Ractor here. */
-static void
-register_job_run(void *data)
+void
+rperf_ractor_registry_mark(void)
 {
-    (void)data;
-    if (!rperf_contention_recording())
-        return;
-    rperf_ractor_slot_t *r = rperf_ractor_register_current();
-    if (!r)
-        return;
-    if (!r->main)
-        rperf_gc_hooks_install_current_ractor();
-    VALUE threads = rb_funcall(rb_cThread, rb_intern("list"), 0);
-    for (long i = 0; i < RARRAY_LEN(threads); i++) {
-        rperf_thread_slot_t *slot = rperf_slot_find(RARRAY_AREF(threads, i));
-        if (slot && !RPERF_LOAD(slot->ractor))
-            RPERF_STORE(slot->ractor, r);
+    int n = rperf_ractor_count();
+    for (int id = 1; id <= n; id++) {
+        const rperf_ractor_slot_t *r = rperf_ractor_by_id(id);
+        if (r && r->key)
+            rb_gc_mark((VALUE)r->key);
     }
 }
 
 void
 rperf_ractor_registry_init(void)
 {
-    if (!ractor_key)
-        ractor_key = rb_ractor_local_storage_ptr_newkey(NULL);
-    if (register_job == POSTPONED_JOB_HANDLE_INVALID)
-        register_job = rb_postponed_job_preregister(0, register_job_run, NULL);
-}
-
-void
-rperf_ractor_request_registration(void)
-{
-    if (register_job != POSTPONED_JOB_HANDLE_INVALID)
-        rb_postponed_job_trigger(register_job);
+    if (prepare_job == POSTPONED_JOB_HANDLE_INVALID)
+        prepare_job = rb_postponed_job_preregister(0, prepare_job_run, NULL);
 }

@@ -1,25 +1,29 @@
 /*
  * ractor_table.h — the fixed table of Ractors a profile has seen: one slot
  * per Ractor with its holder ring, its timeline buffer and its waiters
- * count, handed out by index and found again through a token.
+ * count, handed out by index and found again by the Ractor's key.
  *
- * Plain C (no Ruby): the Ruby side (ractor_registry.h) stores a Ractor's
- * token in Ractor-local storage and asks this table to decode it. A token
- * encodes the table's generation (bumped at every open) and the slot's
- * index, so a token left in a Ractor by an earlier profile decodes to NULL.
- * This file does NOT know which Ractor is calling (ractor_registry.c does)
- * and does NOT charge time (contention.c).
+ * Plain C (no Ruby): the key is an opaque word the caller chooses (the
+ * Ruby side, ractor_registry.h, uses the Ractor's main thread). Slots are
+ * prepared ahead (ring and buffer allocated) outside hooks, so a hook can
+ * take one for a Ractor it meets first without allocating. This file does
+ * NOT know which Ractor is calling (ractor_registry.c does) and does NOT
+ * charge time (contention.c).
  *
  * Contract
  * - open/close: one caller at a time (the profiler's start/stop, main
  *   Ractor, GVL held); close frees every ring and buffer, so no hook may
- *   run any more when it is called. open on an open table closes it first.
- * - add: any thread outside hooks (it allocates the ring and the buffer);
- *   concurrent adds get distinct slots (one atomic fetch_add). Returns the
- *   new slot and its token, or NULL when the table is full (RPERF_MAX_RACTORS)
- *   or out of memory.
- * - decode, by_id, count, waiters: any context including hooks; never
- *   allocate, never block. A slot is visible to them once add has
+ *   run any more when it is called (a prepare in another Ractor waits for
+ *   it, then finds the table closed). open on an open table closes it first.
+ * - prepare: any thread outside hooks (it allocates); callers are
+ *   serialised by a mutex. It keeps `ahead` slots prepared beyond those
+ *   taken. Returns -1 when an allocation failed (fewer are prepared).
+ * - take: any context including hooks; never allocates, never blocks.
+ *   Hands out the next prepared slot for `key` (one CAS), or NULL when
+ *   none is prepared or the table is full (RPERF_MAX_RACTORS). The caller
+ *   must not take twice for one key: callers for one Ractor hold its GVL.
+ * - find, by_id, count, waiters: any context including hooks; never
+ *   allocate, never block. A slot is visible to them once take has
  *   published it (release/acquire) and stays valid until close.
  * - The slot's `waiters` and `holder_seq` are atomic; `ring` is written by the Ractor's GVL
  *   holder (wait_edges.h rules); `intervals` has one producer, the holder.
@@ -41,8 +45,9 @@
  * interval buffer's head at every push: each sits on its own cache line, so
  * neither drags the read-mostly fields, nor the other, between CPUs. */
 typedef struct rperf_ractor_slot {
-    int id;                                                 /* 1-based; the first added (the main Ractor) is 1 */
+    int id;                                                 /* 1-based; the first taken (the main Ractor) is 1 */
     int main;                                               /* set by the caller that registers the main Ractor */
+    uintptr_t key;                                          /* the caller's name for the Ractor, set by take */
     rperf_holder_ring_t *ring;                              /* holder history, written by the GVL holder */
     int waiters __attribute__((aligned(RPERF_CACHE_LINE))); /* atomic: threads between READY and RESUMED */
     /* Written by the holder at RESUMED and SUSPENDED, read by READY: on a
@@ -52,17 +57,25 @@ typedef struct rperf_ractor_slot {
     rperf_interval_buffer_t intervals __attribute__((aligned(RPERF_CACHE_LINE)));
 } rperf_ractor_slot_t;
 
-/* Empties the table and starts a new generation. With timeline set and
- * max_intervals > 0 each Ractor added gets a timeline buffer of that many
- * intervals (a Ractor whose buffer cannot be had records none: its
- * intervals are counted as dropped). */
+/* Empties the table. With timeline set and max_intervals > 0 each slot
+ * prepared gets a timeline buffer of that many intervals (a Ractor whose
+ * buffer cannot be had records none: its intervals are counted as
+ * dropped). */
 void rperf_ractor_table_open(int timeline, uint64_t max_intervals);
 void rperf_ractor_table_close(void);
 int rperf_ractor_table_is_open(void);
+/* Fork child (atfork handler): the preparers' mutex anew. */
+void rperf_ractor_table_after_fork_child(void);
 
-rperf_ractor_slot_t *rperf_ractor_table_add(uintptr_t *token);
-/* The slot of a token from add in the current generation, else NULL. */
-rperf_ractor_slot_t *rperf_ractor_table_decode(uintptr_t token);
+/* Slots prepared beyond those taken: at least `ahead`, and as many as are
+ * taken (up to RPERF_RACTORS_AHEAD_MAX), so that a program starting
+ * Ractors in bursts finds slots ready before the next prepare runs. */
+#define RPERF_RACTORS_PREPARED_AHEAD 8
+#define RPERF_RACTORS_AHEAD_MAX 64
+int rperf_ractor_table_prepare(int ahead);
+rperf_ractor_slot_t *rperf_ractor_table_take(uintptr_t key);
+/* The slot taken for `key`, else NULL. */
+rperf_ractor_slot_t *rperf_ractor_table_find(uintptr_t key);
 
 rperf_ractor_slot_t *rperf_ractor_by_id(int id);        /* NULL when not published */
 int rperf_ractor_count(void);                           /* indexes handed out, at most RPERF_MAX_RACTORS */

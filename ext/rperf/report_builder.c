@@ -53,10 +53,15 @@ typedef struct build_ctx {
     rperf_cut_t cut;
     int clear;
     VALUE threads;
+    /* Per Ractor row: the identified Ractors (ids 1..nractors), then one
+     * row per thread whose Ractor is not known (rows of unrelated threads
+     * never add up). Sized nractors + nviews. */
     int64_t (*ractor_totals)[RPERF_STATE_COUNT];
     long *ractor_threads;
-    int nractors;           /* identified Ractors */
-    int unidentified;       /* threads without a Ractor exist */
+    int nractors;           /* Ractors taken before the cut */
+    int nunidentified;      /* rows after them */
+    int *unidentified_row;  /* by thread seq - 1: its row's index after nractors + 1, 0 until needed */
+    int *unidentified_seq;  /* by that index - 1: the thread's seq */
     rperf_interval_t *open; /* intervals open at the cut */
     size_t open_count, open_cap;
     rperf_slot_view_t *views; /* views[seq - 1] read at the cut; state -1: none */
@@ -90,14 +95,54 @@ typedef struct release_part {
 
 static const char *const cause_names[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
 
+/* The report's Ractor id of a thread, and its row index in
+ * ractor_totals (*row; -1 when the thread is not in this report). A
+ * Ractor identified after the cut (a hook of another Ractor may take a
+ * slot while the report is built) is not in this report's rows: its
+ * threads count as unidentified here. */
+static int
+ractor_row_of(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int *row)
+{
+    const rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
+    if (r && r->id <= ctx->nractors) {
+        *row = r->id - 1;
+        return r->id;
+    }
+    *row = -1;
+    if (slot->seq > ctx->nviews)
+        return 0; /* not in this report */
+    int *k = &ctx->unidentified_row[slot->seq - 1];
+    if (!*k) {
+        ctx->unidentified_seq[ctx->nunidentified] = slot->seq;
+        *k = ++ctx->nunidentified;
+    }
+    *row = ctx->nractors + *k - 1;
+    return RPERF_REPORT_UNIDENTIFIED_RACTOR(slot->seq);
+}
+
 static int
 ractor_id_of(build_ctx_t *ctx, const rperf_thread_slot_t *slot)
 {
-    const rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
-    if (r)
-        return r->id;
-    ctx->unidentified = 1;
-    return ctx->nractors + 1;
+    int row;
+    return ractor_row_of(ctx, slot, &row);
+}
+
+/* Threads of the main Ractor that have not held its GVL since the profile
+ * began (new threads waiting for their first turn) are found in its
+ * Thread.list; threads of other Ractors identify themselves at a RESUMED.
+ * Ruby context, before the cut is read (Thread.list allocates). */
+static void
+identify_main_ractor_threads(void)
+{
+    rperf_ractor_slot_t *main_ractor = rperf_ractor_by_id(1);
+    if (!main_ractor || main_ractor->key != (uintptr_t)rb_thread_main())
+        return; /* Thread.list lists the calling Ractor's threads */
+    VALUE threads = rb_funcall(rb_cThread, rb_intern("list"), 0);
+    for (long i = 0; i < RARRAY_LEN(threads); i++) {
+        rperf_thread_slot_t *slot = rperf_slot_find(RARRAY_AREF(threads, i));
+        if (slot && !RPERF_LOAD(slot->ractor))
+            RPERF_STORE(slot->ractor, main_ractor);
+    }
 }
 
 static void
@@ -262,7 +307,8 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
         if (!NIL_P(tid))
             slot->native_id = NUM2LL(tid);
     }
-    int rid = ractor_id_of(ctx, slot);
+    int row;
+    int rid = ractor_row_of(ctx, slot, &row);
 
     VALUE h = rb_hash_new();
     aset(h, "seq", INT2NUM(slot->seq));
@@ -280,10 +326,10 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     build_thread_causes(ctx, h, slot, &v, rid);
     rb_ary_push(ctx->threads, h);
 
-    if (rid >= 1 && rid <= ctx->nractors + 1) {
+    if (row >= 0) {
         for (int i = 0; i < RPERF_STATE_COUNT; i++)
-            ctx->ractor_totals[rid - 1][i] += delta[i];
-        ctx->ractor_threads[rid - 1]++;
+            ctx->ractor_totals[row][i] += delta[i];
+        ctx->ractor_threads[row]++;
     }
 
     /* The state open at the cut, split at the cut (timeline only). */
@@ -472,9 +518,11 @@ build_edges(build_ctx_t *ctx, rperf_edge_list_t *table, rperf_edge_list_t *extra
             if (e->wait_ns <= 0)
                 continue;
             int rid = e->ractor;
-            if (rid == 0) {
+            if (rid == 0 || rid > ctx->nractors) {
                 rperf_thread_slot_t *w = rperf_slot_by_seq(e->waiter);
-                rid = w ? ractor_id_of(ctx, w) : ctx->nractors + 1;
+                rid = w ? ractor_id_of(ctx, w) : 0;
+                if (rid == 0)
+                    continue; /* a waiter after the cut */
             }
             VALUE h = rb_hash_new();
             aset(h, "ractor", INT2NUM(rid));
@@ -495,14 +543,16 @@ static VALUE
 build_ractors(build_ctx_t *ctx)
 {
     VALUE ary = rb_ary_new();
-    int n = ctx->nractors + (ctx->unidentified ? 1 : 0);
+    int n = ctx->nractors + ctx->nunidentified;
     for (int i = 0; i < n; i++) {
         VALUE h = rb_hash_new();
-        rperf_ractor_slot_t *r = rperf_ractor_by_id(i + 1);
-        aset(h, "id", INT2NUM(i + 1));
+        rperf_ractor_slot_t *r = i < ctx->nractors ? rperf_ractor_by_id(i + 1) : NULL;
+        int id = i < ctx->nractors ? i + 1
+                                   : RPERF_REPORT_UNIDENTIFIED_RACTOR(ctx->unidentified_seq[i - ctx->nractors]);
+        aset(h, "id", INT2NUM(id));
         aset(h, "main", (r && r->main) ? Qtrue : Qfalse);
-        /* Additions (minor): per-Ractor totals and an unidentified bucket
-         * for threads whose Ractor never ran the registration job. */
+        /* Additions (minor): per-Ractor totals, and a row of its own for
+         * each thread whose Ractor is not known. */
         aset(h, "identified", i < ctx->nractors ? Qtrue : Qfalse);
         aset(h, "threads", LONG2NUM(ctx->ractor_threads[i]));
         for (int s = 0; s < RPERF_STATE_COUNT; s++)
@@ -777,7 +827,15 @@ build_report_body(VALUE arg)
     /* Names every method blocked so far (it allocates: before the cut is
      * read); later ones are named while the report is written. */
     rperf_cause_table_resolve_all();
+    identify_main_ractor_threads();
     collect(a);
+    size_t rows = (size_t)ctx->nractors + (size_t)ctx->nviews + 1;
+    ctx->ractor_totals = calloc(rows, sizeof(*ctx->ractor_totals));
+    ctx->ractor_threads = calloc(rows, sizeof(long));
+    ctx->unidentified_row = calloc((size_t)ctx->nviews + 1, sizeof(int));
+    ctx->unidentified_seq = calloc((size_t)ctx->nviews + 1, sizeof(int));
+    if (!ctx->ractor_totals || !ctx->ractor_threads || !ctx->unidentified_row || !ctx->unidentified_seq)
+        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
 
     VALUE report = rb_hash_new();
     aset(report, "format", rb_str_new_cstr("rperf-gvl-report"));
@@ -846,6 +904,8 @@ build_report_cleanup(VALUE arg)
     free(a->ctx->labels);
     free(a->ctx->ractor_totals);
     free(a->ctx->ractor_threads);
+    free(a->ctx->unidentified_row);
+    free(a->ctx->unidentified_seq);
     free(a->ctx->releases);
     free(a->ctx->parts);
     return Qnil;
@@ -863,14 +923,8 @@ rperf_report_build(const rperf_report_params_t *params, int final, int clear, in
     ctx.cut.final = final;
     ctx.clear = clear;
     ctx.nractors = rperf_ractor_count();
-    ctx.ractor_totals = calloc((size_t)ctx.nractors + 1, sizeof(*ctx.ractor_totals));
-    ctx.ractor_threads = calloc((size_t)ctx.nractors + 1, sizeof(long));
     struct build_args a;
     memset(&a, 0, sizeof(a));
     a.ctx = &ctx;
-    if (!ctx.ractor_totals || !ctx.ractor_threads) {
-        build_report_cleanup((VALUE)&a);
-        rb_raise(rperf_eResourceError, "rperf: cannot allocate the report");
-    }
     return rb_ensure(build_report_body, (VALUE)&a, build_report_cleanup, (VALUE)&a);
 }

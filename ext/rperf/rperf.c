@@ -54,6 +54,7 @@ anchor_mark(void *ptr)
 {
     (void)ptr;
     rperf_slot_pool_mark();
+    rperf_ractor_registry_mark();
     rperf_cause_table_mark();
     if (prof.sampler_running || rperf_contention_active())
         rperf_sampler_mark();
@@ -98,8 +99,7 @@ cleanup_forked_child(void)
 /* ------------------------------------------------------------------ */
 /* start                                                               */
 
-/* A start that failed after the contention state was created: other
- * Ractors' GC hooks (kept from an earlier profile) may already be using it. */
+/* A start that failed after the contention state was created. */
 static void
 abandon_start(void)
 {
@@ -152,7 +152,7 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     VALUE caller = rb_thread_current();
     if (rperf_contention_start(&cfg, deferred, &err) < 0)
         rb_raise(rperf_eResourceError, "rperf: cannot start: %s", err);
-    rperf_ractor_slot_t *main_ractor = rperf_ractor_register_current();
+    rperf_ractor_slot_t *main_ractor = rperf_ractor_prepare() == 0 ? rperf_ractor_current() : NULL;
     if (!main_ractor) {
         rperf_contention_destroy();
         rb_raise(rperf_eResourceError, "rperf: cannot start: cannot register the main Ractor");
@@ -274,8 +274,8 @@ rb_rperf_running_p(VALUE self)
 /* labels, refcount, per-thread totals                                 */
 
 /* The calling thread's slot, claimed if needed (a thread that started
- * while the profile was paused has none yet), with its Ractor registered
- * (this is Ruby context: registering may allocate). A fresh slot is
+ * while the profile was paused has none yet), with its Ractor identified
+ * when a table slot is free for it. A fresh slot is
  * running: the thread holds the GVL right now. */
 static rperf_thread_slot_t *
 claim_current(void)
@@ -291,7 +291,7 @@ claim_current(void)
         rperf_slot_write_end(slot);
     }
     if (!RPERF_LOAD(slot->ractor)) {
-        rperf_ractor_slot_t *r = rperf_ractor_register_current();
+        rperf_ractor_slot_t *r = rperf_ractor_current();
         if (r)
             RPERF_STORE(slot->ractor, r);
     }
@@ -334,7 +334,7 @@ rb_rperf_profile_inc(VALUE self)
     prof.refcount++;
     if (prof.refcount == 1) {
         int64_t now = rperf_now_ns();
-        rperf_contention_resume(rb_thread_current(), rperf_ractor_lookup_current(), now);
+        rperf_contention_resume(rb_thread_current(), rperf_ractor_current(), now);
         /* Re-bases every slot's sample clock itself. */
         if (prof.sampler_running)
             rperf_sampler_resume();
@@ -606,7 +606,7 @@ after_fork_child(void)
     /* Only flag changes: another thread of the parent may have held any
      * lock at fork time. The rest is cleaned up on the next call. */
     rperf_gvl_hooks_after_fork_child();
-    rperf_gc_hooks_after_fork_child();
+    rperf_ractor_table_after_fork_child();
     rperf_contention_after_fork_child();
     rperf_native_tid_reset();
     if (prof.sampler_running)

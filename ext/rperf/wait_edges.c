@@ -16,6 +16,7 @@
 #include "wait_edges.h"
 
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -334,7 +335,10 @@ rperf_holder_ring_create(int ractor_id)
     rperf_holder_ring_t *ring = aligned_alloc(CACHE_LINE, sizeof(rperf_holder_ring_t));
     if (!ring)
         return NULL;
-    memset(ring, 0, sizeof(*ring));
+    /* Only the header: segments and pending waits are read below `head`
+     * and `npending` alone, so rings prepared ahead for Ractors that may
+     * never come touch one page each. */
+    memset(ring, 0, offsetof(rperf_holder_ring_t, pending));
     ring->ractor_id = ractor_id;
     return ring;
 }

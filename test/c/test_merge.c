@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rga_test_util.h"
+#include "summary.h"
 
 static rga_report_t *
 gen_load(const char *args)
@@ -141,14 +142,84 @@ test_merge_of_one_is_a_copy(void **state)
     rga_report_free(r);
 }
 
+/* A snapshot in which thread 2 had not yet run (its Ractor unknown: a row
+ * of its own, id 256 + seq), then one in which its Ractor 2 is known. */
+#define THREAD(seq, ractor, first, running, wait) \
+    "{\"seq\":" #seq ",\"name\":\"\",\"ractor\":" #ractor ",\"first_seen_ns\":" #first ",\"last_seen_ns\":100," \
+    "\"exited\":false,\"running_ns\":" #running ",\"gvl_wait_ns\":" #wait ",\"blocked_ns\":0,\"gc_mark_ns\":0," \
+    "\"gc_sweep_ns\":0,\"acquisitions\":1,\"waits\":0}"
+#define HEAD(start, seq) \
+    "{\"format\":\"rperf-gvl-report\",\"version\":1,\"meta\":{\"pid\":7,\"start_monotonic_ns\":" #start \
+    ",\"duration_ns\":100,\"sequence\":" #seq "},"
+static const char *const unidentified_then_known[2] = {
+    HEAD(1000, 1) "\"ractors\":[{\"id\":1,\"main\":true},{\"id\":258,\"main\":false,\"identified\":false}],"
+                  "\"threads\":[" THREAD(1, 1, 0, 100, 0) "," THREAD(2, 258, 50, 0, 50) "]}",
+    HEAD(1100, 2) "\"ractors\":[{\"id\":1,\"main\":true},{\"id\":2,\"main\":false}],"
+                  "\"threads\":[" THREAD(1, 1, 0, 100, 0) "," THREAD(2, 2, 0, 100, 0) "]}",
+};
+
+static rga_report_t *
+load_text(const char *json)
+{
+    rga_report_t *r = NULL;
+    rga_error_t err;
+    rga_status_t st = rga_report_load_buffer(json, strlen(json), "test", &r, &err);
+    if (st != RGA_OK)
+        fprintf(stderr, "%s: %s\n", err.path, err.reason);
+    assert_int_equal(st, RGA_OK);
+    return r;
+}
+
+/* The row of an unidentified Ractor is one thread's, never counted as a
+ * Ractor; merged with a later report that identified it, the thread is
+ * that Ractor's. */
+static void
+test_unidentified_ractor_rows(void **state)
+{
+    (void)state;
+    rga_report_t *in[2] = {load_text(unidentified_then_known[0]), load_text(unidentified_then_known[1])};
+    assert_true(in[0]->ractors[0].identified);
+    assert_false(in[0]->ractors[1].identified);
+    assert_true(in[1]->ractors[1].identified); /* absent key: identified */
+
+    rga_summary_t s;
+    rga_filter_t f;
+    rga_error_t err;
+    assert_int_equal(rga_filter_init(&f, in[0], NULL, &err), RGA_OK);
+    assert_int_equal(rga_summary_build(in[0], &f, &s, &err), RGA_OK);
+    rga_filter_free(&f);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(rga_summary_write_text(&s, out, NULL, &err), RGA_OK);
+    fclose(out);
+    assert_non_null(strstr(text, "2 threads, 1 Ractors (and 1 thread whose Ractor was not identified)"));
+    assert_non_null(strstr(text, "? (unidentified)"));
+    free(text);
+    rga_summary_free(&s);
+
+    rga_report_t *m = NULL;
+    assert_int_equal(rga_report_merge(in, 2, &m, &err), RGA_OK);
+    assert_int_equal(m->n_threads, 2);
+    assert_int_equal(m->threads[1].seq, 2);
+    assert_int_equal(m->threads[1].ractor, 2);
+    char name[32];
+    rga_ractor_name(m, 258, name, sizeof(name));
+    assert_string_equal(name, "Ractor ?");
+    rga_ractor_name(m, 1, name, sizeof(name));
+    assert_string_equal(name, "Ractor 1 (main)");
+    rga_report_free(m);
+    rga_report_free(in[0]);
+    rga_report_free(in[1]);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_series_on_one_axis),
-        cmocka_unit_test(test_refuses_other_process),
-        cmocka_unit_test(test_refuses_overlap),
-        cmocka_unit_test(test_merge_of_one_is_a_copy),
+        cmocka_unit_test(test_series_on_one_axis),       cmocka_unit_test(test_refuses_other_process),
+        cmocka_unit_test(test_refuses_overlap),          cmocka_unit_test(test_merge_of_one_is_a_copy),
+        cmocka_unit_test(test_unidentified_ractor_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

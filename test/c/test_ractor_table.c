@@ -1,8 +1,8 @@
 /* test_ractor_table.c — the extension's Ractor table (ext/rperf/
- * ractor_table.c, plain C, built here without Ruby): slots are handed out
- * once each, also to concurrent callers; a token finds its slot in its own
- * profile and nothing in a later one; a full table refuses instead of
- * overrunning; the timeline buffer exists only when asked for. */
+ * ractor_table.c, plain C, built here without Ruby): slots are taken only
+ * once prepared, once each, also by concurrent callers; a key finds its
+ * slot in its own profile and nothing in a later one; a full table refuses
+ * instead of overrunning; the timeline buffer exists only when asked for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,14 +29,21 @@ teardown(void **state)
     return 0;
 }
 
+/* Prepares one slot and takes it. */
+static rperf_ractor_slot_t *
+add(uintptr_t key)
+{
+    assert_int_equal(rperf_ractor_table_prepare(1), 0);
+    return rperf_ractor_table_take(key);
+}
+
 static void
-test_ids_in_order_and_tokens_find_their_slot(void **state)
+test_ids_in_order_and_keys_find_their_slot(void **state)
 {
     (void)state;
-    uintptr_t tokens[3];
     rperf_ractor_slot_t *slots[3];
     for (int i = 0; i < 3; i++) {
-        slots[i] = rperf_ractor_table_add(&tokens[i]);
+        slots[i] = add(100 + (uintptr_t)i);
         assert_non_null(slots[i]);
         assert_int_equal(slots[i]->id, i + 1);
         assert_non_null(slots[i]->ring);
@@ -44,53 +51,67 @@ test_ids_in_order_and_tokens_find_their_slot(void **state)
     }
     assert_int_equal(rperf_ractor_count(), 3);
     for (int i = 0; i < 3; i++) {
-        assert_ptr_equal(rperf_ractor_table_decode(tokens[i]), slots[i]);
+        assert_ptr_equal(rperf_ractor_table_find(100 + (uintptr_t)i), slots[i]);
         assert_ptr_equal(rperf_ractor_by_id(i + 1), slots[i]);
-        for (int j = 0; j < i; j++)
-            assert_true(tokens[i] != tokens[j]);
     }
+    assert_null(rperf_ractor_table_find(99));
     assert_null(rperf_ractor_by_id(0));
     assert_null(rperf_ractor_by_id(4));
     assert_null(rperf_ractor_by_id(RPERF_MAX_RACTORS + 1));
-    assert_null(rperf_ractor_table_decode(0));
 }
 
 static void
-test_tokens_of_an_earlier_profile_find_nothing(void **state)
+test_take_needs_a_prepared_slot(void **state)
 {
     (void)state;
-    uintptr_t old;
-    assert_non_null(rperf_ractor_table_add(&old));
+    assert_null(rperf_ractor_table_take(1)); /* nothing prepared yet */
+    assert_int_equal(rperf_ractor_count(), 0);
+    assert_int_equal(rperf_ractor_table_prepare(2), 0);
+    assert_non_null(rperf_ractor_table_take(1));
+    assert_non_null(rperf_ractor_table_take(2));
+    assert_null(rperf_ractor_table_take(3));
+    assert_int_equal(rperf_ractor_count(), 2);
+    /* prepare keeps `ahead` beyond those taken */
+    assert_int_equal(rperf_ractor_table_prepare(2), 0);
+    assert_int_equal(rperf_ractor_table_take(3)->id, 3);
+    assert_int_equal(rperf_ractor_table_take(4)->id, 4);
+    assert_null(rperf_ractor_table_take(5));
+}
+
+static void
+test_keys_of_an_earlier_profile_find_nothing(void **state)
+{
+    (void)state;
+    assert_non_null(add(7));
     rperf_ractor_table_close();
-    assert_null(rperf_ractor_table_decode(old));
+    assert_null(rperf_ractor_table_find(7));
     assert_null(rperf_ractor_by_id(1));
     assert_int_equal(rperf_ractor_count(), 0);
-    uintptr_t closed;
-    assert_null(rperf_ractor_table_add(&closed));
+    assert_int_equal(rperf_ractor_table_prepare(1), 0); /* closed: nothing to do */
+    assert_null(rperf_ractor_table_take(7));
 
     rperf_ractor_table_open(1, 16);
-    uintptr_t fresh;
-    rperf_ractor_slot_t *r = rperf_ractor_table_add(&fresh);
+    assert_null(rperf_ractor_table_find(7));
+    rperf_ractor_slot_t *r = add(8);
     assert_non_null(r);
-    assert_int_equal(r->id, 1); /* the same index as the old token */
-    assert_true(fresh != old);
-    assert_null(rperf_ractor_table_decode(old));
-    assert_ptr_equal(rperf_ractor_table_decode(fresh), r);
+    assert_int_equal(r->id, 1); /* the same index as the old slot */
+    assert_null(rperf_ractor_table_find(7));
+    assert_ptr_equal(rperf_ractor_table_find(8), r);
 }
 
 static void
 test_a_full_table_refuses(void **state)
 {
     (void)state;
-    uintptr_t token;
+    assert_int_equal(rperf_ractor_table_prepare(RPERF_MAX_RACTORS + 10), 0);
     for (int i = 0; i < RPERF_MAX_RACTORS; i++)
-        assert_non_null(rperf_ractor_table_add(&token));
+        assert_non_null(rperf_ractor_table_take(1000 + (uintptr_t)i));
     assert_int_equal(rperf_ractor_count(), RPERF_MAX_RACTORS);
-    uintptr_t last = token;
+    assert_int_equal(rperf_ractor_table_prepare(4), 0);
     for (int i = 0; i < 3; i++)
-        assert_null(rperf_ractor_table_add(&token));
+        assert_null(rperf_ractor_table_take(5000 + (uintptr_t)i));
     assert_int_equal(rperf_ractor_count(), RPERF_MAX_RACTORS);
-    assert_int_equal(rperf_ractor_table_decode(last)->id, RPERF_MAX_RACTORS);
+    assert_int_equal(rperf_ractor_table_find(1000 + RPERF_MAX_RACTORS - 1)->id, RPERF_MAX_RACTORS);
 }
 
 static void
@@ -98,13 +119,12 @@ test_timeline_buffer_only_when_asked(void **state)
 {
     (void)state;
     rperf_interval_t rec = {.start_ns = 1, .end_ns = 2, .thread_seq = 1, .stack_id = -1};
-    uintptr_t token;
-    rperf_ractor_slot_t *r = rperf_ractor_table_add(&token);
+    rperf_ractor_slot_t *r = add(1);
     assert_int_equal(rperf_interval_buffer_push(&r->intervals, &rec), 0);
     assert_int_equal(rperf_interval_buffer_count(&r->intervals), 1);
 
     rperf_ractor_table_open(0, 16); /* reopening closes the old table */
-    r = rperf_ractor_table_add(&token);
+    r = add(1);
     assert_int_equal(rperf_interval_buffer_push(&r->intervals, &rec), -1);
     assert_int_equal(rperf_interval_buffer_count(&r->intervals), 0);
     assert_int_equal(rperf_interval_buffer_take_dropped(&r->intervals, 0), 1);
@@ -114,8 +134,7 @@ static void
 test_waiters_never_negative(void **state)
 {
     (void)state;
-    uintptr_t token;
-    rperf_ractor_slot_t *r = rperf_ractor_table_add(&token);
+    rperf_ractor_slot_t *r = add(1);
     assert_int_equal(rperf_ractor_waiters(r), 0);
     r->waiters = 2;
     assert_int_equal(rperf_ractor_waiters(r), 2);
@@ -125,54 +144,60 @@ test_waiters_never_negative(void **state)
     assert_int_equal(rperf_ractor_waiters(r), 0);
 }
 
-#define ADDERS 8
-#define ADDS_EACH 24
+#define TAKERS 8
+#define TAKES_EACH 24
 
+/* Takers race each other and a preparer; each retries until a slot is
+ * prepared for it. */
 static void *
-add_many(void *arg)
+take_many(void *arg)
 {
     int *ids = arg;
-    for (int i = 0; i < ADDS_EACH; i++) {
-        uintptr_t token;
-        rperf_ractor_slot_t *r = rperf_ractor_table_add(&token);
-        ids[i] = r && rperf_ractor_table_decode(token) == r ? r->id : -1;
+    for (int i = 0; i < TAKES_EACH; i++) {
+        uintptr_t key = (uintptr_t)ids * 64 + (uintptr_t)i + 1;
+        rperf_ractor_slot_t *r;
+        while (!(r = rperf_ractor_table_take(key)))
+            rperf_ractor_table_prepare(2);
+        ids[i] = rperf_ractor_table_find(key) == r ? r->id : -1;
     }
     return NULL;
 }
 
 static void
-test_concurrent_adds_get_distinct_slots(void **state)
+test_concurrent_takes_get_distinct_slots(void **state)
 {
     (void)state;
-    static int ids[ADDERS][ADDS_EACH];
-    pthread_t threads[ADDERS];
-    for (int t = 0; t < ADDERS; t++)
-        assert_int_equal(pthread_create(&threads[t], NULL, add_many, ids[t]), 0);
-    for (int t = 0; t < ADDERS; t++)
+    static int ids[TAKERS][TAKES_EACH];
+    pthread_t threads[TAKERS];
+    for (int t = 0; t < TAKERS; t++)
+        assert_int_equal(pthread_create(&threads[t], NULL, take_many, ids[t]), 0);
+    for (int t = 0; t < TAKERS; t++)
         pthread_join(threads[t], NULL);
-    int seen[ADDERS * ADDS_EACH + 1];
+    int seen[TAKERS * TAKES_EACH + 1];
     memset(seen, 0, sizeof(seen));
-    for (int t = 0; t < ADDERS; t++) {
-        for (int i = 0; i < ADDS_EACH; i++) {
+    for (int t = 0; t < TAKERS; t++) {
+        for (int i = 0; i < TAKES_EACH; i++) {
             int id = ids[t][i];
-            assert_in_range(id, 1, ADDERS * ADDS_EACH);
+            assert_in_range(id, 1, TAKERS * TAKES_EACH);
             assert_int_equal(seen[id], 0);
             seen[id] = 1;
+            assert_non_null(rperf_ractor_by_id(id)->ring);
         }
     }
-    assert_int_equal(rperf_ractor_count(), ADDERS * ADDS_EACH);
+    assert_int_equal(rperf_ractor_count(), TAKERS * TAKES_EACH);
 }
 
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ids_in_order_and_tokens_find_their_slot, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tokens_of_an_earlier_profile_find_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ids_in_order_and_keys_find_their_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_take_needs_a_prepared_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keys_of_an_earlier_profile_find_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_full_table_refuses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeline_buffer_only_when_asked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_waiters_never_negative, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent_adds_get_distinct_slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_takes_get_distinct_slots, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
