@@ -7,6 +7,7 @@
  * are dashed, coloured by cause and labelled with cause and time.
  */
 #include "dot_writer.h"
+#include "term_text.h"
 #include "units.h"
 
 #include <stdio.h>
@@ -48,6 +49,29 @@ static void
 set(void *obj, const char *name, const char *value)
 {
     agsafeset(obj, (char *)name, (char *)value, "");
+}
+
+/* Report text (a thread name, a label set) as part of a Graphviz label,
+ * which is an escString: controls and invalid bytes become \xNN as in the
+ * text views, then every backslash is doubled. So a name can neither use
+ * \N, \G, \n and the like, nor, written by agwrite (which escapes quotes
+ * but not backslashes), turn the quote that ends the string into \" and
+ * go on as DOT of its own. Cut at an escape boundary to fit. */
+static void
+dot_label_text(const char *src, char *dst, size_t size)
+{
+    char shown[4 * sizeof(((rga_wg_node_t *)0)->label)];
+    rga_term_escape(src, shown, sizeof(shown));
+    size_t o = 0;
+    for (const char *p = shown; *p; p++) {
+        size_t need = *p == '\\' ? 2 : 1;
+        if (o + need >= size)
+            break;
+        if (*p == '\\')
+            dst[o++] = '\\';
+        dst[o++] = *p;
+    }
+    dst[o] = '\0';
 }
 
 static const char *
@@ -158,14 +182,15 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
         if (!node)
             goto nomem;
         nodes[i] = node;
-        char waited[32], caused[32], running[32], blocked[32], gc[32];
+        char waited[32], caused[32], running[32], blocked[32], gc[32], name[2 * sizeof(n->label)];
+        dot_label_text(n->label, name, sizeof(name));
         rga_format_duration(n->wait_ns, waited, sizeof(waited));
         rga_format_duration(n->caused_ns, caused, sizeof(caused));
         rga_format_duration(n->state_ns[RGA_STATE_RUNNING], running, sizeof(running));
         rga_format_duration(n->state_ns[RGA_STATE_BLOCKED], blocked, sizeof(blocked));
         rga_format_duration(n->state_ns[RGA_STATE_GC_MARK] + n->state_ns[RGA_STATE_GC_SWEEP], gc, sizeof(gc));
         if (n->kind == RGA_NODE_GC || n->kind == RGA_NODE_HANDOFF || n->kind == RGA_NODE_UNKNOWN) {
-            snprintf(buf, sizeof(buf), "%s\\ncaused %s", n->label, caused);
+            snprintf(buf, sizeof(buf), "%s\\ncaused %s", name, caused);
             set(node, "shape", "ellipse");
             set(node, "fillcolor", n->kind == RGA_NODE_GC ? "#fff2b3" : "#e8e8e8");
         } else {
@@ -173,9 +198,9 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
              * alone would show "waited 0" for threads that did wait. */
             int used = (wg->kinds & RGA_EDGES_GVL)
                            ? snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s\\nwaited %s, caused %s",
-                                      n->label, running, blocked, gc, waited, caused)
-                           : snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s", n->label, running,
-                                      blocked, gc);
+                                      name, running, blocked, gc, waited, caused)
+                           : snprintf(buf, sizeof(buf), "%s\\nrunning %s, blocked %s, GC %s", name, running, blocked,
+                                      gc);
             if ((wg->kinds & RGA_EDGES_BLOCKED) && used > 0 && (size_t)used < sizeof(buf)) {
                 char on[32], released[32];
                 rga_format_duration(n->blocked_ns, on, sizeof(on));
@@ -196,6 +221,12 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
             snprintf(pen, sizeof(pen), "%.2f", 1.0 + 5.0 * (double)n->caused_ns / (double)wg->total_wait_ns);
             set(node, "penwidth", pen);
         }
+        /* A cut label must not end in half of a doubled backslash. */
+        size_t len = strlen(buf), odd = 0;
+        while (odd < len && buf[len - 1 - odd] == '\\')
+            odd++;
+        if (odd % 2)
+            buf[len - 1] = '\0';
         set(node, "label", buf);
     }
     for (size_t i = 0; i < wg->n_edges; i++) {

@@ -291,22 +291,48 @@ obj_bool(loader_t *ld, const elem_t *e, const json_t *obj, const char *key, bool
     return RGA_OK;
 }
 
+/* A JSON string as a C string. A string may hold "\u0000" (a label value
+ * the program set, loaded with JSON_ALLOW_NUL): it is written as the four
+ * characters \x00, as the text views show control bytes, so that "a\u0000b"
+ * neither ends at the NUL (and so equals "a") nor merges with "a\u0000c".
+ * NULL when out of memory. */
+static char *
+text_dup(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    size_t len = json_string_length(v), nuls = 0;
+    for (size_t i = 0; i < len; i++)
+        nuls += s[i] == '\0';
+    if (nuls == 0)
+        return strdup(s);
+    char *out = malloc(len + 3 * nuls + 1);
+    if (!out)
+        return NULL;
+    char *o = out;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\0') {
+            memcpy(o, "\\x00", 4);
+            o += 4;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 static rga_status_t
 obj_str(loader_t *ld, const elem_t *e, const json_t *obj, const char *key, bool required, char **out)
 {
     const json_t *v = json_object_get(obj, key);
-    const char *s = "";
     if (!v && required)
         return fail_elem(ld, e, key, RGA_ERR_SCHEMA, "missing required key");
-    if (v) {
-        if (!json_is_string(v)) {
-            char what[96];
-            snprintf(what, sizeof(what), "expected a string, got %s", json_kind(v));
-            return fail_elem(ld, e, key, RGA_ERR_SCHEMA, what);
-        }
-        s = json_string_value(v);
+    if (v && !json_is_string(v)) {
+        char what[96];
+        snprintf(what, sizeof(what), "expected a string, got %s", json_kind(v));
+        return fail_elem(ld, e, key, RGA_ERR_SCHEMA, what);
     }
-    *out = strdup(s);
+    *out = v ? text_dup(v) : strdup("");
     if (!*out)
         return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
     return RGA_OK;
@@ -487,7 +513,7 @@ load_label_set(loader_t *ld, const elem_t *e, const json_t *v)
             return fail_elem(ld, e, field, RGA_ERR_SCHEMA, "label values must be strings");
         }
         ls->keys[ls->n_labels] = strdup(key);
-        ls->values[ls->n_labels] = strdup(json_string_value(val));
+        ls->values[ls->n_labels] = text_dup(val);
         ls->n_labels++;
         if (!ls->keys[ls->n_labels - 1] || !ls->values[ls->n_labels - 1])
             return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
@@ -529,8 +555,8 @@ load_frame(loader_t *ld, const elem_t *e, const json_t *v)
         return fail_elem(ld, e, NULL, RGA_ERR_SCHEMA, "expected [\"path\", \"label\"]");
     TRY(PUSH(ld, frames, n_frames, cap_frames));
     rga_frame_t *f = &ld->r->frames[ld->r->n_frames];
-    f->path = strdup(json_string_value(json_array_get(v, 0)));
-    f->label = strdup(json_string_value(json_array_get(v, 1)));
+    f->path = text_dup(json_array_get(v, 0));
+    f->label = text_dup(json_array_get(v, 1));
     ld->r->n_frames++;
     if (!f->path || !f->label)
         return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
@@ -746,7 +772,7 @@ load_meta(loader_t *ld, const elem_t *e, const json_t *v)
         if (s && !json_is_string(s))
             return fail_at(ld, e->offset, RGA_ERR_SCHEMA, NULL, "meta.%s: expected a string, got %s", strs[i].key,
                            json_kind(s));
-        *slot = strdup(s ? json_string_value(s) : "");
+        *slot = s ? text_dup(s) : strdup("");
         if (!*slot)
             return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
     }

@@ -126,8 +126,9 @@ module Rperf
     # Labels of the current thread. With a block: merged into the current
     # labels for the block (nil values delete keys), restored afterwards.
     # Without: set from now on. Returns the block's value or the labels.
-    # Keys are Symbols or Strings (ArgumentError otherwise); keys and values
-    # are made valid UTF-8 (invalid bytes become U+FFFD).
+    # Keys are Symbols or Strings without a NUL byte (ArgumentError
+    # otherwise); keys and values are made valid UTF-8 (invalid bytes become
+    # U+FFFD). A value may hold any character, NUL included.
     def label(**labels, &block)
       previous = labels()
       merged = previous.merge(normalize_labels(labels)).compact
@@ -208,6 +209,10 @@ module Rperf
         end
 
         key = k.is_a?(Symbol) && k.name.valid_encoding? ? k : UTF8.scrub(k.to_s).to_sym
+        # A report holds a label set as a JSON object: a key is an object
+        # key there, which no reader takes with a NUL. Values may hold one.
+        raise ArgumentError, "label key #{key.inspect} is invalid; it contains a NUL byte" if key.name.include?("\0")
+
         h[key] = v.nil? ? nil : UTF8.scrub(v).dup.freeze
       end
     end

@@ -91,14 +91,15 @@ module Rperf
       raise ArgumentError, "thread: #{value.inspect} is invalid; expected a thread seq (Integer >= 1) or a name"
     end
 
-    # ["key=value", ...] (or a Hash { key => value }), all must match.
+    # ["key=value", ...] (or a Hash { key => value }), all must match. A
+    # NUL in a value is written \x00, as the analysis reads it from a report.
     def check_labels(value)
       list = value.is_a?(Hash) ? value.map { |k, v| "#{k}=#{v}" } : value
       unless list.is_a?(Array) && list.all? { |s| s.is_a?(String) && s.index("=").to_i.positive? }
         raise ArgumentError, "labels: #{value.inspect} is invalid; expected an Array of \"key=value\" Strings"
       end
 
-      list
+      list.map { |s| s.gsub("\0", "\\x00") }
     end
   end
 end

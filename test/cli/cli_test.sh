@@ -221,6 +221,29 @@ check "error messages escape what they echo" test "$(controls "$WORK/err")" -eq 
 expect_fail 2 'no-\\x1b\[31m\.json: cannot open' "$WORK/no-"$'\e[31m'".json"
 check "error messages escape file names" test "$(controls "$WORK/err")" -eq 0
 
+# --- DOT: names cannot leave their quoted label (Graphviz escString rules) ----------
+# A name with \" once closed the label agwrite quoted, and the rest was read as DOT:
+# here it would add a node with a javascript: URL. A label value does the same
+# through --by label; \N would show the node's id; a name may end in a backslash.
+sed -e 's/"name":"worker-1"/"name":"\\\\\\"];I[URL=<javascript:alert(1)>];z[\\n#"/' \
+    -e 's/"name":"worker-2"/"name":"ends\\\\"/' \
+    -e 's/"name":"worker-3"/"name":"\\\\N\\\\G"/' \
+    -e 's|"endpoint":"POST /orders"|"endpoint":"\\\\\\"];J[URL=<javascript:alert(2)>];y[\\n#"|' "$R" >"$WORK/dotty.json"
+for by in thread label; do
+  run --dot --by $by --min-share 0 "$WORK/dotty.json"
+  cp "$WORK/out" "$WORK/dotty-$by.dot"
+  check "dot --by $by of hostile names exits 0" test "$rc" -eq 0
+  check "dot --by $by: Graphviz reads it" dot -Tsvg -o "$WORK/dotty-$by.svg" "$WORK/dotty-$by.dot"
+  check "dot --by $by: no link of its own" bash -c "! grep -Eq '<a |href=' '$WORK/dotty-$by.svg'"
+  check "dot --by $by: no node of its own" bash -c "! grep -Eq '^[[:space:]]*[IJyz][[:space:];[]' '$WORK/dotty-$by.dot'"
+done
+check "dot: the name is shown as written" grep -qF '\&quot;];I[URL=&lt;javascript:alert(1)&gt;];z[\x0a#' "$WORK/dotty-thread.svg"
+check "dot: a trailing backslash stays in its label" grep -qF '>ends\ #' "$WORK/dotty-thread.svg"
+check "dot: \\N is text, not the node id" grep -qF '>\N\G #' "$WORK/dotty-thread.svg"
+check "dot --by label: the value is shown as written" grep -qF 'javascript:alert(2)' "$WORK/dotty-label.svg"
+run --svg "$WORK/dotty-mem.svg" --min-share 0 "$WORK/dotty.json"
+check "svg drawn in memory shows the same text" grep -qF '>ends\ #' "$WORK/dotty-mem.svg"
+
 # --- command line: messages name rperf-gvl, one view per standard output -----------
 expect_fail 64 "^rperf-gvl: unrecognized option '--frobnicate'" --frobnicate "$R"
 expect_fail 64 "^rperf-gvl: unrecognized option '-x'" -x "$R"

@@ -1,6 +1,10 @@
 # frozen_string_literal: true
 
 # Labels split each thread's totals exactly.
+require "tmpdir"
+require "stringio"
+require "rperf/rack"
+require "rperf/contention_log"
 require_relative "contention_helper"
 
 class TestContentionLabels < Test::Unit::TestCase
@@ -66,6 +70,59 @@ class TestContentionLabels < Test::Unit::TestCase
     end
     # Outside their label blocks the holders run for microseconds only.
     assert_operator on_other_label.sum(&:wait_ns), :>, on_workers.sum(&:wait_ns) * 0.9
+  end
+
+  # A NUL byte: refused in a key (a report's label set is a JSON object,
+  # and no reader takes a NUL in an object key), carried in a value and
+  # shown as \x00 by the views, so "a\0b", "a\0c" and "a" stay three label
+  # sets everywhere (they once all printed, and filtered, as k=a).
+  def test_nul_in_labels
+    report = Rperf.contention do
+      ["a\0b", "a\0c", "a"].each { |v| Rperf.label(k: v) { burn_work(0.01) } }
+      assert_raise_with_message(ArgumentError, /label key :"x\\x00y" is invalid; it contains a NUL byte/) do
+        Rperf.label("x\0y": "1") { flunk "the block must not run" }
+      end
+      assert_raise(ArgumentError) { Rperf.label(:"k\0" => "v") }
+      assert_equal({}, Rperf.labels)
+    end
+    values = report.label_sets.map { |s| s.labels["k"] }.compact
+    assert_equal ["a\0b", "a\0c", "a"].sort, values.sort
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "nul.json")
+      report.save(path)
+      loaded = Rperf::Report.load(path)
+      [report, loaded].each do |r|
+        rows = r.to_summary.lines.grep(/^\s+k=/).map { |l| l.split.first }
+        assert_equal %w[k=a k=a\x00b k=a\x00c], rows.sort
+        assert_equal 1, r.to_summary(labels: { k: "a" }).lines.grep(/^\s+k=/).size
+        assert_equal ["k=a\\x00b"], r.to_summary(labels: { k: "a\0b" }).lines.grep(/^\s+k=/).map { |l| l.split.first }
+      end
+    end
+  end
+
+  # A request path becomes a label through the Rack middleware; in a wait
+  # graph by label it is a node's label. Written as DOT and read back by
+  # Graphviz, it stays text: no node, attribute or link of its own.
+  def test_a_request_path_stays_text_in_dot
+    mw = Rperf::Rack::Middleware.new(lambda { |_env|
+      burn_work(0.02)
+      [200, {}, ["ok"]]
+    }, log: Rperf::ContentionLog.new(output: StringIO.new))
+    path = "/x\\\"];I[URL=<javascript:alert(1)>];z[\n#"
+    env = { "REQUEST_METHOD" => "GET", "SCRIPT_NAME" => "", "PATH_INFO" => path }
+    report = Rperf.contention do
+      3.times.map { Thread.new { mw.call(env.dup) } }.each(&:join)
+    end
+    assert report.label_sets.any? { |s| s.labels["endpoint"]&.include?("javascript") }, report.label_sets.inspect
+    dot = report.to_dot(by: "label", min_share: 0)
+    svg = IO.popen(%w[dot -Tsvg], "r+") do |io|
+      io.write(dot)
+      io.close_write
+      io.read
+    end
+    assert_predicate $?, :success?, dot
+    refute_match(/<a |href=/, svg)
+    assert_include svg, "javascript:alert(1)"
   end
 
   def test_label_api
