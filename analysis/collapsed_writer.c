@@ -6,6 +6,7 @@
  */
 #include "collapsed_writer.h"
 #include "summary.h"
+#include "term_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,16 +22,28 @@ typedef struct text_buf {
     bool nomem;
 } text_buf_t;
 
-/* Appends name with the characters that would split it replaced. */
+/* Appends name as the text views show it (rga_term_escape: no control
+ * byte, so no newline either), with ';', which would split the frame,
+ * written ':'. */
 static void
-put_frame(text_buf_t *b, const char *name)
+put_frame(text_buf_t *b, const char *raw)
 {
+    size_t rn = strlen(raw);
+    char small[256];
+    char *name = 4 * rn + 1 <= sizeof(small) ? small : malloc(4 * rn + 1);
+    if (!name) {
+        b->nomem = true;
+        return;
+    }
+    rga_term_escape(raw, name, 4 * rn + 1);
     size_t n = strlen(name);
     if (b->len + n + 2 > b->cap) {
         size_t cap = (b->len + n + 2) * 2;
         char *grown = realloc(b->s, cap);
         if (!grown) {
             b->nomem = true;
+            if (name != small)
+                free(name);
             return;
         }
         b->s = grown;
@@ -38,11 +51,11 @@ put_frame(text_buf_t *b, const char *name)
     }
     if (b->len)
         b->s[b->len++] = ';';
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        b->s[b->len++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
-    }
+    for (size_t i = 0; i < n; i++)
+        b->s[b->len++] = name[i] == ';' ? ':' : name[i];
     b->s[b->len] = '\0';
+    if (name != small)
+        free(name);
 }
 
 static int

@@ -44,8 +44,15 @@ rga_filter_init(rga_filter_t *f, const rga_report_t *r, const rga_filter_spec_t 
         f->thread_ok[i] = ok;
         matched += ok;
     }
-    if (thread && *thread && matched == 0 && (ractor <= 0)) {
-        st = rga_error_set(err, RGA_ERR_ARGUMENT, "--thread %s matches no thread in the report", thread);
+    if (ractor > 0 && !rga_report_ractor(r, ractor)) {
+        st = rga_error_set(err, RGA_ERR_ARGUMENT, "--ractor %lld: the report has no Ractor %lld", ractor, ractor);
+        goto fail;
+    }
+    if (thread && *thread && matched == 0) {
+        st = ractor > 0
+                 ? rga_error_set(err, RGA_ERR_ARGUMENT, "--thread %s matches no thread of Ractor %lld", thread,
+                                 ractor)
+                 : rga_error_set(err, RGA_ERR_ARGUMENT, "--thread %s matches no thread in the report", thread);
         goto fail;
     }
     size_t n_labels = spec ? spec->n_labels : 0;

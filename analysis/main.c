@@ -71,6 +71,7 @@ usage(FILE *out)
             "       %s record [-o FILE] [--html FILE] [--frequency N] -- COMMAND [ARG]...\n"
             "Show where a Ruby program loses time to the GVL, blocking and GC.\n"
             "Several REPORTs (a snapshot series of one process) are merged on one time axis.\n"
+            "A REPORT of - is read from standard input.\n"
             "\n"
             "Views (default: the summary on standard output):\n"
             "      --summary            per thread/Ractor/label tables, top waiters, holders, stacks\n"
@@ -940,6 +941,11 @@ main(int argc, char **argv)
                                 "--top, --collapsed without FILE): give one, and write the others to files");
 
     size_t n_reports = (size_t)(argc - optind);
+    size_t n_stdin = 0;
+    for (size_t i = 0; i < n_reports; i++)
+        n_stdin += strcmp(argv[optind + (int)i], "-") == 0;
+    if (n_stdin > 1)
+        return fail_usage("%s", "- (standard input) can be given once");
     rc = refuse_output_over_input(&cli, (const char *const *)&argv[optind], n_reports);
     if (rc != EXIT_OK)
         return rc;

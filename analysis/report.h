@@ -240,7 +240,8 @@ rga_status_t rga_report_load_buffer(const char *data, size_t len, const char *na
 void rga_report_set_max_inflated(size_t bytes);
 size_t rga_report_max_inflated(void);
 
-/* Reads path (gzip when it starts with the gzip magic) and loads it. */
+/* Reads path (gzip when it starts with the gzip magic) and loads it; "-" is
+ * standard input (named so in errors), read to its end, not closed. */
 rga_status_t rga_report_load_file(const char *path, rga_report_t **out, rga_error_t *err);
 
 /* Loader flags. RGA_LOAD_JANSSON_ONLY: parse every element with jansson,
@@ -259,6 +260,10 @@ long rga_report_thread_index(const rga_report_t *report, int64_t seq);
 
 /* Index of the label set with this id, or -1. */
 long rga_report_label_set_index(const rga_report_t *report, int64_t id);
+/* Where the report's time axis ends: its duration, or the end of an interval
+ * that reaches past it (the state open at the cut). */
+int64_t rga_report_end_ns(const rga_report_t *report);
+
 /* The Ractor row with this id, NULL if none. */
 const rga_ractor_t *rga_report_ractor(const rga_report_t *report, int64_t id);
 /* "Ractor 2", "Ractor 1 (main)", or "Ractor ?" for a row whose Ractor is

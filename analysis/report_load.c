@@ -1319,9 +1319,12 @@ rga_report_load_file_flags(const char *path, unsigned flags, rga_report_t **out,
 {
     *out = NULL;
     rga_error_clear(err);
+    bool from_stdin = strcmp(path, "-") == 0;
+    if (from_stdin)
+        path = "standard input";
     if (err)
         snprintf(err->file, sizeof(err->file), "%s", path);
-    FILE *f = fopen(path, "rb");
+    FILE *f = from_stdin ? stdin : fopen(path, "rb");
     if (!f)
         return rga_error_set(err, RGA_ERR_IO, "cannot open: %s", strerror(errno));
     char *buf = NULL;
@@ -1364,6 +1367,7 @@ rga_report_load_file_flags(const char *path, unsigned flags, rga_report_t **out,
         st = rga_report_load_buffer_flags(buf ? buf : "", used, path, flags, out, err);
 done:
     free(buf);
-    fclose(f);
+    if (!from_stdin)
+        fclose(f);
     return st;
 }

@@ -54,6 +54,16 @@ rga_report_free(rga_report_t *r)
     free(r);
 }
 
+int64_t
+rga_report_end_ns(const rga_report_t *r)
+{
+    int64_t end = r->meta.duration_ns;
+    for (size_t i = 0; i < r->n_intervals; i++)
+        if (r->intervals[i].end_ns > end)
+            end = r->intervals[i].end_ns;
+    return end;
+}
+
 const rga_ractor_t *
 rga_report_ractor(const rga_report_t *r, int64_t id)
 {

@@ -18,6 +18,7 @@
 #include "summary_json.h"
 #include "timeline.h"
 #include "top_text.h"
+#include "units.h"
 #include "waitgraph.h"
 
 #include <string.h>
@@ -38,6 +39,21 @@ int
 rga_view_is_profile(const char *view)
 {
     return in_list(view, profile_views, sizeof(profile_views) / sizeof(profile_views[0]));
+}
+
+/* A --from at or past the end of the report selects nothing: the timeline
+ * and Perfetto views refuse it alike (the empty range --to before --from is
+ * refused where the options are read). */
+static rga_status_t
+check_window(const rga_report_t *r, int64_t from_ns, rga_error_t *err)
+{
+    int64_t end = rga_report_end_ns(r);
+    if (from_ns < end)
+        return RGA_OK;
+    char from[32], len[32];
+    rga_format_duration(from_ns, from, sizeof(from));
+    rga_format_duration(end, len, sizeof(len));
+    return rga_error_set(err, RGA_ERR_ARGUMENT, "--from %s is at or past the end of the report (%s)", from, len);
 }
 
 /* The views that read samples: one model, then the view's writer. */
@@ -101,6 +117,9 @@ rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t
             st = view[0] == 's' ? rga_summary_write_text(&s, out, &to, err) : rga_summary_write_json(&s, out, err);
             rga_summary_free(&s);
         }
+    } else if ((strcmp(view, "timeline") == 0 || strcmp(view, "perfetto") == 0) &&
+               (st = check_window(r, opts->from_ns, err)) != RGA_OK) {
+        /* the window lies past the report: no view of it */
     } else if (strcmp(view, "timeline") == 0) {
         rga_timeline_t t;
         size_t width = opts->width > 0 ? (size_t)opts->width : 100;

@@ -42,7 +42,13 @@ decode(const unsigned char *s, uint32_t *cp)
 static bool
 is_control(uint32_t cp)
 {
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+        return true;
+    /* Bidirectional controls reorder what follows on the line (U+202E shows
+     * "evil\u202Etxt.exe" as "evilexe.txt"); line and paragraph separators
+     * break it. */
+    return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
 }
 
 typedef struct range {

@@ -4,11 +4,13 @@
  * Names, labels and frames in a report come from the profiled program and
  * from whoever can reach it (a request path becomes a label). Printed raw,
  * ESC/CSI/OSC sequences, CR, LF and other controls would move the cursor,
- * retitle the window or forge lines. rga_term_escape() writes them as \xNN
- * (C0 controls, DEL, C1 controls, and bytes that are not valid UTF-8);
- * everything else passes unchanged. The text views and the CLI's error
- * messages use it; the JSON, DOT and Perfetto writers do not (their formats
- * quote by their own rules).
+ * retitle the window or forge lines; bidirectional controls reorder the
+ * rest of the line, and U+2028/U+2029 break it. rga_term_escape() writes
+ * them as \xNN, byte by byte (C0 controls, DEL, C1 controls, U+061C,
+ * U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, U+2028, U+2029, and bytes
+ * that are not valid UTF-8); everything else passes unchanged. The text
+ * views, folded stacks, DOT labels and the CLI's error messages use it; the
+ * JSON and Perfetto writers do not (JSON quotes by its own rules).
  *
  * rga_text_width() counts display columns of UTF-8 text: East Asian wide and
  * fullwidth characters are 2, combining marks and zero-width characters 0,

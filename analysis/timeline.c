@@ -18,12 +18,8 @@ rga_timeline_build(const rga_report_t *r, const rga_filter_t *filter, int64_t fr
 {
     memset(t, 0, sizeof(*t));
     t->report = r;
-    if (to_ns <= 0) {
-        to_ns = r->meta.duration_ns;
-        for (size_t i = 0; i < r->n_intervals; i++)
-            if (r->intervals[i].end_ns > to_ns)
-                to_ns = r->intervals[i].end_ns;
-    }
+    if (to_ns <= 0)
+        to_ns = rga_report_end_ns(r);
     if (n_buckets == 0)
         return rga_error_set(err, RGA_ERR_ARGUMENT, "timeline width must be at least 1");
     if (from_ns < 0 || to_ns <= from_ns)

@@ -252,7 +252,7 @@ module Rperf
       else
         report.save(@output, format: @output_format)
       end
-    rescue SystemCallError, IOError => e
+    rescue SystemCallError, IOError, RenderError => e
       warn "rperf: cannot write the profile to #{@output.inspect}: #{e.message} " \
            "(Rperf.stop still returns it)"
     end

@@ -36,7 +36,9 @@ module Rperf
     class Unit
       attr_reader :kind, :labels, :thread, :started_ns
       # The final numbers (a Rperf::Log::Measurement), set when the unit ends.
-      attr_accessor :result, :error, :capped
+      # status: the response status a middleware sets (a field of its own,
+      # which application fields cannot replace).
+      attr_accessor :result, :error, :capped, :status
 
       def initialize(log, kind, labels, before)
         @log = log
@@ -50,6 +52,7 @@ module Rperf
         @result = nil
         @error = nil
         @capped = false
+        @status = nil
         @extra = nil
       end
 
@@ -78,7 +81,10 @@ module Rperf
         @log.__send__(:measure_since, @before, @started_ns)
       end
 
-      # Adds application fields (e.g. status: 200) to the unit's log line.
+      # Adds application fields (e.g. user_id: 7) to the unit's log line. A
+      # field named like one of the line's own (kind, status, label.*, the
+      # numbers) is written as app.<name>: it can neither replace nor repeat
+      # them. Two fields of one name (:a and "a"): the last one set wins.
       def add_fields(**fields)
         (@extra ||= {}).merge!(fields)
         self
@@ -405,14 +411,14 @@ module Rperf
       out = String.new(prefix, capacity: prefix.bytesize + 192)
       generic = nil
       generic = { label_capped: true } if unit.capped
-      extra = unit.extra_fields
-      if !generic && !unit.error && extra.size == 1 && (value = extra.first[1]).is_a?(Integer)
-        # One integer field (the Rack status): no generic formatting needed.
-        key = Log::Format.safe_key(extra.first[0])
-        out << (@format == :json ? ",\"#{key}\":" : " #{key}=") << value.to_s
-        extra = {}
+      if !generic && (status = unit.status).is_a?(Integer)
+        # The Rack status alone: no generic formatting needed.
+        out << (@format == :json ? ",\"status\":" : " status=") << status.to_s
+      elsif unit.status
+        (generic ||= {})[:status] = unit.status
       end
-      (generic ||= {}).merge!(extra) unless extra.empty?
+      extra = unit.extra_fields
+      (generic ||= {}).merge!(app_fields(extra)) unless extra.empty?
       (generic ||= {})[:error] = unit.error if unit.error
       if generic
         if @format == :json
@@ -505,10 +511,29 @@ module Rperf
       f = { kind: unit.kind }
       unit.labels.each { |k, v| f[:"label.#{k}"] = v }
       f[:label_capped] = true if unit.capped
+      f[:status] = unit.status if unit.status
       extra = unit.extra_fields
-      f.merge!(extra) unless extra.empty?
+      f.merge!(app_fields(extra)) unless extra.empty?
       f[:error] = unit.error if unit.error
       unit.result.fields(@units, wall: true, f: f)
+    end
+
+    # The line's own field names, which application fields cannot take.
+    OWN_FIELDS = (%w[msg kind label_capped status error] +
+                  NUMBER_KEYS.values.flat_map(&:values).flatten.map { |k| k.delete(',":=') } +
+                  Log::Measurement::CAUSE_KEYS.values.flat_map(&:values).map(&:to_s)).uniq.freeze
+
+    # Application fields by their written name: one entry a name (the last
+    # one set wins), app.<name> for a name the line uses itself.
+    def app_fields(extra)
+      out = {}
+      extra.each do |key, value|
+        name = Log::Format.safe_key(key)
+        name = "app.#{name}" if OWN_FIELDS.include?(name) || name.start_with?("label.")
+        out.delete(name)
+        out[name] = value
+      end
+      out
     end
 
     def write(fields)

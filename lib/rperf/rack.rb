@@ -57,7 +57,7 @@ module Rperf
         @log.measure(labels_for(env), kind: "request") do |unit|
           env[@env_key] = unit if @env_key && unit
           response = @app.call(env)
-          unit&.add_field(:status, response[0].to_i) if @status && response.is_a?(Array)
+          unit.status = response[0].to_i if unit && @status && response.is_a?(Array)
           response
         end
       end

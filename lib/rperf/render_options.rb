@@ -15,6 +15,8 @@ module Rperf
     COLOR = { true => true, false => false, nil => false, "always" => true, "never" => false }.freeze
     WIDTH = (1..10_000).freeze
     TOP = (1..1_000_000).freeze
+    # Times and ids reach the analysis module as signed 64-bit integers.
+    INT64_MAX = (1 << 63) - 1
 
     CHECKS = {
       width: ->(v) { check_integer(:width, v, WIDTH) },
@@ -23,10 +25,10 @@ module Rperf
       by: ->(v) { check_choice(:by, v, BY) },
       edges: ->(v) { check_choice(:edges, v, EDGES) },
       min_share: ->(v) { check_share(v) },
-      from_ns: ->(v) { check_integer(:from_ns, v, 0..) },
-      to_ns: ->(v) { check_integer(:to_ns, v, 1..) },
+      from_ns: ->(v) { check_integer(:from_ns, v, 0..INT64_MAX) },
+      to_ns: ->(v) { check_integer(:to_ns, v, 1..INT64_MAX) },
       thread: ->(v) { check_thread(v) },
-      ractor: ->(v) { check_integer(:ractor, v, 1..) },
+      ractor: ->(v) { check_integer(:ractor, v, 1..INT64_MAX) },
       labels: ->(v) { check_labels(v) },
       top: ->(v) { check_integer(:top, v, TOP) },
       state: ->(v) { check_choice(:state, v, STATES) },
@@ -86,7 +88,7 @@ module Rperf
 
     # A thread seq (Integer) or an exact thread name.
     def check_thread(value)
-      return value.to_s if (value.is_a?(Integer) && value >= 1) || (value.is_a?(String) && !value.empty?)
+      return value.to_s if (value.is_a?(Integer) && value.between?(1, INT64_MAX)) || (value.is_a?(String) && !value.empty?)
 
       raise ArgumentError, "thread: #{value.inspect} is invalid; expected a thread seq (Integer >= 1) or a name"
     end

@@ -373,18 +373,22 @@ module Rperf
     # is given through a temporary file in the same directory renamed into
     # place, so a failed write leaves the old file whole; anything else (a
     # device, a FIFO) is written directly and never replaced.
+    # A failed write is a RenderError naming the file asked for (its cause
+    # is the system's error); the file that was there stays as it was. The
+    # temporary name fits wherever the file's own name fits.
     def write_file(path, &writer)
+      raise ArgumentError, "#{path.inspect}: a file name cannot contain a NUL byte" if path.include?("\0")
       return File.open(path, "wb", &writer) if File.exist?(path) && !File.file?(path)
 
-      tmp = "#{path}.tmp#{Process.pid}.#{Thread.current.object_id}"
+      tmp = File.join(File.dirname(path), ".rperf-#{Process.pid}-#{Thread.current.object_id.to_s(36)}.tmp")
       begin
         File.open(tmp, "wb", &writer)
         File.rename(tmp, path)
-      rescue SystemCallError => e
-        raise e.class, path # name the file asked for, not the temporary one
       ensure
         File.unlink(tmp) if File.exist?(tmp)
       end
+    rescue SystemCallError, IOError => e
+      raise RenderError, "rperf: cannot write #{path}: #{e.message.sub(/ @ .*/, "")}"
     end
   end
 end

@@ -89,6 +89,10 @@ module Rperf
     end
 
     def check_output(output)
+      # Refused here, not when stop writes it: the run would be lost.
+      if output.is_a?(String) && output.include?("\0")
+        raise ArgumentError, "output: #{output.inspect} is invalid; a path cannot contain a NUL byte"
+      end
       return output if output.nil? || output.is_a?(String) || output.respond_to?(:write)
 
       raise ArgumentError, "output: #{output.inspect} is invalid; expected nil, a path String or an IO"

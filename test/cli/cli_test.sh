@@ -35,6 +35,19 @@ expect_fail 64 '--min-share 2' --min-share 2 "$R"
 expect_fail 64 '--color=sometimes' --color=sometimes "$R"
 expect_fail 64 'matches no thread' --thread nobody "$R"
 
+# --- inputs and filters: the same rules for every view ------------------------
+"$CLI" - <"$R" >"$WORK/out" 2>"$WORK/err"; rc=$?
+check "- reads the report from standard input" test "$rc" -eq 0
+check "- gives the same summary as the file" bash -c "diff <('$CLI' '$R') '$WORK/out' >/dev/null"
+printf 'garbage' | "$CLI" - >"$WORK/out" 2>"$WORK/err"; rc=$?
+check "- names standard input in errors (rc $rc)" bash -c "test $rc -eq 2 && grep -q '^rperf-gvl: standard input:1:1: ' '$WORK/err'"
+expect_fail 64 'standard input\) can be given once' - -
+expect_fail 64 '^rperf-gvl: --ractor 99: the report has no Ractor 99$' --ractor 99 "$R"
+expect_fail 64 'matches no thread of Ractor 2' --thread 1 --ractor 2 "$R"
+expect_fail 64 'at or past the end of the report' --timeline --from 999s "$R"
+expect_fail 64 'at or past the end of the report' --perfetto "$WORK/late.json" --from 999s "$R"
+check "no trace written for a window past the report" test ! -e "$WORK/late.json"
+
 # --- summary ----------------------------------------------------------------
 run "$R"
 check "summary exits 0" test "$rc" -eq 0
@@ -195,24 +208,30 @@ expect_fail 2 'twice.json.gz:[0-9]+:[0-9]+: .*unexpected data after the report o
 sed -e 's/"name":"worker-1"/"name":"Zo\\u00eb"/' \
     -e 's/"name":"worker-2"/"name":"\\u65e5\\u672c\\u8a9e"/' \
     -e 's/"name":"worker-3"/"name":"\\u001b]0;pwned\\u0007\\u001b[31mred\\r\\nforged \\u007f\\u009b"/' \
+    -e 's/"name":"worker-5"/"name":"evil\\u202etxt.exe\\u2028next\\u2066x"/' \
     -e 's/"Handler#m0"/"Handler\\u001b[2J#m0"/' \
     -e 's|"endpoint":"POST /orders"|"endpoint":"POST /\\u001b[1morders\\r"|' "$R" >"$WORK/hostile.json"
-# bytes a terminal acts on: C0 but tab and newline, DEL, the C1 range as UTF-8 (U+0080..U+009F)
-controls() { LC_ALL=C grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' "$1"; }
-for view in --summary --timeline; do
+# bytes a terminal acts on: C0 but tab and newline, DEL, the C1 range as UTF-8 (U+0080..U+009F),
+# and as UTF-8 the bidi controls U+202A..U+202E and U+2066..U+2069 and the separators U+2028/U+2029
+controls() { LC_ALL=C grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]\|\xe2\x80[\xa8-\xae]\|\xe2\x81[\xa6-\xa9]' "$1"; }
+for view in --summary --timeline "--collapsed --root-frames thread,label"; do
   run $view --color=never --top 100 "$WORK/hostile.json"
   check "$view exits 0 on hostile names (got $rc)" test "$rc" -eq 0
   check "$view: no control byte reaches the terminal ($(controls "$WORK/out") lines)" test "$(controls "$WORK/out")" -eq 0
-  check "$view: control bytes are shown escaped" grep -qF '\x1b]0;pwned\x07\x1b[31m' "$WORK/out"
+  check "$view: control bytes are shown escaped" grep -qF 'pwned\x07\x1b[31m' "$WORK/out"
 done
 run --summary --color=never --top 100 "$WORK/hostile.json"
 check "summary: the whole name is escaped" grep -qF '\x1b]0;pwned\x07\x1b[31mred\x0d\x0aforged \x7f\xc2\x9b' "$WORK/out"
 check "summary: label values escaped" grep -qF 'endpoint=POST /\x1b[1morders\x0d' "$WORK/out"
 check "summary: frame labels escaped" grep -qF 'Handler\x1b[2J#m0' "$WORK/out"
+check "summary: bidi controls and separators escaped" grep -qF 'evil\xe2\x80\xaetxt.exe\xe2\x80\xa8next\xe2\x81\xa6x' "$WORK/out"
+
 # Accented names are one column a character, CJK two: the wait % column ends at one display column.
 cols=$(sed -n '/^Threads/,/^$/p' "$WORK/out" | grep '%' | perl -CSD -ne '
   s/%.*//s; my $w = length($_) + (() = /[\p{Ea=W}\p{Ea=F}]/g); print "$w\n"' | sort -u | wc -l)
 check "summary: columns aligned by display width ($cols distinct)" test "$cols" -eq 1
+run --collapsed --root-frames thread "$WORK/hostile.json"
+check "collapsed: one line per stack, frames escaped" bash -c "! grep -v ' [0-9]*\$' '$WORK/out' && grep -qF 'Handler\x1b[2J#m0' '$WORK/out'"
 run --timeline --width 40 --ascii "$WORK/hostile.json"
 cols=$(grep ' |' "$WORK/out" | perl -CSD -ne 's/ \|.*//s; my $w = length($_) + (() = /[\p{Ea=W}\p{Ea=F}]/g); print "$w\n"' | sort -u | wc -l)
 check "timeline: rows aligned by display width ($cols distinct)" test "$cols" -eq 1

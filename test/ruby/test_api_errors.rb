@@ -73,8 +73,34 @@ class TestApiErrors < Test::Unit::TestCase
       report = nil
       _, err = capture_output { report = Rperf.start(mode: :wall, output: path) { sleep 0.001 } }
       assert_instance_of Rperf::Report, report
-      assert_match(%r{rperf: cannot write the profile to ".*r\.json": No such file or directory - /.*/dir/r\.json }, err)
+      assert_match(%r{rperf: cannot write the profile to ".*r\.json": rperf: cannot write /.*/dir/r\.json: No such file or directory}, err)
       refute File.exist?(path)
+    end
+  end
+
+  # save fails as a RenderError naming the file (the system's error is its
+  # cause) and leaves what was there; a name of 255 bytes, the most a
+  # directory entry holds, is written (its temporary name fits too).
+  def test_save_errors_are_render_errors
+    report = Rperf.contention { sleep 0.001 }
+    Dir.mktmpdir do |dir|
+      e = assert_raise(Rperf::RenderError) { report.save(File.join(dir, "no", "r.json")) }
+      assert_match(%r{\Arperf: cannot write /.*/no/r\.json: No such file or directory\z}, e.message)
+      assert_kind_of Errno::ENOENT, e.cause
+      kept = File.join(dir, "kept.json")
+      File.write(kept, "before")
+      File.chmod(0o500, dir)
+      unless File.writable?(dir) # root writes anyway
+        assert_raise(Rperf::RenderError) { report.save(kept) }
+        assert_equal "before", File.read(kept)
+      end
+      File.chmod(0o700, dir)
+      long = File.join(dir, "#{"n" * 250}.json")
+      report.save(long)
+      assert_equal report.to_h["meta"]["pid"], Rperf::Report.load(long).to_h["meta"]["pid"]
+      assert_equal %w[kept.json] + [File.basename(long)], Dir.children(dir).sort
+      e = assert_raise(ArgumentError) { report.save("x\0y.json") }
+      assert_match(/"x\\u0000y\.json": a file name cannot contain a NUL byte/, e.message)
     end
   end
 
@@ -127,6 +153,9 @@ class TestApiErrors < Test::Unit::TestCase
       -> { Rperf.start(max_edges: 0) } => /max_edges: 0 is invalid/,
       -> { Rperf.start(timeline: "yes") } => /timeline: "yes" is invalid/,
       -> { Rperf.start(output: 42) } => /output: 42 is invalid/,
+      -> { Rperf.start(output: "x\0y.json") } => /output: "x\\u0000y\.json" is invalid; a path cannot contain a NUL byte/,
+      -> { Rperf.contention { nil }.to_timeline(to_ns: 2**70) } => /to_ns: #{2**70} is invalid; expected an Integer from 1 to/,
+      -> { Rperf.contention { nil }.to_summary(ractor: 2**64) } => /ractor: #{2**64} is invalid/,
       -> { Rperf.start(format: :yaml) } => /format: :yaml is invalid/,
       -> { Rperf.start(output: "profile.bogus") } => /profile\.bogus: unknown report file name/,
       -> { Rperf.start(bogus: 1) } => /unknown keyword: :bogus/,

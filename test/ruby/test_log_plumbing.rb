@@ -167,6 +167,40 @@ class TestLogPlumbing < Test::Unit::TestCase
     assert_in_delta(final.running_ns / 1e6, line["running_ms"], 0.001)
   end
 
+  # Application fields cannot replace or repeat the line's own fields: in
+  # both formats each key appears once, the status is the response's, and
+  # the application's fields keep their values under app.<name>.
+  def test_application_fields_cannot_forge_the_line
+    %i[logfmt json].each do |format|
+      io = StringIO.new
+      log = Rperf::ContentionLog.new(output: io, format: format, counters: CPU_COUNTERS, label: false)
+      app = lambda do |env|
+        env["rperf.contention"].add_fields(status: "forged", "status" => "again", wall_ms: 9,
+                                           "label.endpoint" => "evil", "kind" => "job", user: 1)
+        env["rperf.contention"].add_field("user", 2)
+        [200, {}, ["ok"]]
+      end
+      Rperf::Rack::Middleware.new(app, log: log).call(rack_env("GET", "/a"))
+      text = io.string.chomp
+      pairs = if format == :json
+                text.scan(/"([^"]+)":("(?:[^"\\]|\\.)*"|[^,}]*)/)
+              else
+                text.scan(/(\S+?)=("(?:[^"\\]|\\.)*"|\S*)/)
+              end
+      keys = pairs.map(&:first)
+      assert_equal keys.uniq, keys, text
+      fields = pairs.to_h
+      assert_equal "200", fields["status"].to_s
+      assert_equal "again", fields["app.status"].to_s.delete('"')
+      assert_equal "9", fields["app.wall_ms"].to_s
+      assert_equal "evil", fields["app.label.endpoint"].to_s.delete('"')
+      assert_equal "job", fields["app.kind"].to_s.delete('"')
+      assert_equal "request", fields["kind"].to_s.delete('"')
+      assert_equal "2", fields["user"].to_s
+      assert_match(/\A\d/, fields["wall_ms"].to_s)
+    end
+  end
+
   def test_rack_middleware_survives_a_bad_labeller_and_passes_app_errors
     io, log = json_log
     mw = Rperf::Rack::Middleware.new(->(_env) { raise ArgumentError, "app bug" }, log: log,
