@@ -7,6 +7,7 @@
 #include "html_data.h"
 #include "summary.h"
 #include "summary_json.h"
+#include "term_text.h"
 #include "waitgraph.h"
 
 #include <math.h>
@@ -36,6 +37,52 @@ put(json_t *obj, const char *key, json_t *value, bool *ok)
         *ok = false;
 }
 
+/* A text of the report as a page string of at most RGA_HTML_MAX_TEXT bytes
+ * and the ellipsis. */
+static json_t *
+page_text(const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= RGA_HTML_MAX_TEXT)
+        return json_string(s);
+    char cut[RGA_HTML_MAX_TEXT + sizeof("\u2026")];
+    size_t keep = rga_text_prefix_bytes(s, RGA_HTML_MAX_TEXT);
+    memcpy(cut, s, keep);
+    memcpy(cut + keep, "\u2026", sizeof("\u2026"));
+    return json_string(cut);
+}
+
+/* Every string in v (the summary's names and labels) through page_text. */
+static void
+cap_strings(json_t *v, bool *ok)
+{
+    size_t i;
+    const char *key;
+    json_t *item;
+    void *tmp;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, item)
+        {
+            if (json_is_string(item) && json_string_length(item) > RGA_HTML_MAX_TEXT) {
+                if (json_array_set_new(v, i, page_text(json_string_value(item))) != 0)
+                    *ok = false;
+            } else {
+                cap_strings(item, ok);
+            }
+        }
+    } else if (json_is_object(v)) {
+        json_object_foreach_safe(v, tmp, key, item)
+        {
+            if (json_is_string(item) && json_string_length(item) > RGA_HTML_MAX_TEXT) {
+                if (json_object_set_new(v, key, page_text(json_string_value(item))) != 0)
+                    *ok = false;
+            } else {
+                cap_strings(item, ok);
+            }
+        }
+    }
+}
+
 /* Embedded index of a report stack (-1 for none), adding it and its frames on first use. */
 static json_int_t
 use_stack(builder_t *b, int64_t stack)
@@ -51,7 +98,10 @@ use_stack(builder_t *b, int64_t stack)
         int64_t f = r->stack_frames[st->first + i];
         if (b->frame_map[f] < 0) {
             b->frame_map[f] = (long)json_array_size(b->frames);
-            push(b->frames, json_pack("[s, s]", r->frames[f].path, r->frames[f].label), &b->ok);
+            json_t *frame = json_array();
+            push(frame, page_text(r->frames[f].path), &b->ok);
+            push(frame, page_text(r->frames[f].label), &b->ok);
+            push(b->frames, frame, &b->ok);
         }
         push(ids, json_integer(b->frame_map[f]), &b->ok);
     }
@@ -145,7 +195,10 @@ label_sets_json(const rga_report_t *r, bool *ok)
     for (size_t i = 0; rows && i < r->n_label_sets; i++) {
         char text[1024];
         rga_label_set_text(r, r->label_sets[i].id, text, sizeof(text));
-        push(rows, json_pack("[I, s]", (json_int_t)r->label_sets[i].id, text), ok);
+        json_t *row = json_array();
+        push(row, json_integer((json_int_t)r->label_sets[i].id), ok);
+        push(row, page_text(text), ok);
+        push(rows, row, ok);
     }
     return rows;
 }
@@ -425,7 +478,9 @@ rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga
         put(root, "format", json_string("rperf-gvl-page"), &b.ok);
         put(root, "version", json_integer(1), &b.ok);
         put(root, "axis_ns", json_integer(axis), &b.ok);
-        put(root, "summary", rga_summary_to_json(&s), &b.ok);
+        json_t *summary = rga_summary_to_json(&s);
+        cap_strings(summary, &b.ok);
+        put(root, "summary", summary, &b.ok);
         put(root, "label_sets", label_sets_json(r, &b.ok), &b.ok);
         put(root, "samples", samples_json(&b), &b.ok);
         put(root, "blame", blame_json(&b), &b.ok);

@@ -49,6 +49,10 @@ typedef struct rga_html_limits {
 #define RGA_HTML_WIDTH_PX 2000
 /* The page draws a dozen edges; a thousand keep any thread's own story. */
 #define RGA_HTML_MAX_EDGES 1000
+/* Bytes of one name, label or frame text in the page (cut at a character,
+ * then "…"): a 1 MiB thread name once made a 6 MB page that crashed the
+ * browser's tab. The summary and the other views keep the whole text. */
+#define RGA_HTML_MAX_TEXT 512
 
 /* Builds the data object. limits may be NULL (defaults). On success *out
  * holds a new reference and RGA_OK is returned; on failure *out is NULL and

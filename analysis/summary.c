@@ -4,6 +4,7 @@
  * summary_text.c and summary_json.c.
  */
 #include "summary.h"
+#include "term_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ rga_label_set_text(const rga_report_t *r, int64_t label_set, char *buf, size_t s
             break;
         used += (size_t)n;
     }
+    /* Cut text stays valid UTF-8 (JSON writers refuse anything else). */
+    buf[rga_text_prefix_bytes(buf, size - 1)] = '\0';
     return buf;
 }
 
@@ -58,6 +61,7 @@ rga_stack_text(const rga_report_t *r, int64_t stack, int max_frames, char *buf, 
     }
     if (shown == 0)
         snprintf(buf, size, "%s", s->depth > 0 ? r->frames[r->stack_frames[s->first]].label : "(empty stack)");
+    buf[rga_text_prefix_bytes(buf, size - 1)] = '\0';
     return buf;
 }
 

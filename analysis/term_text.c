@@ -145,6 +145,21 @@ rga_text_width(const char *text)
 }
 
 size_t
+rga_text_prefix_bytes(const char *text, size_t max_bytes)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t bytes = 0;
+    while (s[bytes]) {
+        uint32_t cp;
+        size_t n = decode(s + bytes, &cp);
+        if (n == 0 || bytes + n > max_bytes)
+            break; /* a character cut short, or no room for the next */
+        bytes += n;
+    }
+    return bytes;
+}
+
+size_t
 rga_text_prefix(const char *text, size_t cols)
 {
     const unsigned char *s = (const unsigned char *)text;

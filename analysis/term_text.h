@@ -34,4 +34,8 @@ size_t rga_text_width(const char *s);
  * splitting a character. */
 size_t rga_text_prefix(const char *s, size_t cols);
 
+/* Bytes of the longest valid UTF-8 prefix of s of at most max_bytes bytes:
+ * it ends before a character cut short (or any invalid byte). */
+size_t rga_text_prefix_bytes(const char *s, size_t max_bytes);
+
 #endif

@@ -4,6 +4,7 @@
 #   ractors.json      threads in the main Ractor and two other Ractors
 #   snapshot-N.json   a snapshot series (3 reports of one process)
 #   empty.json        a profile of a block that does nothing
+#   longnames.json    names and labels far longer than the page shows
 # (the demo report comes from examples/contended.rb itself).
 #
 #   ruby -I lib -I build/ext test/browser/make_reports.rb OUTDIR
@@ -59,3 +60,18 @@ save_result(Rperf.stop, File.join(out, "snapshot-3.json"))
 workers.each(&:join)
 
 Rperf.contention { nil }.save(File.join(out, "empty.json"))
+
+# Names far longer than the page shows: a 1 MiB thread name, a long label
+# value of two-byte characters, a long method name (the page keeps
+# RGA_HTML_MAX_TEXT bytes of each, cut at a character).
+long_method = :"m#{"x" * 5000}"
+Object.define_method(long_method) { fib(21) }
+report = Rperf.contention(frequency: 1000) do
+  2.times.map do
+    Thread.new do
+      Thread.current.name = "n" * (1 << 20)
+      Rperf.label(k: "é" * 4000) { 3.times { __send__(long_method) } }
+    end
+  end.each(&:join)
+end
+report.save(File.join(out, "longnames.json"))

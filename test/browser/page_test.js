@@ -199,6 +199,10 @@ async function runCase(browser, name, page, reports, shotDir) {
       const reset = await tab.evaluate(() => window.rperfPage.view());
       check(reset.to - reset.from === before.to - before.from, "0 did not reset the zoom");
     }],
+    ["every name in the page is capped (a whole 1 MiB name once crashed the tab)", async () => {
+      const longest = await tab.evaluate(() => Math.max(0, ...[...document.querySelectorAll("#lane-labels .lane-label, #tables td, #waitgraph text")].map((e) => e.textContent.length)));
+      check(longest <= 700, `an element shows ${longest} characters`);
+    }],
     ["no network request", async () => check(requests.length === 0, "requests: " + requests.join(", "))],
     ["still no console errors after interaction", async () => check(consoleErrors.length === 0, "console errors: " + consoleErrors.join(" | "))],
   ];

@@ -23,7 +23,7 @@ ruby -I lib -I "$build/ext" test/browser/make_reports.rb "$out" >"$out/make_repo
 "$build/bin/rga_gen_report" --threads 8 --ractors 2 --slices 30000 --seed 7 -o "$out/synthetic.json"
 
 cp test/fixtures/causes_report.json "$out/causes.json" # blocked causes (report minor 1)
-for name in demo ractors empty synthetic causes; do
+for name in demo ractors empty synthetic causes longnames; do
   "$cli" "$out/$name.json" --html "$out/$name.html"
 done
 series="$out/snapshot-1.json,$out/snapshot-2.json,$out/snapshot-3.json"
@@ -35,4 +35,5 @@ node test/browser/page_test.js --screenshots "$out/screenshots" \
   "snapshot=$out/snapshot.html=$series" \
   "empty=$out/empty.html=$out/empty.json" \
   "synthetic=$out/synthetic.html=$out/synthetic.json" \
-  "causes=$out/causes.html=$out/causes.json"
+  "causes=$out/causes.html=$out/causes.json" \
+  "longnames=$out/longnames.html=$out/longnames.json"
