@@ -74,6 +74,25 @@ check_intervals_span(const uint8_t *data, size_t size, const rga_report_t *r)
         abort();
 }
 
+/* A byte sequence a terminal acts on at buf[i]: C0 but newline, DEL, C1
+ * (U+0080..U+009F), U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069,
+ * U+2028/9 (term_text.h). */
+static bool
+terminal_control_at(const unsigned char *b, size_t i, size_t len)
+{
+    unsigned char c = b[i];
+    if ((c < 0x20 && c != '\n') || c == 0x7f)
+        return true;
+    if (c == 0xc2 && i + 1 < len && b[i + 1] >= 0x80 && b[i + 1] <= 0x9f)
+        return true;
+    if (c == 0xd8 && i + 1 < len && b[i + 1] == 0x9c)
+        return true;
+    if (c == 0xe2 && i + 2 < len && b[i + 1] == 0x80 &&
+        (b[i + 2] == 0x8e || b[i + 2] == 0x8f || (b[i + 2] >= 0xa8 && b[i + 2] <= 0xae)))
+        return true;
+    return c == 0xe2 && i + 2 < len && b[i + 1] == 0x81 && b[i + 2] >= 0xa6 && b[i + 2] <= 0xa9;
+}
+
 /* Renders view into memory; the text views must carry no control byte but
  * the newline (colour is off). */
 static void
@@ -87,13 +106,11 @@ render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
     char *buf = NULL;
     size_t len = 0;
     rga_output_close(&out, &buf, &len, &err);
-    bool text = strcmp(view, "summary") == 0 || strcmp(view, "timeline") == 0;
-    for (size_t i = 0; st == RGA_OK && text && buf && i < len; i++) {
-        unsigned char c = (unsigned char)buf[i];
-        if ((c < 0x20 && c != '\n') || c == 0x7f ||
-            (c == 0xc2 && i + 1 < len && (unsigned char)buf[i + 1] >= 0x80 && (unsigned char)buf[i + 1] <= 0x9f))
+    bool text = strcmp(view, "summary") == 0 || strcmp(view, "timeline") == 0 || strcmp(view, "collapsed") == 0 ||
+                strcmp(view, "top") == 0;
+    for (size_t i = 0; st == RGA_OK && text && buf && i < len; i++)
+        if (terminal_control_at((const unsigned char *)buf, i, len))
             abort();
-    }
     free(buf);
 }
 
