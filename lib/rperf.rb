@@ -33,6 +33,16 @@ module Rperf
     max_edges: LIMITS[:max_edges][:default]
   }.freeze
 
+  # Index of each part of COUNTER_FIELDS (the extension's order).
+  COUNTER_STATES = %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].to_h do |name|
+    [name, COUNTER_FIELDS.index(name)]
+  end.freeze
+  COUNTER_RUNNABLE = COUNTER_FIELDS.index(:runnable_ns)
+  COUNTER_CAUSES = COUNTER_FIELDS.each_with_index.filter_map do |name, i|
+    cause = name[/\Ablocked_(.+)_ns\z/, 1]
+    [cause.to_sym, i] if cause
+  end.to_h.freeze
+
   # Label sets beyond this many distinct ones are counted, not registered.
   MAX_LABEL_SETS = LIMITS[:max_label_sets][:default]
 
@@ -51,11 +61,12 @@ module Rperf
     # in Report#save; an output name save cannot write is an ArgumentError
     # here). Contention keywords: timeline:, max_threads:, max_intervals:,
     # min_interval_ns:, max_edges: (nil: the default; with mode: :counters
-    # only max_threads: applies, the others are refused). Returns true
-    # (with a block: see Rperf::StartWithBlock). Raises StateError when
-    # already running or when called from a non-main Ractor.
+    # only max_threads: applies, the others are refused). follow_forks:
+    # (true) restarts the profile in each forked child (Rperf::Fork).
+    # Returns true (with a block: see Rperf::StartWithBlock). Raises
+    # StateError when already running or when called from a non-main Ractor.
     def start(timeline: nil, max_threads: CONTENTION_DEFAULTS[:max_threads], max_intervals: nil,
-              min_interval_ns: nil, max_edges: nil, format: nil, **sampler)
+              min_interval_ns: nil, max_edges: nil, format: nil, follow_forks: true, **sampler)
       check_main_ractor!(:start)
       opts = SamplerOptions.normalize(**sampler)
       if opts[:mode_name] == :counters
@@ -82,9 +93,12 @@ module Rperf
         @label_ids = { {} => 0 }
         @dropped_label_sets = 0
       end
+      @follow_forks = check_boolean(:follow_forks, follow_forks)
       @output = opts[:output]
       @output_format = format
       _c_start(config, Thread.list)
+      @start_config = config
+      true
     end
 
     # Stops profiling; returns its Rperf::Report, or nil when not running.
@@ -171,11 +185,54 @@ module Rperf
     # CLOCK_MONOTONIC reading the totals were taken at, so between two reads
     # the state differences add up to the monotonic_ns difference exactly.
     # nil when not profiling.
+    #
+    # With runnable: the same totals (and its clock reading as monotonic_ns)
+    # as they were when the thread last became runnable after blocking (its
+    # data arrived, a lock came free), nil when that was not recorded: the
+    # difference to now is what the thread went through since, none of it
+    # blocked.
     def thread_contention
-      _c_thread_contention
+      c = _c_thread_counters([])
+      return nil unless c
+
+      h = COUNTER_STATES.to_h { |name, i| [name, c[i]] }
+      h[:monotonic_ns] = c[0]
+      h[:blocked_by_cause] = COUNTER_CAUSES.each_with_object({}) { |(cause, i), out| out[cause] = c[i] if c[i].positive? }
+      h[:runnable] = if c[COUNTER_RUNNABLE].positive?
+                       COUNTER_STATES.to_h { |name, i| [name, c[i + COUNTER_RUNNABLE]] }
+                                     .merge(monotonic_ns: c[COUNTER_RUNNABLE])
+                     end
+      h
+    end
+
+    # The calling thread's counters as one Array in COUNTER_FIELDS order
+    # (written into `into` when given: no Hash, nothing else allocated), or
+    # nil when not profiling. The cheap form of thread_contention.
+    def thread_counters(into = [])
+      _c_thread_counters(into)
     end
 
     private
+
+    def follow_forks? = @follow_forks && @start_config
+
+    # What a forked child needs to restart the profile as it was here.
+    def fork_state
+      { config: @start_config, refcount: _c_refcount, label: _c_get_label }
+    end
+
+    # In the child: the inherited profile is left behind (the extension does
+    # that at the next call) and started anew, its refcount and the forking
+    # thread's label as they were at the fork.
+    def restart_after_fork(state)
+      config = state[:config]
+      _c_start(config, Thread.list)
+      ((config[:defer] ? 0 : 1)...state[:refcount]).each { _c_profile_inc }
+      _c_set_label(state[:label]) unless state[:label].zero?
+      @output = Fork.child_output(@output)
+    rescue Error => e
+      warn "rperf: the profile could not restart in the forked child #{Process.pid}: #{e.message}"
+    end
 
     # The frozen labels Hash of a label set id, or nil.
     def label_set(id)
@@ -260,6 +317,7 @@ module Rperf
 end
 
 require_relative "rperf/contention"
+require_relative "rperf/fork"
 # Contention log lines (pure Ruby) and the middlewares, which load on first use.
 require_relative "rperf/contention_log"
 module Rperf

@@ -459,6 +459,9 @@ close_for_ready(rperf_thread_slot_t *slot, int64_t now, int releaser, int releas
     int64_t blocked = now - since;
     slot->ready_blocked_ns = blocked > 0 ? blocked : 0;
     charge(slot, RPERF_STATE_BLOCKED, now, RPERF_STATE_GVL_WAIT);
+    RPERF_STORE(slot->runnable_ns, now);
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        RPERF_STORE(slot->runnable_totals[i], slot->totals[i]);
     RPERF_STORE(slot->ready_releaser, releaser);
     if (releaser && slot->block_method > 0) {
         /* Before the last clear the span belongs to the previous report,

@@ -342,6 +342,14 @@ rb_rperf_profile_inc(VALUE self)
     return Qtrue;
 }
 
+/* _c_refcount — the profile refcount (0 when no profile is active). */
+static VALUE
+rb_rperf_refcount(VALUE self)
+{
+    (void)self;
+    return INT2NUM(rperf_contention_active() ? prof.refcount : 0);
+}
+
 /* _c_profile_dec — 1 → 0 pauses; never below 0. */
 static VALUE
 rb_rperf_profile_dec(VALUE self)
@@ -360,45 +368,85 @@ rb_rperf_profile_dec(VALUE self)
     return Qtrue;
 }
 
-/* _c_thread_contention — the current thread's cumulative totals (this
- * profile) and the CLOCK_MONOTONIC time they were read at, or nil when
- * not profiling. Reads its own slot only. */
+/* The calling thread's counters, in the order of Rperf::COUNTER_FIELDS
+ * (counter_fields() names them): the clock reading they were taken at, the
+ * state totals (report.json's order), when the thread last became runnable
+ * after blocking (0: not since the profile recorded, or paused since) with
+ * the totals then, and the blocked time by cause (report.json's causes).
+ * The difference of two reads on one thread adds up to the difference of
+ * their clock readings exactly (a separate clock read could fall on either
+ * side of a GVL switch). */
+enum {
+    COUNTER_CLOCK = 0,
+    COUNTER_TOTALS = 1,
+    COUNTER_RUNNABLE = COUNTER_TOTALS + RPERF_STATE_COUNT,
+    COUNTER_RUNNABLE_TOTALS = COUNTER_RUNNABLE + 1,
+    COUNTER_CAUSES = COUNTER_RUNNABLE_TOTALS + RPERF_STATE_COUNT,
+    COUNTER_COUNT = COUNTER_CAUSES + RPERF_CAUSE_COUNT,
+};
+
+/* Rperf::COUNTER_FIELDS: the names of the counters above, as Symbols. */
 static VALUE
-rb_rperf_thread_contention(VALUE self)
+counter_fields(void)
 {
-    (void)self;
+    static const char *const causes[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
+    VALUE fields = rb_ary_new_capa(COUNTER_COUNT);
+    rb_ary_push(fields, ID2SYM(rb_intern("monotonic_ns")));
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        rb_ary_push(fields, ID2SYM(rb_intern(rperf_report_state_keys[i])));
+    rb_ary_push(fields, ID2SYM(rb_intern("runnable_ns")));
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        rb_ary_push(fields, rb_to_symbol(rb_sprintf("runnable_%s", rperf_report_state_keys[i])));
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++)
+        rb_ary_push(fields, rb_to_symbol(rb_sprintf("blocked_%s_ns", causes[c])));
+    return rb_ary_freeze(fields);
+}
+
+/* Reads the calling thread's counters into out; 0, or -1 when no profile
+ * is active or the thread has no slot. */
+static int
+read_thread_counters(int64_t out[COUNTER_COUNT])
+{
     if (!rperf_contention_active())
-        return Qnil;
+        return -1;
     rperf_thread_slot_t *slot = claim_current();
     if (!slot)
-        return Qnil;
-    int64_t totals[RPERF_STATE_COUNT];
+        return -1;
     int64_t now = rperf_now_ns();
     rperf_slot_view_t view;
     rperf_slot_read(slot, &view);
-    rperf_slot_totals_now(slot, now, totals);
-    int64_t methods[RPERF_SLOT_BLOCK_METHODS];
-    rperf_slot_methods_now(&view, now, methods);
-    VALUE h = rb_hash_new();
-    for (int i = 0; i < RPERF_STATE_COUNT; i++)
-        rb_hash_aset(h, ID2SYM(rb_intern(rperf_report_state_keys[i])), LL2NUM(totals[i]));
     /* The running thread reads its own slot: the view and the totals agree
      * (only its own events write them). */
-    static const char *const names[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
-    int64_t by_cause[RPERF_CAUSE_COUNT] = {0};
+    rperf_slot_totals_now(slot, now, &out[COUNTER_TOTALS]);
+    out[COUNTER_CLOCK] = now;
+    int known = view.runnable_ns >= rperf_contention_clip_ns() && view.runnable_ns > 0;
+    out[COUNTER_RUNNABLE] = known ? view.runnable_ns : 0;
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        out[COUNTER_RUNNABLE_TOTALS + i] = known ? view.runnable_totals[i] : 0;
+    int64_t methods[RPERF_SLOT_BLOCK_METHODS];
+    rperf_slot_methods_now(&view, now, methods);
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++)
+        out[COUNTER_CAUSES + c] = 0;
     for (int i = 0; i < view.nmethods; i++)
-        by_cause[i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame)] += methods[i];
-    VALUE causes = rb_hash_new();
-    for (int c = 0; c < RPERF_CAUSE_COUNT; c++) {
-        if (by_cause[c] > 0)
-            rb_hash_aset(causes, ID2SYM(rb_intern(names[c])), LL2NUM(by_cause[c]));
-    }
-    /* The clock reading the totals are taken at: the difference of two
-     * reads is the exact wall time the state differences add up to (a GVL
-     * switch between this call and a separate clock read would not be). */
-    rb_hash_aset(h, ID2SYM(rb_intern("monotonic_ns")), LL2NUM(now));
-    rb_hash_aset(h, ID2SYM(rb_intern("blocked_by_cause")), causes);
-    return h;
+        out[COUNTER_CAUSES + (i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame))] +=
+            methods[i];
+    return 0;
+}
+
+/* _c_thread_counters(ary) — the calling thread's counters written into ary
+ * (Rperf::COUNTER_FIELDS order; Integers, nothing allocated but ary's room
+ * the first time), or nil when no profile is active. */
+static VALUE
+rb_rperf_thread_counters(VALUE self, VALUE ary)
+{
+    (void)self;
+    Check_Type(ary, T_ARRAY);
+    int64_t c[COUNTER_COUNT];
+    if (read_thread_counters(c) < 0)
+        return Qnil;
+    for (long i = 0; i < COUNTER_COUNT; i++)
+        rb_ary_store(ary, i, LL2NUM(c[i]));
+    return ary;
 }
 
 /* ------------------------------------------------------------------ */
@@ -667,21 +715,15 @@ Init_rperf_ext(void)
     rb_define_module_function(mRperf, "_c_get_label", rb_rperf_get_label, 0);
     rb_define_module_function(mRperf, "_c_profile_inc", rb_rperf_profile_inc, 0);
     rb_define_module_function(mRperf, "_c_profile_dec", rb_rperf_profile_dec, 0);
-    rb_define_module_function(mRperf, "_c_thread_contention", rb_rperf_thread_contention, 0);
+    rb_define_module_function(mRperf, "_c_refcount", rb_rperf_refcount, 0);
+    rb_define_module_function(mRperf, "_c_thread_counters", rb_rperf_thread_counters, 1);
+    rb_define_const(mRperf, "COUNTER_FIELDS", counter_fields());
     rb_define_module_function(mRperf, "_c_parse_report", rb_rperf_parse_report, 1);
     rb_define_module_function(mRperf, "_c_parsed_intervals", rb_rperf_parsed_intervals, 1);
     rb_define_module_function(mRperf, "_c_render", rb_rperf_render, 3);
-    const char *priv[] = {"_c_start",
-                          "_c_stop",
-                          "_c_snapshot",
-                          "_c_running?",
-                          "_c_set_label",
-                          "_c_get_label",
-                          "_c_profile_inc",
-                          "_c_profile_dec",
-                          "_c_thread_contention",
-                          "_c_parse_report",
-                          "_c_parsed_intervals",
+    const char *priv[] = {"_c_start",           "_c_stop",      "_c_snapshot",     "_c_running?",
+                          "_c_set_label",       "_c_get_label", "_c_profile_inc",  "_c_profile_dec",
+                          "_c_thread_counters", "_c_refcount",  "_c_parse_report", "_c_parsed_intervals",
                           "_c_render"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {

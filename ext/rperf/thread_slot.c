@@ -211,6 +211,9 @@ rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
             out->totals[i] = RPERF_LOAD(slot->totals[i]);
         out->acquisitions = RPERF_LOAD(slot->acquisitions);
         out->waits = RPERF_LOAD(slot->waits);
+        out->runnable_ns = RPERF_LOAD(slot->runnable_ns);
+        for (int i = 0; i < RPERF_STATE_COUNT; i++)
+            out->runnable_totals[i] = RPERF_LOAD(slot->runnable_totals[i]);
         out->block_method = RPERF_LOAD(slot->block_method);
         out->ready_releaser = RPERF_LOAD(slot->ready_releaser);
         int nm = RPERF_LOAD(slot->nmethods);

@@ -78,8 +78,10 @@ typedef struct rperf_slot_view {
     int64_t totals[RPERF_STATE_COUNT];
     uint64_t acquisitions;
     uint64_t waits;
-    int block_method;   /* index of the open (or last) blocked span's method */
-    int ready_releaser; /* releaser the last READY found, 0 if none */
+    int64_t runnable_ns;                        /* the READY that last ended a blocked span, 0: none */
+    int64_t runnable_totals[RPERF_STATE_COUNT]; /* totals at that READY */
+    int block_method;                           /* index of the open (or last) blocked span's method */
+    int ready_releaser;                         /* releaser the last READY found, 0 if none */
     int nmethods;
     int nreleases;
     rperf_blocked_method_t methods[RPERF_SLOT_BLOCK_METHODS];
@@ -104,7 +106,13 @@ typedef struct rperf_thread_slot {
     int64_t totals[RPERF_STATE_COUNT];
     uint64_t acquisitions;
     uint64_t waits;
-    int64_t ready_ns;                     /* READY time of the wait in progress, 0 if none */
+    int64_t ready_ns; /* READY time of the wait in progress, 0 if none */
+    /* The thread's totals when it last became runnable after blocking (a
+     * READY that ended a blocked span): a unit of work that starts later
+     * (a request read from a socket) can tell the GVL wait and running
+     * that came before it since its data arrived. */
+    int64_t runnable_ns;
+    int64_t runnable_totals[RPERF_STATE_COUNT];
     int64_t ready_blocked_ns;             /* blocked time the last READY closed (sampler weight) */
     int64_t timeline_from_ns;             /* start of the next timeline interval (coalescing) */
     uint64_t hook_events;                 /* events handled for this thread */

@@ -21,6 +21,7 @@
 require_relative "log/format"
 require_relative "log/label_cap"
 require_relative "log/sink"
+require_relative "log/writer"
 require_relative "log/measurement"
 require_relative "log/interval"
 require_relative "log/path_normalizer"
@@ -39,6 +40,11 @@ module Rperf
       # status: the response status a middleware sets (a field of its own,
       # which application fields cannot replace).
       attr_accessor :result, :error, :capped, :status
+      # before_window: what the thread went through from becoming runnable
+      # (its request's bytes arrived) to the unit's start; after_window: from
+      # the end of the app's work to the after-reply hook (the response
+      # written). Both Measurements, nil when not asked for or not known.
+      attr_accessor :before_window, :after_window, :end_read
 
       def initialize(log, kind, labels, before)
         @log = log
@@ -65,6 +71,7 @@ module Rperf
 
       def end_counters(after)
         @after = after
+        @end_read = after
         @ended_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
       end
 
@@ -109,6 +116,7 @@ module Rperf
           wall = @ended_ns - @started_ns
           @result = Log::Measurement.between(@before, @after, wall)
         else
+          @end_read = after
           @result = @log.__send__(:measure_since, @before, @started_ns, after)
         end
       end
@@ -145,9 +153,12 @@ module Rperf
     #                (default: Rperf.thread_contention)
     # max_interval_lines: label-set lines per interval before the rest fold into one (100)
     # unlabelled:    include work without labels in interval lines (true)
+    # async:         write lines from a background thread (true): the unit's
+    #                thread never waits for the output; at most max_queued
+    #                lines wait, the rest are dropped and counted (stats)
     def initialize(output: nil, format: :logfmt, units: :ms, level: :info, max_label_sets: 1000,
                    label: true, profile: true, counters: nil, max_interval_lines: 100,
-                   unlabelled: true, &block)
+                   unlabelled: true, async: true, max_queued: Log::Writer::DEFAULT_MAX_LINES, &block)
       @format = Log::Format.validate(format)
       @units = units.to_sym
       raise ArgumentError, "units must be :ms or :ns, got #{units.inspect}" unless UNITS.include?(@units)
@@ -159,6 +170,14 @@ module Rperf
       end
 
       @sink = Log::Sink.new(output, level: level, &block)
+      @writer = async ? Log::Writer.new(@sink, max_lines: max_queued) : nil
+      # The clock reading and counters read at the end of the last unit on
+      # each thread (a thread variable): where the next unit's "before" may
+      # begin at the earliest.
+      @last_end_key = :"__rperf_contention_log_#{object_id}"
+      # Units whose line waits for their after-reply hook.
+      @pending = {}.compare_by_identity
+      @pending_mutex = Mutex.new
       @label_cap = Log::LabelCap.new(max_label_sets: max_label_sets)
       @label = label ? true : false
       @profile = profile ? true : false
@@ -176,13 +195,25 @@ module Rperf
     # also when it raises (then with error=ExceptionClass). Returns the
     # block's value; the block's exceptions propagate unchanged, the log's
     # own never do. The block receives the Unit.
-    # Labels come as a Hash or as keywords (a label named kind or fields
-    # must go in the Hash).
-    def measure(labels = nil, kind: "block", fields: nil, **label_kw, &block)
+    # Labels come as a Hash or as keywords (a label named kind, fields,
+    # before or after must go in the Hash).
+    #
+    # before: true adds the unit's before_* fields: what its thread went
+    # through since it last became runnable after blocking (a server
+    # thread's request arrived) or since its previous unit ended, whichever
+    # is later. after: an Array of callables the server runs once the
+    # response is written (Puma's env["rack.after_reply"], Rack 3's
+    # env["rack.response_finished"]): the line then waits for that call and
+    # adds the after_* fields; if it never comes, the line is written
+    # without them when the thread's next unit starts.
+    def measure(labels = nil, kind: "block", fields: nil, before: false, after: nil, **label_kw, &block)
       raise ArgumentError, "ContentionLog#measure needs a block" unless block
 
+      flush_pending
       unit = new_unit(labels, kind, label_kw, read: false)
       unit&.add_fields(**fields) if fields
+      unit&.instance_variable_set(:@want_before, true) if before
+      unit&.instance_variable_set(:@after_hooks, after) if after.is_a?(Array)
       if block&.lambda? && block.arity.zero? # &-> { } or &method(:m): don't pass the unit
         work = block
         block = proc { work.call }
@@ -225,18 +256,36 @@ module Rperf
       new_unit(labels, kind, label_kw, read: true)
     end
 
-    # Ends a unit and writes its line. Never raises. Returns the Measurement.
+    # Ends a unit and writes its line (or, with after hooks, leaves the line
+    # to them). Never raises. Returns the Measurement.
     def finish_unit(unit)
       return nil unless unit
 
       unit.finish(unit.counters_ended? || Thread.current != unit.thread ? nil : read_counters)
-      line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
-      ok = @sink.deliver(line)
-      @stats_mutex.synchronize { @lines += 1 } if ok
+      hooks = unit.instance_variable_get(:@after_hooks)
+      if hooks && Thread.current == unit.thread && unit.end_read
+        @pending_mutex.synchronize { @pending[unit] = true }
+        Thread.current.thread_variable_set(@last_end_key, [:pending, unit])
+        hooks << ->(*) { complete_after(unit) }
+      else
+        emit(unit, unit.end_read)
+      end
       unit.result
     rescue StandardError => e
       @sink.failed(e)
       nil
+    end
+
+    # The after-reply hook of a unit: reads the counters once the response
+    # is written and writes the line with its after_* fields. Never raises.
+    def complete_after(unit)
+      return unless take_pending(unit)
+
+      now = Thread.current == unit.thread ? read_counters : nil
+      unit.after_window = Log::Measurement.between(unit.end_read, now) if now && unit.end_read
+      emit(unit, now || unit.end_read)
+    rescue StandardError => e
+      @sink.failed(e)
     end
 
     # Writes one line per label set for a report: a Rperf::Report (what
@@ -325,20 +374,33 @@ module Rperf
       @timer_mutex.synchronize { @timer&.running? || false }
     end
 
+    # Waits until every line made so far is handed to the output (at most
+    # `timeout` seconds; lines are written from a background thread unless
+    # the log was made with async: false). Returns true when all were.
+    # Lines still waiting for an after-reply hook are written first,
+    # without their after_* fields.
+    def flush(timeout = 1.0)
+      units = @pending_mutex.synchronize { @pending.keys.tap { @pending.clear } }
+      units.each { |unit| emit(unit, unit.end_read) }
+      @writer ? @writer.flush(timeout) : true
+    end
+
     # Counters of the log itself.
     def stats
       @stats_mutex.synchronize do
         { lines: @lines, errors: @sink.errors, label_sets: @label_cap.size,
-          label_overflow: @label_cap.overflowed, counter_failures: @counter_failures }
+          label_overflow: @label_cap.overflowed, counter_failures: @counter_failures,
+          dropped_lines: @writer ? @writer.dropped : 0 }
       end
     end
 
-    # Formats one field hash as a line of this log's format.
+    # Formats one field hash as a line of this log's format: the tag and
+    # the process id first (workers of a forking server share one log).
     def format_line(fields)
       if @format == :json
-        Log::Format.json({ msg: TAG }.merge(fields))
+        Log::Format.json({ msg: TAG, pid: Process.pid }.merge(fields))
       else
-        "#{TAG} #{Log::Format.logfmt(fields)}"
+        "#{TAG} pid=#{Process.pid} #{Log::Format.logfmt(fields)}"
       end
     end
 
@@ -361,7 +423,9 @@ module Rperf
     def counted(unit)
       return yield(unit) unless unit
 
-      unit.begin_counters(read_counters)
+      start = read_counters
+      unit.begin_counters(start)
+      unit.before_window = before_window(start) if unit.instance_variable_get(:@want_before)
       begin
         yield unit
       ensure
@@ -385,15 +449,53 @@ module Rperf
 
     def read_counters
       src = @counters
-      c = src ? src.call : Rperf.thread_contention
+      c = src ? src.call : Rperf.thread_counters([])
       raise NotRunning, "no thread counters: the profiler is not running (call Rperf.start first)" if c.nil?
-      raise TypeError, "thread counters must be a Hash, got #{c.class}" unless c.is_a?(Hash)
+      raise TypeError, "thread counters must be a Hash, got #{c.class}" unless c.is_a?(Hash) || c.is_a?(Array)
 
       c
     rescue StandardError => e
       @stats_mutex.synchronize { @counter_failures += 1 }
       @sink.failed(e, what: "reading thread counters")
       nil
+    end
+
+    # A unit whose line waits for its after-reply hook is written now,
+    # without after_* fields, when its thread starts its next unit (the
+    # server did not run the hook).
+    def flush_pending
+      pending = Thread.current.thread_variable_get(@last_end_key)
+      return unless pending.is_a?(Array) && pending[0] == :pending
+
+      unit = pending[1]
+      emit(unit, unit.end_read) if take_pending(unit)
+    end
+
+    # True once for a pending unit: whoever takes it writes its line.
+    def take_pending(unit)
+      @pending_mutex.synchronize { @pending.delete(unit) }
+    end
+
+    # The line goes out; its end read is where this thread's next unit's
+    # "before" may begin at the earliest.
+    def emit(unit, end_read)
+      Thread.current.thread_variable_set(@last_end_key, end_read.is_a?(Array) ? end_read : nil) if
+        Thread.current == unit.thread
+      line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
+      ok = @writer ? @writer.push(line) : @sink.deliver(line)
+      @stats_mutex.synchronize { @lines += 1 } if ok
+    end
+
+    # The unit's before window from its start read (an Array): since the
+    # thread last became runnable, or since its previous unit ended when it
+    # has not blocked since.
+    def before_window(start)
+      return nil unless start.is_a?(Array)
+
+      last = Thread.current.thread_variable_get(@last_end_key)
+      last = nil unless last.is_a?(Array) && last[0].is_a?(Integer)
+      since = last && last[Log::Measurement.layout[:clock]]
+      Log::Measurement.since_runnable(start, since) || (last && Log::Measurement.between(last, start))
     end
 
     def measure_since(before, started_ns, after = read_counters)
@@ -429,25 +531,53 @@ module Rperf
         end
       end
       append_numbers(out, unit.result)
+      append_window(out, "before", unit.before_window) if unit.before_window&.states?
+      append_window(out, "after", unit.after_window) if unit.after_window&.states?
       out << "}" if @format == :json
       out
+    end
+
+    # WINDOW_KEYS[format][units][window]: the keys of a before/after window's
+    # numbers, as append_window writes them (wall, running, GVL wait,
+    # blocked, GC; ns units split GC into mark and sweep).
+    WINDOW_KEYS = %i[logfmt json].to_h do |format|
+      [format, %i[ms ns].to_h do |units|
+        names = units == :ms ? %w[ms running_ms gvl_wait_ms blocked_ms gc_ms] : %w[wall_ns running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns]
+        [units, %w[before after].to_h do |w|
+          [w, names.map { |n| (format == :json ? ",\"#{w}_#{n}\":" : " #{w}_#{n}=").freeze }.freeze]
+        end.freeze]
+      end.freeze]
+    end.freeze
+
+    def append_window(out, window, m)
+      keys = WINDOW_KEYS[@format][@units][window]
+      if @units == :ns
+        out << keys[0] << m.wall_ns.to_s << keys[1] << m.running_ns.to_s << keys[2] << m.gvl_wait_ns.to_s
+        out << keys[3] << m.blocked_ns.to_s << keys[4] << m.gc_mark_ns.to_s << keys[5] << m.gc_sweep_ns.to_s
+      else
+        append_ms(out << keys[0], m.wall_ns)
+        append_ms(out << keys[1], m.running_ns)
+        append_ms(out << keys[2], m.gvl_wait_ns)
+        append_ms(out << keys[3], m.blocked_ns)
+        append_ms(out << keys[4], m.gc_mark_ns + m.gc_sweep_ns)
+      end
     end
 
     PREFIX_CACHE_MAX = 10_000
 
     def line_prefix(kind, labels)
-      by_labels = (@prefix_cache ||= {})[kind] ||= {}.compare_by_identity
+      if @prefix_pid != Process.pid # a forked child names itself
+        @prefix_cache = {}
+        @prefix_pid = Process.pid
+      end
+      by_labels = @prefix_cache[kind] ||= {}.compare_by_identity
       hit = by_labels[labels]
       return hit if hit
 
       fields = { kind: kind }
       labels.each { |k, v| fields[:"label.#{k}"] = v }
-      prefix = if @format == :json
-                 body = Log::Format.json({ msg: TAG }.merge(fields))
-                 body[0, body.size - 1]
-               else
-                 "#{TAG} #{Log::Format.logfmt(fields)}"
-               end
+      prefix = format_line(fields)
+      prefix = prefix[0, prefix.size - 1] if @format == :json
       prefix.freeze
       by_labels[labels] = prefix if by_labels.size < PREFIX_CACHE_MAX && labels.frozen?
       prefix
@@ -516,10 +646,28 @@ module Rperf
       f.merge!(app_fields(extra)) unless extra.empty?
       f[:error] = unit.error if unit.error
       unit.result.fields(@units, wall: true, f: f)
+      window_fields(f, "before", unit.before_window)
+      window_fields(f, "after", unit.after_window)
+      f
+    end
+
+    def window_fields(f, window, m)
+      return unless m&.states?
+
+      WINDOW_KEYS[:logfmt][@units][window].zip(window_values(m)) { |key, v| f[key.strip.delete_suffix("=").to_sym] = v }
+    end
+
+    def window_values(m)
+      if @units == :ns
+        [m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns, m.gc_mark_ns, m.gc_sweep_ns]
+      else
+        [m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns, m.gc_mark_ns + m.gc_sweep_ns].map { |ns| ns / 1_000_000.0 }
+      end
     end
 
     # The line's own field names, which application fields cannot take.
-    OWN_FIELDS = (%w[msg kind label_capped status error] +
+    OWN_FIELDS = (%w[msg pid kind label_capped status error] +
+                  WINDOW_KEYS[:logfmt].values.flat_map(&:values).flatten.map { |k| k.strip.delete_suffix("=") } +
                   NUMBER_KEYS.values.flat_map(&:values).flatten.map { |k| k.delete(',":=') } +
                   Log::Measurement::CAUSE_KEYS.values.flat_map(&:values).map(&:to_s)).uniq.freeze
 
@@ -537,7 +685,8 @@ module Rperf
     end
 
     def write(fields)
-      ok = @sink.deliver(format_line(fields))
+      line = format_line(fields)
+      ok = @writer ? @writer.push(line) : @sink.deliver(line)
       @stats_mutex.synchronize { @lines += 1 } if ok
       ok
     end

@@ -40,7 +40,7 @@ module Rperf
 
     def call(worker, job, queue, &block)
       labels, fields = describe(worker, job, queue)
-      @log.measure(labels, kind: "job", fields: fields, &block)
+      @log.measure(labels, kind: "job", fields: fields, before: true, &block)
     end
 
     # The log used by .around_perform; ContentionLog.default unless set.
@@ -57,7 +57,7 @@ module Rperf
         labels[:queue] = UTF8.scrub(job.queue_name) if job.respond_to?(:queue_name) && job.queue_name
         fields = {}
         fields[:job_id] = job.job_id.to_s if job.respond_to?(:job_id) && job.job_id
-        log.measure(labels, kind: "job", fields: fields, &block)
+        log.measure(labels, kind: "job", fields: fields, before: true, &block)
       end
     end
 

@@ -9,9 +9,10 @@
 # app as env["rperf.contention"] (a Rperf::ContentionLog::Unit: #so_far
 # while the request runs, #result and #to_h after).
 #
-# It measures the app's #call only: a streaming body that does its work in
-# #each after the middleware returned is not included. It does NOT start
-# the profiler (call Rperf.start(mode: :counters, defer: true) at boot).
+# The line's main numbers are the app's #call; before_* fields cover the
+# request's thread from its data arriving to the app's call, after_* the
+# response's write up to the server's after-reply hook (docs/logging.md).
+# It does NOT start the profiler (call Rperf.start(mode: :counters) at boot).
 #
 #   use Rperf::Rack::Middleware, output: Logger.new($stdout)
 #   use Rperf::Rack::Middleware, log: my_contention_log,
@@ -53,8 +54,13 @@ module Rperf
         @status = status
       end
 
+      # The line covers the request from its thread becoming runnable (the
+      # bytes arrived) to the response written, where the server says when
+      # that is: Puma's rack.after_reply, Rack 3's rack.response_finished.
       def call(env)
-        @log.measure(labels_for(env), kind: "request") do |unit|
+        after = env["rack.after_reply"]
+        after = env["rack.response_finished"] unless after.is_a?(Array)
+        @log.measure(labels_for(env), kind: "request", before: true, after: after.is_a?(Array) ? after : nil) do |unit|
           env[@env_key] = unit if @env_key && unit
           response = @app.call(env)
           unit.status = response[0].to_i if unit && @status && response.is_a?(Array)

@@ -35,13 +35,25 @@ class TestApiContention < Test::Unit::TestCase
     sleep 0.05
     burn_work(0.03)
     b = Rperf.thread_contention
-    assert_equal %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns monotonic_ns blocked_by_cause], b.keys
+    assert_equal %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns monotonic_ns blocked_by_cause runnable], b.keys
     states = %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].sum { |k| b[k] - a[k] }
     assert_in_delta b[:monotonic_ns] - a[:monotonic_ns], states, 1_000, "the state differences add up to the clock difference"
     assert_operator b[:blocked_ns] - a[:blocked_ns], :>=, 0.045e9
     assert_operator b[:running_ns] - a[:running_ns], :>=, 0.02e9
     other = Thread.new { Rperf.thread_contention }.value
     assert_operator other[:blocked_ns], :<, 0.045e9, "a new thread's totals are its own"
+    # runnable: the totals when the sleep ended; since then nothing blocked,
+    # and the states since add up to the clock since.
+    r = b[:runnable]
+    assert_operator r[:monotonic_ns], :>=, a[:monotonic_ns] + 45_000_000
+    assert_equal b[:blocked_ns], r[:blocked_ns]
+    since = %i[running_ns gvl_wait_ns gc_mark_ns gc_sweep_ns].sum { |k| b[k] - r[k] }
+    assert_in_delta b[:monotonic_ns] - r[:monotonic_ns], since, 1_000
+    assert_operator b[:running_ns] - r[:running_ns], :>=, 0.02e9
+    # The cheap form: the same numbers in COUNTER_FIELDS order.
+    c = Rperf.thread_counters
+    assert_equal Rperf::COUNTER_FIELDS.size, c.size
+    assert_operator c[Rperf::COUNTER_FIELDS.index(:running_ns)], :>=, b[:running_ns]
   end
 
   def test_option_validation

@@ -107,7 +107,7 @@ class TestContentionLabels < Test::Unit::TestCase
     mw = Rperf::Rack::Middleware.new(lambda { |_env|
       burn_work(0.02)
       [200, {}, ["ok"]]
-    }, log: Rperf::ContentionLog.new(output: StringIO.new))
+    }, log: Rperf::ContentionLog.new(async: false, output: StringIO.new))
     path = "/x\\\"];I[URL=<javascript:alert(1)>];z[\n#"
     env = { "REQUEST_METHOD" => "GET", "SCRIPT_NAME" => "", "PATH_INFO" => path }
     report = Rperf.contention do

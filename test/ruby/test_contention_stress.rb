@@ -56,7 +56,10 @@ class TestContentionStress < Test::Unit::TestCase
     read, write = IO.pipe
     pid = fork do
       read.close
-      ok = !Rperf.running?
+      # The profile follows the fork: the child's own, of its own threads.
+      ok = Rperf.running?
+      inherited = Rperf.stop
+      ok &&= inherited.to_h["meta"]["pid"] == Process.pid && inherited.threads.size == 1
       # The child can profile on its own.
       report = Rperf.contention { Thread.new { sleep 0.01 }.join }
       ok &&= report.threads.size >= 2

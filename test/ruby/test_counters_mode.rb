@@ -217,7 +217,7 @@ class TestCountersMode < Test::Unit::TestCase
   def test_log_middlewares_in_their_documented_setup
     Rperf.start(mode: :counters, defer: true)
     io = StringIO.new
-    log = Rperf::ContentionLog.new(output: io, format: :json, units: :ns)
+    log = Rperf::ContentionLog.new(async: false, output: io, format: :json, units: :ns)
     app = lambda do |env|
       burn_work(env["PATH_INFO"] == "/cpu" ? 0.04 : 0.005)
       sleep 0.01
@@ -230,7 +230,7 @@ class TestCountersMode < Test::Unit::TestCase
     end
     threads << Thread.new { jobs.call(Object.new, { "class" => "Resize", "jid" => "j1" }, "media") { burn_work(0.02) } }
     threads.each(&:join)
-    interval = Rperf::ContentionLog.new(output: io, format: :json, units: :ns)
+    interval = Rperf::ContentionLog.new(async: false, output: io, format: :json, units: :ns)
     interval.log_report(Rperf.snapshot)
     lines = io.string.lines.map { |l| JSON.parse(l) }
     units = lines.reject { |l| l["kind"] == "interval" }

@@ -37,7 +37,7 @@ class TestLogInterval < Test::Unit::TestCase
   def run_series
     lines = []
     reports = []
-    log = Rperf::ContentionLog.new(format: :json, units: :ns) { |l| lines << JSON.parse(l) }
+    log = Rperf::ContentionLog.new(async: false, format: :json, units: :ns) { |l| lines << JSON.parse(l) }
     whole = {}
     Rperf.start(mode: :wall, frequency: 100) # not deferred: the whole run is recorded
     begin
@@ -98,7 +98,7 @@ class TestLogInterval < Test::Unit::TestCase
   # while their wall times overlap.
   def test_overlapping_units_are_not_double_counted
     lines = []
-    log = Rperf::ContentionLog.new(format: :json, units: :ns) { |l| lines << JSON.parse(l) }
+    log = Rperf::ContentionLog.new(async: false, format: :json, units: :ns) { |l| lines << JSON.parse(l) }
     Rperf.start(mode: :counters, defer: true)
     begin
       t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
@@ -123,8 +123,8 @@ class TestLogInterval < Test::Unit::TestCase
   def test_folding_label_sets_keeps_the_interval_sums
     _lines, reports, = run_series
     assert_operator(reports.size, :>=, 3, "a series of several intervals")
-    wide = Rperf::ContentionLog.new(output: File.open(File::NULL, "w"), units: :ns)
-    narrow = Rperf::ContentionLog.new(output: File.open(File::NULL, "w"), units: :ns, max_interval_lines: 2)
+    wide = Rperf::ContentionLog.new(async: false, output: File.open(File::NULL, "w"), units: :ns)
+    narrow = Rperf::ContentionLog.new(async: false, output: File.open(File::NULL, "w"), units: :ns, max_interval_lines: 2)
     reports.each do |report|
       all = wide.interval_fields(report)
       few = narrow.interval_fields(report)

@@ -27,7 +27,7 @@ class TestLogPlumbing < Test::Unit::TestCase
   end
 
   def json_log(io = StringIO.new, **opts)
-    [io, Rperf::ContentionLog.new(output: io, format: :json, counters: CPU_COUNTERS, label: false, **opts)]
+    [io, Rperf::ContentionLog.new(async: false, output: io, format: :json, counters: CPU_COUNTERS, label: false, **opts)]
   end
 
   def lines(io)
@@ -61,22 +61,22 @@ class TestLogPlumbing < Test::Unit::TestCase
 
   def test_logfmt_line_and_ns_units_use_report_json_names
     io = StringIO.new
-    log = Rperf::ContentionLog.new(output: io, units: :ns, counters: CPU_COUNTERS, label: false)
+    log = Rperf::ContentionLog.new(async: false, output: io, units: :ns, counters: CPU_COUNTERS, label: false)
     log.measure(endpoint: "GET /a b") { burn(0.005) }
     line = io.string.chomp
-    assert(line.start_with?("rperf.contention kind=block label.endpoint=\"GET /a b\" wall_ns="), line)
+    assert(line.start_with?("rperf.contention pid=#{Process.pid} kind=block label.endpoint=\"GET /a b\" wall_ns="), line)
     %w[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].each { |k| assert_match(/ #{k}=\d+ /, line) }
   end
 
   def test_logger_and_block_outputs
     io = StringIO.new
     logger = Logger.new(io)
-    log = Rperf::ContentionLog.new(output: logger, counters: CPU_COUNTERS, label: false, level: :warn)
+    log = Rperf::ContentionLog.new(async: false, output: logger, counters: CPU_COUNTERS, label: false, level: :warn)
     log.measure(k: "v") { nil }
-    assert_match(/\AW, .* rperf\.contention kind=block label\.k=v /, io.string)
+    assert_match(/\AW, .* rperf\.contention pid=#{Process.pid} kind=block label\.k=v /, io.string)
 
     got = []
-    log = Rperf::ContentionLog.new(counters: CPU_COUNTERS, label: false) { |line| got << line }
+    log = Rperf::ContentionLog.new(async: false, counters: CPU_COUNTERS, label: false) { |line| got << line }
     log.measure(k: "v") { nil }
     assert_equal(1, got.size)
     assert_equal(1, log.stats[:lines])
@@ -91,7 +91,7 @@ class TestLogPlumbing < Test::Unit::TestCase
   def test_a_broken_io_is_reported_once_and_the_program_continues
     r, w = IO.pipe
     r.close # writes now raise Errno::EPIPE
-    log = Rperf::ContentionLog.new(output: w, counters: CPU_COUNTERS, label: false)
+    log = Rperf::ContentionLog.new(async: false, output: w, counters: CPU_COUNTERS, label: false)
     results = nil
     err = capture_stderr { results = 5.times.map { |i| log.measure(i: i.to_s) { i * 2 } } }
     assert_equal([0, 2, 4, 6, 8], results)
@@ -108,9 +108,9 @@ class TestLogPlumbing < Test::Unit::TestCase
     closed.close
     logger = Logger.new(StringIO.new)
     def logger.add(*) = raise(IOError, "disk full")
-    [Rperf::ContentionLog.new(output: closed, counters: CPU_COUNTERS),
-     Rperf::ContentionLog.new(output: logger, counters: CPU_COUNTERS),
-     Rperf::ContentionLog.new(counters: CPU_COUNTERS) { raise "sink down" }].each do |log|
+    [Rperf::ContentionLog.new(async: false, output: closed, counters: CPU_COUNTERS),
+     Rperf::ContentionLog.new(async: false, output: logger, counters: CPU_COUNTERS),
+     Rperf::ContentionLog.new(async: false, counters: CPU_COUNTERS) { raise "sink down" }].each do |log|
       err = capture_stderr { assert_equal(42, log.measure(a: "1") { 42 }) }
       assert_match(/contention log: writing to the log output failed/, err)
       assert_equal(1, log.stats[:errors])
@@ -119,7 +119,7 @@ class TestLogPlumbing < Test::Unit::TestCase
 
   def test_a_failing_counter_source_still_logs_wall_time
     io = StringIO.new
-    log = Rperf::ContentionLog.new(output: io, format: :json, counters: -> { raise "no profiler" })
+    log = Rperf::ContentionLog.new(async: false, output: io, format: :json, counters: -> { raise "no profiler" })
     err = capture_stderr { 3.times { log.measure(a: "1") { nil } } }
     assert_equal(1, err.lines.size)
     assert_match(/reading thread counters failed/, err)
@@ -173,7 +173,7 @@ class TestLogPlumbing < Test::Unit::TestCase
   def test_application_fields_cannot_forge_the_line
     %i[logfmt json].each do |format|
       io = StringIO.new
-      log = Rperf::ContentionLog.new(output: io, format: format, counters: CPU_COUNTERS, label: false)
+      log = Rperf::ContentionLog.new(async: false, output: io, format: format, counters: CPU_COUNTERS, label: false)
       app = lambda do |env|
         env["rperf.contention"].add_fields(status: "forged", "status" => "again", wall_ms: 9,
                                            "label.endpoint" => "evil", "kind" => "job", user: 1)
@@ -251,7 +251,7 @@ class TestLogPlumbing < Test::Unit::TestCase
   def test_around_perform_and_log_contention_use_the_default_log
     io = StringIO.new
     old = Rperf::ContentionLog.default
-    Rperf::ContentionLog.default = Rperf::ContentionLog.new(output: io, format: :json, counters: CPU_COUNTERS,
+    Rperf::ContentionLog.default = Rperf::ContentionLog.new(async: false, output: io, format: :json, counters: CPU_COUNTERS,
                                                             label: false)
     Rperf::JobMiddleware.around_perform(Job.new("low", "id-1")) { nil }
     assert_equal(7, Rperf.log_contention(step: "sum") { 3 + 4 })
@@ -265,7 +265,7 @@ class TestLogPlumbing < Test::Unit::TestCase
   def test_the_fast_unit_line_equals_the_generic_one
     [%i[logfmt ms], %i[logfmt ns], %i[json ms], %i[json ns]].each do |format, units|
       lines = []
-      log = Rperf::ContentionLog.new(format: format, units: units, counters: CPU_COUNTERS, label: false,
+      log = Rperf::ContentionLog.new(async: false, format: format, units: units, counters: CPU_COUNTERS, label: false,
                                      max_label_sets: 1) { |l| lines << l }
       units_seen = []
       log.measure({ endpoint: "GET /a \"b\"" }, kind: "request", fields: { status: 200 }) { |u| units_seen << u && burn(0.002) }
@@ -284,8 +284,8 @@ class TestLogPlumbing < Test::Unit::TestCase
   end
 
   def test_bad_options_are_refused_with_a_clear_message
-    assert_raise_message(/Logger, an IO .* or a block/) { Rperf::ContentionLog.new(output: 42) }
-    assert_raise_message(/units must be/) { Rperf::ContentionLog.new(output: $stderr, units: :s) }
-    assert_raise_message(/unknown log level/) { Rperf::ContentionLog.new(output: Logger.new(nil), level: :loud) }
+    assert_raise_message(/Logger, an IO .* or a block/) { Rperf::ContentionLog.new(async: false, output: 42) }
+    assert_raise_message(/units must be/) { Rperf::ContentionLog.new(async: false, output: $stderr, units: :s) }
+    assert_raise_message(/unknown log level/) { Rperf::ContentionLog.new(async: false, output: Logger.new(nil), level: :loud) }
   end
 end

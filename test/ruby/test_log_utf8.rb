@@ -25,7 +25,7 @@ class TestLogUtf8 < Test::Unit::TestCase
 
   def request_lines(format)
     io = StringIO.new
-    mw = Rperf::Rack::Middleware.new(->(_env) { sleep 0.002; [200, {}, []] }, output: io, format: format)
+    mw = Rperf::Rack::Middleware.new(->(_env) { sleep 0.002; [200, {}, []] }, async: false, output: io, format: format)
     status, = mw.call(rack_env(BAD_PATH))
     assert_equal 200, status
     lines = io.string.lines
@@ -55,7 +55,7 @@ class TestLogUtf8 < Test::Unit::TestCase
 
   def test_non_utf8_job_names_and_fields_are_scrubbed
     io = StringIO.new
-    jobs = Rperf::JobMiddleware.new(output: io, format: :json,
+    jobs = Rperf::JobMiddleware.new(async: false, output: io, format: :json,
                                     counters: -> { { running_ns: 0, gvl_wait_ns: 0, blocked_ns: 0,
                                                      gc_mark_ns: 0, gc_sweep_ns: 0 } })
     jobs.call(Object.new, { "class" => "R\xE9sum\xE9Job".b, "jid" => "id\xFF".b }, "q\xE9".b) { :done }

@@ -89,7 +89,7 @@ class TestReportCauses < Test::Unit::TestCase
 
   def log_lines(format, units: :ms, &block)
     io = StringIO.new
-    log = Rperf::ContentionLog.new(output: io, format: format, units: units, label: false, profile: false,
+    log = Rperf::ContentionLog.new(async: false, output: io, format: format, units: units, label: false, profile: false,
                                    counters: block)
     [log, io]
   end

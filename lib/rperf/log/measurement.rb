@@ -3,7 +3,10 @@
 # Rperf::Log::Measurement is one unit of work's contention numbers: wall
 # time and the time its thread spent in each state (the same states and
 # names as report.json's threads section), taken as the difference of two
-# reads of the thread's own cumulative counters (Rperf.thread_contention).
+# reads of the thread's own cumulative counters: Arrays of
+# Rperf.thread_counters (the cheap form) or Hashes of
+# Rperf.thread_contention. Wall time is the difference of the two reads'
+# clock readings, so the states add up to it exactly.
 # Because each thread only reads its own counters, requests that overlap on
 # different threads are never counted twice. It does NOT read counters or
 # write lines itself.
@@ -26,12 +29,18 @@ module Rperf
         ns: CAUSES.to_h { |c| [c, :"blocked_#{c}_ns"] }.freeze
       }.freeze
 
-      # Builds the difference `after - before` of two counter hashes (Symbol
-      # or String keys). Counters are cumulative, so a negative difference
-      # can only come from a reset (the profiler was restarted in between);
-      # it is clamped to 0. Returns a Measurement without state numbers when
-      # either read is missing.
-      def self.between(before, after, wall_ns)
+      # Builds the difference `after - before` of two counter reads (Arrays
+      # of Rperf.thread_counters, or Hashes with Symbol or String keys).
+      # Counters are cumulative, so a negative difference can only come from
+      # a reset (the profiler was restarted in between); it is clamped to 0.
+      # wall_ns is used when the reads carry no clock reading. Returns a
+      # Measurement without state numbers when either read is missing.
+      def self.between(before, after, wall_ns = nil)
+        return from_arrays(before, after) if before.is_a?(Array) && after.is_a?(Array)
+
+        clock_b = before && counter(before, :monotonic_ns)
+        clock_a = after && counter(after, :monotonic_ns)
+        wall_ns = clock_a - clock_b if clock_b&.positive? && clock_a&.positive?
         m = new(wall_ns: wall_ns, threads: 1)
         return m unless before && after
 
@@ -40,6 +49,52 @@ module Rperf
           m[k] = delta < 0 ? 0 : delta
         end
         m.blocked_by_cause = cause_delta(causes(before), causes(after))
+        m
+      end
+
+      # Positions in a Rperf.thread_counters Array (Rperf::COUNTER_FIELDS,
+      # read once the extension is loaded: only it makes such Arrays).
+      def self.layout
+        @layout ||= {
+          clock: Rperf::COUNTER_FIELDS.index(:monotonic_ns),
+          states: STATE_KEYS.map { |k| Rperf::COUNTER_FIELDS.index(k) }.freeze,
+          runnable: Rperf::COUNTER_FIELDS.index(:runnable_ns),
+          runnable_states: STATE_KEYS.map { |k| Rperf::COUNTER_FIELDS.index(:"runnable_#{k}") }.freeze,
+          causes: CAUSES.map { |c| Rperf::COUNTER_FIELDS.index(:"blocked_#{c}_ns") }.freeze
+        }.freeze
+      end
+
+      def self.from_arrays(before, after)
+        l = layout
+        m = new(wall_ns: after[l[:clock]] - before[l[:clock]], threads: 1)
+        STATE_KEYS.each_with_index do |k, i|
+          at = l[:states][i]
+          delta = after[at] - before[at]
+          m[k] = delta < 0 ? 0 : delta
+        end
+        causes = nil
+        l[:causes].each_with_index do |at, i|
+          delta = after[at] - before[at]
+          (causes ||= {})[CAUSES[i]] = delta if delta.positive?
+        end
+        m.blocked_by_cause = causes || {}
+        m
+      end
+
+      # What a thread went through from its last becoming runnable after
+      # blocking (its data arrived) to the read `now` (an Array), when that
+      # was at or after `since_ns` (the clock reading of the end of the
+      # thread's previous unit, or nil); else nil. None of it is blocked.
+      def self.since_runnable(now, since_ns)
+        l = layout
+        at = now[l[:runnable]]
+        return nil unless at.positive? && (since_ns.nil? || at >= since_ns)
+
+        m = new(wall_ns: now[l[:clock]] - at, threads: 1)
+        STATE_KEYS.each_with_index do |k, i|
+          delta = now[l[:states][i]] - now[l[:runnable_states][i]]
+          m[k] = delta < 0 ? 0 : delta
+        end
         m
       end
 

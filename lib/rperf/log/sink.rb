@@ -52,6 +52,19 @@ module Rperf
         false
       end
 
+      # Delivers lines (without newlines) in one go where the output allows:
+      # one write for an IO. Returns how many were delivered.
+      def deliver_batch(lines)
+        return lines.count { |line| deliver(line) } unless @kind == :io
+
+        text = lines.join("\n") << "\n"
+        @io_mutex.synchronize { @target.write(text) }
+        lines.size
+      rescue StandardError => e
+        failed(e)
+        0
+      end
+
       # Number of lines that could not be delivered.
       def errors
         @state_mutex.synchronize { @errors }
