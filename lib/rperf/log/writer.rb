@@ -3,16 +3,21 @@
 # Rperf::Log::Writer delivers lines to a Rperf::Log::Sink from a thread of
 # its own, so the thread that made a line (a request's) never waits for the
 # log's IO: a line is queued (bounded: max_lines waiting, the rest dropped
-# and counted) and the writer sends what is queued in one batch. A forked
-# child starts its own writer (the parent's lines stay the parent's); what
-# is queued at exit is written before the process ends, for up to a second.
-# It does NOT format lines (Rperf::ContentionLog does) and does not decide
-# where they go (the Sink does).
+# and counted) and the writer sends what is queued in one batch every
+# INTERVAL seconds, or as soon as BATCH lines wait. The writer is woken
+# that rarely on purpose: woken for every line, it took the GVL from the
+# request threads once per request, which cost a server more than the line
+# itself. A forked child starts its own writer (the parent's lines stay the
+# parent's); what is queued at exit is written before the process ends,
+# for up to a second. It does NOT format lines (Rperf::ContentionLog does)
+# and does not decide where they go (the Sink does).
 module Rperf
   module Log
     class Writer
       DEFAULT_MAX_LINES = 10_000
       EXIT_FLUSH_SECONDS = 1.0
+      INTERVAL = 0.05
+      BATCH = 512
 
       attr_reader :max_lines
 
@@ -24,21 +29,26 @@ module Rperf
         @sink = sink
         @max_lines = max_lines
         @mutex = Mutex.new
+        @wake = ConditionVariable.new
+        @idle = ConditionVariable.new
+        @lines = []
+        @busy = false
         @dropped = 0
         @delivered = 0
         @pid = nil
-        @queue = nil
-        @thread = nil
       end
 
       # Queues one line. Returns false when it was dropped (the queue full).
       def push(line)
-        queue = current_queue
-        if queue.size >= @max_lines
-          @mutex.synchronize { @dropped += 1 }
-          return false
+        start_writer unless @pid == Process.pid
+        @mutex.synchronize do
+          if @lines.size >= @max_lines
+            @dropped += 1
+            return false
+          end
+          @lines << line
+          @wake.signal if @lines.size == BATCH
         end
-        queue << line
         true
       end
 
@@ -46,52 +56,63 @@ module Rperf
       def dropped = @mutex.synchronize { @dropped }
       def delivered = @mutex.synchronize { @delivered }
 
-      # Waits until the queue is empty and the writer idle, at most `timeout`
-      # seconds. Returns true when everything queued was handed to the sink.
+      # Waits until everything queued has been handed to the sink, at most
+      # `timeout` seconds. Returns true when it was.
       def flush(timeout = EXIT_FLUSH_SECONDS)
-        queue = @mutex.synchronize { @pid == Process.pid ? @queue : nil }
-        return true unless queue
+        return true unless @pid == Process.pid
 
         deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
-        until queue.empty? && queue.num_waiting.positive?
-          return false if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+        @mutex.synchronize do
+          @wake.signal
+          until @lines.empty? && !@busy
+            left = deadline - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+            return false if left <= 0
 
-          sleep 0.001
+            @idle.wait(@mutex, [left, 0.01].min)
+            @wake.signal
+          end
         end
         true
       end
 
       private
 
-      def current_queue
-        return @queue if @pid == Process.pid
-
+      def start_writer
         @mutex.synchronize do
-          next @queue if @pid == Process.pid
+          return if @pid == Process.pid
 
-          @queue = Thread::Queue.new
+          # In a forked child: the parent's queue and writer are the parent's.
+          @lines = []
+          @busy = false
           @pid = Process.pid
-          queue = @queue
-          @thread = Thread.new { run(queue) }
-          @thread.name = "rperf-log-writer"
-          @thread.report_on_exception = false
+          thread = Thread.new { run }
+          thread.name = "rperf-log-writer"
+          thread.report_on_exception = false
           unless @exit_hook
             @exit_hook = true
             writer = self
             at_exit { writer.flush }
           end
-          @queue
         end
       end
 
-      def run(queue)
-        batch = []
+      def run
         loop do
-          batch << queue.pop
-          batch << queue.pop(true) until queue.empty? || batch.size >= 256
+          batch = @mutex.synchronize do
+            @wake.wait(@mutex, INTERVAL) if @lines.empty? || @lines.size < BATCH
+            taken = @lines
+            @lines = []
+            @busy = !taken.empty?
+            taken
+          end
+          next if batch.empty?
+
           n = @sink.deliver_batch(batch)
-          @mutex.synchronize { @delivered += n }
-          batch.clear
+          @mutex.synchronize do
+            @delivered += n
+            @busy = false
+            @idle.broadcast
+          end
         end
       end
     end

@@ -1,0 +1,111 @@
+# frozen_string_literal: true
+
+# What the log lines cost a real server: Debian's Puma 5.6 (single mode, 16
+# threads) serving test/servers/app.ru under wrk, plain against the same
+# app with Rperf::Rack::Middleware and the profiler in counters mode, in
+# rounds of ABBA order so both see the same machine. Per variant and round:
+# requests per second, the server's CPU per request (utime + stime of the
+# Puma process from /proc over wrk's run, divided by wrk's requests) and
+# wrk's p99 latency; then the median of the paired ratios over plain.
+#
+#   ruby -Ilib -Ibuild/ext bench/bench_puma.rb [--rounds N] [--seconds S] [--path /hello|mix] [--output null|file]
+#
+# --path mix runs /cpu, /io and /hello together (three wrk at once); the
+# middleware's lines go to /dev/null or to a file (--output file). Needs
+# bin/setup-servers' components (test/servers/components.rb says which).
+require "etc"
+require "optparse"
+require "json"
+require "tmpdir"
+require "rbconfig"
+require_relative "../test/servers/components"
+require_relative "../test/servers/server_process"
+
+opts = { rounds: 6, seconds: 5, path: "/hello", output: "null", connections: 16 }
+OptionParser.new do |o|
+  o.on("--rounds N", Integer) { |v| opts[:rounds] = v }
+  o.on("--seconds S", Integer) { |v| opts[:seconds] = v }
+  o.on("--path P", %w[/hello mix]) { |v| opts[:path] = v }
+  o.on("--output O", %w[null file]) { |v| opts[:output] = v }
+  o.on("--connections N", Integer) { |v| opts[:connections] = v }
+end.parse!
+abort "bench_puma: #{Servers::Components.missing}" if Servers::Components.missing
+
+APP_PLAIN = <<~RUBY
+  require "json"
+  def burn(seconds)
+    start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+    x = 0
+    x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
+  end
+  run(lambda do |env|
+    case env["PATH_INFO"]
+    when "/cpu" then burn(0.002)
+    when "/io" then sleep 0.005
+    end
+    [200, { "content-type" => "text/plain" }, ["ok\\n"]]
+  end)
+RUBY
+MIDDLEWARE = <<~RUBY
+  require "rperf"
+  require "rperf/rack"
+  Rperf.start(mode: :counters) unless ENV["BENCH_NO_PROFILER"]
+  out = ENV["BENCH_LOG"] ? File.open(ENV["BENCH_LOG"], "a") : File.open(File::NULL, "w")
+  use Rperf::Rack::Middleware, output: out unless ENV["BENCH_NO_LOG"]
+RUBY
+
+def cpu_ticks(pid)
+  fields = File.read("/proc/#{pid}/stat").split(") ").last.split
+  Integer(fields[11]) + Integer(fields[12]) # utime + stime, clock ticks
+end
+
+def wrk(port, path, connections, seconds)
+  out = IO.popen(["wrk", "-t2", "-c#{connections}", "-d#{seconds}s", "--latency", "http://127.0.0.1:#{port}#{path}"],
+                 &:read)
+  p99 = out[/99%\s+([\d.]+)(us|ms|s)/] && Float(Regexp.last_match(1)) * { "us" => 1e-3, "ms" => 1, "s" => 1e3 }[Regexp.last_match(2)]
+  { requests: Integer(out[/(\d+) requests in/, 1]), p99_ms: p99 }
+end
+
+def run_variant(name, opts, dir)
+  ru = File.join(dir, "#{name}.ru")
+  File.write(ru, (name == "middleware" ? MIDDLEWARE : "") + APP_PLAIN)
+  port = Servers::ServerProcess.free_port
+  env = Servers::Components.env
+  env = env.merge("BENCH_LOG" => File.join(dir, "lines.log")) if opts[:output] == "file"
+  argv = [RbConfig.ruby, *Servers::Components.ruby_args, "-e", 'require "puma/cli"; Puma::CLI.new(ARGV).run', "--",
+          "--no-config", "-b", "tcp://127.0.0.1:#{port}", "-t", "16:16", "-e", "production", ru]
+  server = Servers::ServerProcess.new(argv, env: env, log: File.join(dir, "#{name}.log"), port: port).wait_ready
+  wrk(port, "/hello", 4, 1) # warm-up
+  ticks = cpu_ticks(server.pid)
+  t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  paths = opts[:path] == "mix" ? %w[/cpu /io /hello] : [opts[:path]]
+  results = paths.map { |p| Thread.new { wrk(port, p, opts[:connections], opts[:seconds]) } }.map(&:value)
+  elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+  cpu_s = (cpu_ticks(server.pid) - ticks).fdiv(Etc.sysconf(Etc::SC_CLK_TCK))
+  requests = results.sum { |r| r[:requests] }
+  { rps: requests / elapsed, cpu_us: cpu_s * 1e6 / requests, p99_ms: results.map { |r| r[:p99_ms].to_f }.max }
+ensure
+  server&.stop
+end
+
+def median(xs) = xs.sort[xs.size / 2]
+
+rows = Hash.new { |h, k| h[k] = [] }
+Dir.mktmpdir("rperf-bench-puma") do |dir|
+  opts[:rounds].times do |round|
+    order = round.even? ? %w[plain middleware middleware plain] : %w[middleware plain plain middleware]
+    got = order.map { |v| [v, run_variant(v, opts, dir)] }
+    %w[plain middleware].each do |v|
+      mine = got.select { |name, _| name == v }.map(&:last)
+      rows[v] << { rps: mine.sum { |r| r[:rps] } / 2, cpu_us: mine.sum { |r| r[:cpu_us] } / 2, p99_ms: mine.sum { |r| r[:p99_ms] } / 2 }
+    end
+    p, m = rows["plain"].last, rows["middleware"].last
+    printf "round %d: plain %.0f req/s %.1f us CPU p99 %.2f ms | middleware %.0f req/s %.1f us CPU p99 %.2f ms\n",
+           round + 1, p[:rps], p[:cpu_us], p[:p99_ms], m[:rps], m[:cpu_us], m[:p99_ms]
+  end
+end
+throughput = median(rows["plain"].zip(rows["middleware"]).map { |p, m| m[:rps] / p[:rps] })
+cpu = median(rows["plain"].zip(rows["middleware"]).map { |p, m| m[:cpu_us] - p[:cpu_us] })
+p99 = median(rows["plain"].zip(rows["middleware"]).map { |p, m| m[:p99_ms] / p[:p99_ms] })
+printf "path %s, output %s, %d rounds: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, p99 x%.2f\n",
+       opts[:path], opts[:output], opts[:rounds], throughput, (throughput - 1) * 100, cpu, p99
