@@ -110,6 +110,8 @@ record_target_fail(const char *output, const char *what, int errnum)
     return EXIT_IO;
 }
 
+#define TMP_NAME_ROOM (NAME_MAX - sizeof(".rperf-gvl-XXXXXX-") + 1) /* bytes left for NAME */
+
 /* Checks that the output can be written before the program starts, and
  * creates the temporary (same ending as the output, so .gz stays gzip). */
 static int
@@ -146,9 +148,13 @@ record_target_open(record_target_t *t, const char *output)
         const char *final = exists && realpath(t->path, real) ? real : t->path;
         if (final == real)
             snprintf(t->path, sizeof(t->path), "%s", real); /* a link: replace its target */
-        const char *slash = strrchr(final, '/');
-        n = snprintf(t->tmp, sizeof(t->tmp), "%.*s/.rperf-gvl-XXXXXX-%s", (int)(slash - final), final, slash + 1);
-        suffix_len = 1 + strlen(slash + 1);
+        /* ".rperf-gvl-XXXXXX-NAME", NAME cut to fit NAME_MAX (keeping ".gz": autorecord gzips by the name). */
+        const char *slash = strrchr(final, '/'), *name = slash + 1;
+        const char *gz = strlen(name) > TMP_NAME_ROOM && ends_with(name, ".gz") ? ".gz" : "";
+        int head = (int)rga_name_head(name, TMP_NAME_ROOM - strlen(gz));
+        n = snprintf(t->tmp, sizeof(t->tmp), "%.*s/.rperf-gvl-XXXXXX-%.*s%s", (int)(slash - final), final, head,
+                     name, gz);
+        suffix_len = 1 + (size_t)head + strlen(gz);
     }
     if (n < 0 || (size_t)n >= sizeof(t->tmp))
         return record_target_fail(output, "path too long", 0);

@@ -376,7 +376,7 @@ module Rperf
     def write_file(path, &writer)
       return File.open(path, "wb", &writer) if File.exist?(path) && !File.file?(path)
 
-      tmp = "#{path}.tmp#{Process.pid}.#{Thread.current.object_id}"
+      tmp = temporary_name(path, ".tmp#{Process.pid}.#{Thread.current.object_id}")
       begin
         File.open(tmp, "wb", &writer)
         File.rename(tmp, path)
@@ -385,6 +385,20 @@ module Rperf
       ensure
         File.unlink(tmp) if File.exist?(tmp)
       end
+    end
+
+    NAME_MAX = 255 # bytes of one file name (Linux)
+
+    # path's name with suffix, the name cut (between characters) so that the
+    # whole fits NAME_MAX: a name of 255 bytes is valid, and so is its temporary.
+    def temporary_name(path, suffix)
+      dir, name = File.split(path)
+      keep = NAME_MAX - suffix.bytesize
+      if name.bytesize > keep
+        keep -= 1 while keep.positive? && (name.getbyte(keep) & 0xC0) == 0x80 # inside a character
+        name = name.byteslice(0, keep)
+      end
+      File.join(dir, name + suffix)
     end
   end
 end

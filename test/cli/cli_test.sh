@@ -295,6 +295,20 @@ if mknod "$OUTS/full" c 1 7 2>/dev/null; then
   check "--perfetto - never touches a file named -" grep -qx unrelated "$OUTS/-"
 fi
 
+# Names of up to 255 bytes (NAME_MAX) are valid: the temporary beside them still fits.
+LONGS=$WORK/long
+mkdir -p "$LONGS"
+long250=$(printf 'n%.0s' $(seq 245)).json
+long255=$(printf 'é%.0s' $(seq 125)).json
+for name in "$long250" "$long255"; do
+  run --json -o "$LONGS/$name" --perfetto "$LONGS/${name%.json}.pft" --html "$LONGS/${name%.json}.html" "$R"
+  check "a $(printf %s "$name" | wc -c)-byte name: the views are written (got $rc)" \
+    test "$rc" -eq 0 -a -s "$LONGS/$name" -a -s "$LONGS/${name%.json}.html"
+  run --json -o "$LONGS/$name" "$R"
+  check "a $(printf %s "$name" | wc -c)-byte name is replaced in place (got $rc)" test "$rc" -eq 0
+done
+check "long names: no temporary file is left" test -z "$(ls -A "$LONGS" | grep '^\.')"
+
 # --- record -----------------------------------------------------------------------
 LIB=$WORK/lib
 mkdir -p "$LIB/rperf"
@@ -317,6 +331,12 @@ check "record loads autorecord through RUBYOPT" grep -q -- "^-rrperf/autorecord"
 check "record puts the library directory on RUBYLIB" grep -q -- "^$LIB" "$WORK/rubylib"
 check "record sets the frequency" grep -qx 250 "$WORK/frequency"
 check "record leaves no temporary file" test -z "$(ls -A "$WORK" | grep '^\.rperf-gvl-')"
+for name in "$long250" "$long255"; do
+  rm -rf "$LONGS" && mkdir -p "$LONGS"
+  (cd "$LONGS" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$name" -- "$WORK/fake-ruby" >"$WORK/out" 2>"$WORK/err"); rc=$?
+  check "record -o a $(printf %s "$name" | wc -c)-byte name (got $rc)" test "$rc" -eq 3 -a -s "$LONGS/$name"
+  check "record -o a $(printf %s "$name" | wc -c)-byte name: no temporary file is left" test -z "$(ls -A "$LONGS" | grep '^\.')"
+done
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- true >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record without a report says so" grep -q 'wrote no report' "$WORK/err"
 check "record of a program that wrote no report exits with its status (got $rc)" test "$rc" -eq 0

@@ -49,6 +49,24 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # A name of up to 255 bytes is valid: the temporary files the report goes
+  # through are cut to fit, keeping ".gz" (the report is still gzip).
+  def test_record_to_the_longest_name
+    Dir.mktmpdir do |dir|
+      name = "\u00e9" * 123 + ".json.gz"
+      assert_equal 254, name.bytesize
+      out, err, status = Timeout.timeout(120) do
+        Open3.capture3(clean_env, CLI, "record", "-o", name, "--", RbConfig.ruby, "-e", "#{WORK}\nwork", chdir: dir)
+      end
+      assert_true(status.success?, err)
+      assert_match(/^Threads/, out)
+      require "zlib"
+      names = JSON.parse(Zlib.gunzip(File.binread(File.join(dir, name))))["threads"].map { |t| t["name"] }
+      assert_include(names, "w1")
+      assert_equal [name], Dir.children(dir), "no temporary file is left"
+    end
+  end
+
   # --html: the page of the run's report, checked before the program runs.
   def test_record_writes_the_html_page
     Dir.mktmpdir do |dir|
