@@ -94,13 +94,16 @@ module Rperf
     # would (Interrupt for INT, SignalException for the others); its copies
     # that follow are ignored from that moment, before the program has even
     # unwound, so none can cut the report short. A handler the program sets
-    # later replaces this one, as it would replace Ruby's.
+    # later replaces this one, as it would replace Ruby's. A signal the
+    # program was started with ignored (nohup; trap then returns "IGNORE")
+    # stays ignored.
     def guard_signals
       QUIET_SIGNALS.each do |sig|
-        trap(sig) do
+        previous = trap(sig) do
           QUIET_SIGNALS.each { |quiet| trap(quiet, "IGNORE") }
           sig == "INT" ? raise(Interrupt) : raise(SignalException, sig)
         end
+        trap(sig, "IGNORE") if previous == "IGNORE"
       end
     end
 

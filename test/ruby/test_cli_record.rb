@@ -138,6 +138,33 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # A program started with SIGHUP ignored (nohup) survives a hangup under
+  # record as it does without it: autorecord leaves ignored signals alone.
+  def test_nohup_program_survives_a_hangup
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      go = File.join(dir, "go")
+      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\n" \
+                "sleep 0.05 until File.exist?(#{go.dump})\nputs 'survived'"
+      out_r, out_w = IO.pipe
+      status = nil
+      pid = Process.spawn(clean_env, "sh", "-c", 'trap "" HUP; exec "$@"', "sh", CLI, "record", "-o",
+                          File.join(dir, "r.json"), "--", RbConfig.ruby, "-e", program, chdir: dir, out: out_w,
+                                                                                          err: out_w)
+      out_w.close
+      Timeout.timeout(60) { sleep 0.05 until File.size?(pid_file) }
+      Process.kill(:HUP, Integer(File.read(pid_file)))
+      File.write(go, "")
+      _, status = Timeout.timeout(60) { Process.wait2(pid) }
+      output = out_r.read
+      assert_equal(0, status.exitstatus, output)
+      assert_match(/^survived/, output)
+      assert_match(/^Threads/, output)
+    ensure
+      Process.kill(:KILL, pid) if pid && !status
+    end
+  end
+
   # SIGINT sent to record alone reaches the program, which ends as a Ruby
   # program does on Ctrl-C (by SIGINT: 128 + 2), after writing its report.
   def test_sigint_to_record_reaches_the_program
