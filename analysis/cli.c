@@ -68,9 +68,8 @@ usage(FILE *out)
             progname, progname);
 }
 
-/* Prints one "rperf-gvl: ..." line on stderr. Messages echo file names,
- * arguments and report text: control bytes are escaped so that none reaches
- * the terminal. */
+/* Messages echo file names, arguments and report text: control bytes are
+ * escaped so that none reaches the terminal. */
 void
 say(const char *fmt, ...)
 {
@@ -79,6 +78,7 @@ say(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    fflush(stdout); /* what stdout holds comes first when both go to one log */
     fprintf(stderr, "%s: %s\n", progname, rga_term_escape(raw, line, sizeof(line)));
 }
 

@@ -2,7 +2,7 @@
  * (the views of reports) and record.c (the `record` subcommand).
  *
  * Contract: the exit codes of docs/cli.md; say() is the one way to print a
- * message (one "rperf-gvl: ..." line on stderr, control bytes escaped);
+ * message (one "rperf-gvl: ..." line on stderr, after what stdout holds);
  * fail_usage() and fail_option() print a usage error and return
  * EXIT_USAGE; exit_for() maps a library status to an exit code. Nothing here
  * reads a report or runs a program. CLI-only: not compiled into the Ruby
@@ -33,7 +33,8 @@ extern const char progname[];
 /* The --help text. */
 void usage(FILE *out);
 
-/* Prints one "rperf-gvl: ..." line on stderr, control bytes escaped. */
+/* Prints one "rperf-gvl: ..." line on stderr, control bytes escaped. stdout
+ * is flushed first, so a log of both reads in the order things happened. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A usage error (fmt has one %s, for arg) and the --help hint: returns EXIT_USAGE. */

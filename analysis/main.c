@@ -439,8 +439,7 @@ main(int argc, char **argv)
             report_error(&err);
             rc = exit_for(st, false);
         } else if (rga_view_is_profile(job->view) && report->n_samples == 0) {
-            fprintf(stderr, "%s: warning: the report has no samples; %s is an empty profile\n", progname,
-                    path ? path : "the output");
+            say("warning: the report has no samples; %s is an empty profile", path ? path : "the output");
         }
     }
     rga_report_free(report);

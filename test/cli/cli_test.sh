@@ -392,6 +392,19 @@ for sig in TERM HUP; do
   check "SIG$sig to record reaches the program, record exits with its status (got $rc)" test "$rc" -eq 7
   check "SIG$sig: record still writes the report and the summary" grep -q '^Threads' "$WORK/out"
 done
+# A script's background job starts with SIGINT and SIGQUIT ignored: record keeps them ignored, and so
+# does the program (SigIgn bits 0x2 and 0x4 of /proc/PID/status).
+cat >"$WORK/sigign-prog" <<SIGIGN
+#!/usr/bin/env bash
+awk '/^SigIgn/ { print \$2 }' /proc/\$PPID/status /proc/\$\$/status >"$WORK/sigign"
+SIGIGN
+chmod +x "$WORK/sigign-prog"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB sh -c '"$1" record -o bg.json -- "$2" & wait' sh "$CLI" "$WORK/sigign-prog" \
+   >"$WORK/out" 2>"$WORK/err")
+ignored=0
+while read -r mask; do [ $((0x$mask & 0x6)) -eq 6 ] && ignored=$((ignored + 1)); done <"$WORK/sigign"
+check "a background record and its program keep SIGINT and SIGQUIT ignored ($(tr '\n' ' ' <"$WORK/sigign"))" \
+  test "$ignored" -eq 2
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -- "$WORK/does-not-exist" >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record of a missing program exits 127 (got $rc)" test "$rc" -eq 127
 expect_fail 64 'no command' record

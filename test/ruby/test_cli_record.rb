@@ -67,6 +67,21 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # Standard output and standard error in one log: the summary comes whole,
+  # then record's notices, in the order things happened.
+  def test_one_log_reads_in_order
+    Dir.mktmpdir do |dir|
+      log, status = Timeout.timeout(120) do
+        Open3.capture2e(clean_env, CLI, "record", "-o", "r.json", "--html", "r.html", "--", RbConfig.ruby, "-e",
+                        "#{WORK}\nwork\nputs 'program done'", chdir: dir)
+      end
+      assert_true(status.success?, log)
+      lines = log.lines.map(&:chomp)
+      assert_equal ["rperf-gvl: report written to r.json", "rperf-gvl: page written to r.html"], lines.last(2), log
+      assert_operator lines.index("program done"), :<, lines.index { |l| l.start_with?("Threads") }, log
+    end
+  end
+
   # --html: the page of the run's report, checked before the program runs.
   def test_record_writes_the_html_page
     Dir.mktmpdir do |dir|
