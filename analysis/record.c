@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -213,6 +214,79 @@ record_target_close(record_target_t *t)
     t->tmp[0] = '\0';
 }
 
+/* The status channel: a SOCK_SEQPACKET socketpair, so autorecord can tell
+ * record what became of the report without needing the disk. record keeps
+ * one end; the program inherits the other through RPERF_GVL_STATUS_FD
+ * ("FD:INODE": autorecord uses the fd only when it is that socket).
+ * Messages, one a packet: "started PID" when autorecord loads, then at exit
+ * "written PID", "failed PID REASON" or "none PID". */
+typedef struct record_channel {
+    int fd;       /* record's end; -1 when there is none */
+    int child_fd; /* the program's end, open in record until the fork */
+    int started;  /* Ruby processes that loaded autorecord */
+    int written;  /* reports written */
+    bool failed;  /* the last report could not be written */
+    char reason[256];
+} record_channel_t;
+
+static bool
+record_channel_open(record_channel_t *ch)
+{
+    int sv[2];
+    struct stat sb;
+    memset(ch, 0, sizeof(*ch));
+    ch->fd = ch->child_fd = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return false;
+    if (fstat(sv[1], &sb) != 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return false;
+    }
+    ch->fd = sv[0];
+    ch->child_fd = sv[1];
+    char value[64];
+    snprintf(value, sizeof(value), "%d:%llu", sv[1], (unsigned long long)sb.st_ino);
+    return setenv("RPERF_GVL_STATUS_FD", value, 1) == 0;
+}
+
+static void
+record_channel_message(record_channel_t *ch, const char *msg)
+{
+    if (strncmp(msg, "started ", 8) == 0) {
+        ch->started++;
+    } else if (strncmp(msg, "written ", 8) == 0) {
+        ch->written++;
+        ch->failed = false;
+    } else if (strncmp(msg, "failed ", 7) == 0) {
+        const char *reason = strchr(msg + 7, ' ');
+        ch->failed = true;
+        snprintf(ch->reason, sizeof(ch->reason), "%s", reason ? reason + 1 : "unknown error");
+    }
+}
+
+/* Reads every message waiting, without blocking. */
+static void
+record_channel_drain(record_channel_t *ch)
+{
+    char msg[512];
+    ssize_t n;
+    while (ch->fd >= 0 && (n = recv(ch->fd, msg, sizeof(msg) - 1, MSG_DONTWAIT)) > 0) {
+        msg[n] = '\0';
+        record_channel_message(ch, msg);
+    }
+}
+
+static void
+record_channel_close(record_channel_t *ch)
+{
+    if (ch->fd >= 0)
+        close(ch->fd);
+    if (ch->child_fd >= 0)
+        close(ch->child_fd);
+    ch->fd = ch->child_fd = -1;
+}
+
 /* Signals record passes on to the program: whoever stops `record` means the
  * program. One the terminal sent (si_code SI_KERNEL) reached the program's
  * process group already and is not sent twice. */
@@ -245,6 +319,7 @@ typedef struct record_run {
     record_target_t target;
     rga_output_t page;
     bool have_page;
+    record_channel_t channel;
 } record_run_t;
 
 /* Returns EXIT_OK, -1 after --help, or a usage error's code. */
@@ -315,6 +390,7 @@ record_open_outputs(record_run_t *run)
 static void
 record_discard_outputs(record_run_t *run)
 {
+    record_channel_close(&run->channel);
     record_target_close(&run->target);
     if (run->have_page)
         rga_output_discard(&run->page);
@@ -324,7 +400,7 @@ record_discard_outputs(record_run_t *run)
 /* The program's environment: autorecord on RUBYOPT, the library (and a build
  * tree's extension) on RUBYLIB, the report's temporary, the frequency. */
 static int
-record_environment(const record_run_t *run, const char *libdir, bool from_build)
+record_environment(record_run_t *run, const char *libdir, bool from_build)
 {
     /* RUBYLIB, not -I in RUBYOPT: RUBYOPT splits on spaces. A binary run from
      * its build tree loads the extension it was built with. */
@@ -346,6 +422,10 @@ record_environment(const record_run_t *run, const char *libdir, bool from_build)
     setenv("RPERF_GVL_OUTPUT", run->target.tmp, 1);
     if (run->opts.frequency)
         setenv("RPERF_GVL_FREQUENCY", run->opts.frequency, 1);
+    if (!record_channel_open(&run->channel)) {
+        say("cannot make the status channel: %s", strerror(errno));
+        return EXIT_SOFTWARE;
+    }
     return EXIT_OK;
 }
 
@@ -354,7 +434,7 @@ record_environment(const record_run_t *run, const char *libdir, bool from_build)
  * across fork so none is lost before the pid is known. Returns the pid, or
  * -1 (errno set) when fork failed. */
 static pid_t
-record_start(char **command)
+record_start(char **command, record_channel_t *ch)
 {
     struct sigaction old_act[N_FORWARDED], fwd = {0};
     sigset_t block, old_mask;
@@ -376,6 +456,7 @@ record_start(char **command)
         for (size_t i = 0; i < N_FORWARDED; i++)
             sigaction(forwarded_signals[i], &old_act[i], NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        fcntl(ch->child_fd, F_SETFD, 0); /* the program's to inherit */
         execvp(command[0], command);
         say("cannot run %s: %s", command[0], strerror(errno));
         _exit(EXIT_NOEXEC);
@@ -383,6 +464,8 @@ record_start(char **command)
     int saved = errno;
     if (pid > 0)
         record_child = pid;
+    close(ch->child_fd);
+    ch->child_fd = -1;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     errno = saved;
     return pid;
@@ -429,22 +512,41 @@ record_show(record_run_t *run, const rga_report_t *r, bool committed, rga_error_
     return exit_for(pst, false);
 }
 
+/* No report came: says why, as precisely as the channel tells. */
+static int
+record_no_report(record_run_t *run, int status, int child_exit)
+{
+    const char *output = run->opts.output;
+    const record_channel_t *ch = &run->channel;
+    int rc = child_exit;
+    if (ch->failed) {
+        say("%s: cannot write the report: %s; the program's exit status was %d", output, ch->reason, child_exit);
+        rc = EXIT_IO;
+    } else if (ch->started) {
+        say("the program ended without writing its report (killed, or it ended with exit!); %s was not written "
+            "(exit status %d)",
+            output, child_exit);
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC) {
+        rc = EXIT_NOEXEC;
+    } else {
+        say("the program wrote no report (it did not load the profiler: not a Ruby program?); %s was not "
+            "written (exit status %d)",
+            output, child_exit);
+    }
+    record_discard_outputs(run);
+    return rc;
+}
+
 /* After the program ended: the report into place, its summary and page. */
 static int
 record_finish(record_run_t *run, int status)
 {
     const char *output = run->opts.output;
     int child_exit = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    record_channel_drain(&run->channel);
     struct stat sb;
-    if (stat(run->target.tmp, &sb) != 0 || sb.st_size == 0) {
-        record_discard_outputs(run);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOEXEC)
-            return EXIT_NOEXEC;
-        say("the program wrote no report (not a Ruby program, or it ended without running at_exit); %s was "
-            "not written (exit status %d)",
-            output, child_exit);
-        return child_exit;
-    }
+    if (run->channel.failed || stat(run->target.tmp, &sb) != 0 || sb.st_size == 0)
+        return record_no_report(run, status, child_exit);
     rga_error_t err;
     rga_report_t *r = NULL;
     rga_status_t st = rga_report_load_file(run->target.tmp, &r, &err);
@@ -462,9 +564,10 @@ record_finish(record_run_t *run, int status)
     record_discard_outputs(run); /* the report did not load: no page */
     if (st != RGA_OK) {
         report_error(&err);
-        return child_exit ? child_exit : exit_for(st, true);
+        if (rc == EXIT_OK && !child_exit)
+            rc = exit_for(st, true);
     }
-    return child_exit ? child_exit : rc;
+    return rc != EXIT_OK ? rc : child_exit; /* an output not written: 74 whatever the program did */
 }
 
 int
@@ -489,7 +592,7 @@ record_main(int argc, char **argv)
         record_discard_outputs(&run);
         return rc;
     }
-    pid_t pid = record_start(run.opts.command);
+    pid_t pid = record_start(run.opts.command, &run.channel);
     if (pid < 0) {
         say("fork: %s", strerror(errno));
         record_discard_outputs(&run);

@@ -13,6 +13,13 @@
 #                        RUBYOPT do not overwrite the parent's report.
 #   RPERF_GVL_FREQUENCY  sampler frequency in Hz (Rperf::LIMITS[:frequency])
 #   RPERF_GVL_MODE       sampler mode, wall (default) or cpu
+#   RPERF_GVL_STATUS_FD  "FD:INODE": a socket `record` listens on (its
+#                        other end). autorecord says on it that it started,
+#                        then whether the report was written or why not, so
+#                        record can tell a write error from a program that
+#                        is not Ruby. Used only when FD is that socket;
+#                        close-on-exec, so the program's own subprocesses
+#                        do not inherit it. Removed from ENV once read.
 #
 # A program that starts a profile of its own (Rperf.start, Rperf.contention)
 # wins: the whole-program profile stops at that moment, and what it recorded
@@ -42,6 +49,7 @@ module Rperf
 
     @session = nil
     @report = nil
+    @channel = nil
 
     module_function
 
@@ -79,7 +87,37 @@ module Rperf
            "and the report covers the run up to this call"
     end
 
-    def start(output)
+    # The socket RPERF_GVL_STATUS_FD names, or nil: an fd that is not
+    # that socket (the number reused by a process in between) is left alone.
+    def open_channel(value)
+      fd, ino = value.to_s.split(":", 2).map { |part| Integer(part, 10, exception: false) }
+      return nil unless fd && ino
+
+      require "socket"
+      io = Socket.for_fd(fd)
+      io.autoclose = false
+      stat = io.stat
+      return nil unless stat.socket? && stat.ino == ino
+
+      io.close_on_exec = true
+      io
+    rescue SystemCallError, ArgumentError, TypeError
+      nil
+    end
+
+    # Sends one message to record; false when there is none to hear it.
+    def tell(message)
+      return false unless @channel
+
+      @channel.sendmsg(message, Socket::MSG_NOSIGNAL)
+      true
+    rescue SystemCallError, IOError
+      false
+    end
+
+    def start(output, channel)
+      @channel = open_channel(channel)
+      tell("started #{Process.pid}")
       require "rperf"
       @session = Rperf.contention(frequency: frequency, mode: mode)
       @pid = Process.pid
@@ -112,10 +150,15 @@ module Rperf
 
       QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
       report = @report || (@session&.running? ? @session.stop : nil)
-      return unless report
+      return tell("none #{@pid}") unless report
 
       report.save(output, format: :json) # gzip when the name ends in .gz
+      tell("written #{@pid}")
     rescue StandardError => e
+      # record names the output and exits 74; without record, say it here.
+      reason = e.is_a?(SystemCallError) ? SystemCallError.new(nil, e.errno).message : e.message
+      return if tell("failed #{@pid} #{reason}"[0, 400])
+
       warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
     end
   end
@@ -124,7 +167,8 @@ end
 # abort exits with status 1; `record` documents 2 for bad settings.
 begin
   output = ENV.delete("RPERF_GVL_OUTPUT")
-  Rperf::Autorecord.start(output) if output && !output.empty?
+  channel = ENV.delete("RPERF_GVL_STATUS_FD")
+  Rperf::Autorecord.start(output, channel) if output && !output.empty?
 rescue SystemExit => e
   exit!(2) unless e.success?
   raise

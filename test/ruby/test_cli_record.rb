@@ -82,6 +82,63 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # A full disk, for real (a small tmpfs): the program cannot write its
+  # report. record exits 74 naming the output and the reason, and the
+  # previous report stays as it was.
+  def test_full_disk_exits_74
+    omit("mounting a small tmpfs needs root") unless Process.uid.zero?
+    Dir.mktmpdir do |dir|
+      disk = File.join(dir, "disk")
+      Dir.mkdir(disk)
+      assert_true(system("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", disk), "mount a 256 KiB tmpfs")
+      begin
+        output = File.join(disk, "r.json")
+        File.write(output, "old report\n")
+        filler = File.join(disk, "filler")
+        program = "#{WORK}\nwork\nbegin\nFile.open(#{filler.dump}, 'wb') { |f| loop { f.write('x' * 65_536) } }\n" \
+                  "rescue Errno::ENOSPC\nend"
+        _out, err, status = Timeout.timeout(120) do
+          Open3.capture3(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", program, chdir: dir)
+        end
+        assert_equal(74, status.exitstatus, err)
+        assert_match(/^rperf-gvl: #{Regexp.escape(output)}: cannot write the report: No space left on device/, err)
+        assert_not_match(/wrote no report/, err)
+        assert_equal("old report\n", File.read(output))
+        assert_equal(%w[filler r.json], Dir.children(disk).sort, "no temporary file is left")
+      ensure
+        system("umount", "-l", disk)
+      end
+    end
+  end
+
+  # The status channel is autorecord's: the program's own subprocesses get
+  # neither its descriptor nor its variable.
+  def test_the_channel_is_not_inherited
+    program = <<~'RUBY'
+      puts "env: #{ENV.key?("RPERF_GVL_STATUS_FD")}"
+      system("sh", "-c", 'for f in /proc/$$/fd/*; do echo "fd: $(readlink "$f")"; done')
+    RUBY
+    Dir.mktmpdir do |dir|
+      out, err, status = record(dir, program)
+      assert_true(status.success?, err)
+      assert_match(/^env: false$/, out)
+      assert_match(/^fd: pipe:/, out, "the subprocess listed its descriptors")
+      assert_not_match(/^fd: socket:/, out)
+    end
+  end
+
+  # A program that is not Ruby writes no report: a note, and its own status.
+  def test_not_a_ruby_program
+    Dir.mktmpdir do |dir|
+      _out, err, status = Timeout.timeout(60) do
+        Open3.capture3(clean_env, CLI, "record", "-o", "r.json", "--", "sh", "-c", "exit 0", chdir: dir)
+      end
+      assert_equal(0, status.exitstatus, err)
+      assert_match(/the program wrote no report \(it did not load the profiler: not a Ruby program\?\)/, err)
+      assert_empty(Dir.children(dir))
+    end
+  end
+
   # --html: the page of the run's report, checked before the program runs.
   def test_record_writes_the_html_page
     Dir.mktmpdir do |dir|
