@@ -1,8 +1,9 @@
-/* record.c — the `rperf-gvl record` subcommand (see record.h): finds the
- * profiler's library, checks the output and creates the temporary file the
- * program writes its report to, runs the program with autorecord loaded,
- * passes signals on, waits, then puts the report at the output and prints
- * its summary (and the HTML page).
+/* record.c — the `rperf-gvl record` subcommand (see record.h), in the
+ * order of a run: the arguments; the output and the temporary file the
+ * program writes its report to; the program's environment (autorecord, the
+ * status channel); starting it in its own process group; signals and the
+ * terminal (passed on, handed over, job control); the wait, answering
+ * autorecord; the report put in place, its summary and page; the exit code.
  *
  * It does not profile (autorecord and the extension do) and does not write
  * the report (the program does); it reads it back through the library.
@@ -24,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -183,8 +186,7 @@ record_target_commit(record_target_t *t, const char *output)
     if (!t->in_place) {
         if (rename(t->tmp, t->path) != 0)
             return record_target_fail(output, "cannot move the report into place", errno);
-        t->tmp[0] = '\0';
-        return EXIT_OK;
+        return EXIT_OK; /* the name stays known: a second Ruby process may write it again */
     }
     FILE *in = fopen(t->tmp, "rb"), *out = in ? fopen(t->path, "wb") : NULL;
     int saved = errno;
@@ -203,6 +205,7 @@ record_target_commit(record_target_t *t, const char *output)
     }
     if (in)
         fclose(in);
+    unlink(t->tmp); /* taken: copied once */
     return failed ? record_target_fail(output, "write failed", saved) : EXIT_OK;
 }
 
@@ -214,19 +217,25 @@ record_target_close(record_target_t *t)
     t->tmp[0] = '\0';
 }
 
-/* The status channel: a SOCK_SEQPACKET socketpair, so autorecord can tell
- * record what became of the report without needing the disk. record keeps
- * one end; the program inherits the other through RPERF_GVL_STATUS_FD
- * ("FD:INODE": autorecord uses the fd only when it is that socket).
- * Messages, one a packet: "started PID" when autorecord loads, then at exit
- * "written PID", "failed PID REASON" or "none PID". */
+/* ---- the status channel -------------------------------------------------------------- */
+
+/* A SOCK_SEQPACKET socketpair, so autorecord can tell record what became of
+ * the report without needing the disk. record keeps one end; the program
+ * inherits the other through RPERF_GVL_STATUS_FD ("FD:INODE": autorecord
+ * uses the fd only when it is that socket). Messages, one a packet:
+ * "started PID" when autorecord loads; at exit "written PID" (record puts
+ * the report in place and answers "ok"; no answer means record is gone),
+ * "failed PID REASON" or "none PID". */
+#define MAX_PENDING 64
+
 typedef struct record_channel {
-    int fd;       /* record's end; -1 when there is none */
-    int child_fd; /* the program's end, open in record until the fork */
-    int started;  /* Ruby processes that loaded autorecord */
-    int written;  /* reports written */
-    bool failed;  /* the last report could not be written */
-    char reason[256];
+    int fd;                     /* record's end; -1 once closed */
+    int child_fd;               /* the program's end, open in record until the fork */
+    bool started;               /* a Ruby process loaded autorecord */
+    bool failed;                /* the last report could not be written */
+    char reason[256];           /* why */
+    pid_t pending[MAX_PENDING]; /* Ruby processes started and not yet done */
+    size_t n_pending;
 } record_channel_t;
 
 static bool
@@ -251,33 +260,6 @@ record_channel_open(record_channel_t *ch)
 }
 
 static void
-record_channel_message(record_channel_t *ch, const char *msg)
-{
-    if (strncmp(msg, "started ", 8) == 0) {
-        ch->started++;
-    } else if (strncmp(msg, "written ", 8) == 0) {
-        ch->written++;
-        ch->failed = false;
-    } else if (strncmp(msg, "failed ", 7) == 0) {
-        const char *reason = strchr(msg + 7, ' ');
-        ch->failed = true;
-        snprintf(ch->reason, sizeof(ch->reason), "%s", reason ? reason + 1 : "unknown error");
-    }
-}
-
-/* Reads every message waiting, without blocking. */
-static void
-record_channel_drain(record_channel_t *ch)
-{
-    char msg[512];
-    ssize_t n;
-    while (ch->fd >= 0 && (n = recv(ch->fd, msg, sizeof(msg) - 1, MSG_DONTWAIT)) > 0) {
-        msg[n] = '\0';
-        record_channel_message(ch, msg);
-    }
-}
-
-static void
 record_channel_close(record_channel_t *ch)
 {
     if (ch->fd >= 0)
@@ -285,23 +267,196 @@ record_channel_close(record_channel_t *ch)
     if (ch->child_fd >= 0)
         close(ch->child_fd);
     ch->fd = ch->child_fd = -1;
+    ch->n_pending = 0;
 }
 
-/* Signals record passes on to the program: whoever stops `record` means the
- * program. One the terminal sent (si_code SI_KERNEL) reached the program's
- * process group already and is not sent twice. */
-static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static void
+pending_remove(record_channel_t *ch, pid_t pid)
+{
+    for (size_t i = 0; i < ch->n_pending; i++)
+        if (ch->pending[i] == pid) {
+            ch->pending[i] = ch->pending[--ch->n_pending];
+            return;
+        }
+}
+
+/* A process that no longer runs: gone, or a zombie nobody has reaped yet. */
+static bool
+process_gone(pid_t pid)
+{
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return true;
+    char path[64], stat_line[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(stat_line, 1, sizeof(stat_line) - 1, f);
+    fclose(f);
+    stat_line[n] = '\0';
+    const char *paren = strrchr(stat_line, ')'); /* the name may hold spaces and parentheses */
+    return paren && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* Forgets the pending processes that ended without a word (killed, exit!). */
+static void
+record_channel_prune(record_channel_t *ch)
+{
+    for (size_t i = ch->n_pending; i-- > 0;)
+        if (process_gone(ch->pending[i]))
+            pending_remove(ch, ch->pending[i]);
+}
+
+/* ---- signals and the terminal ---------------------------------------------------------- */
+
+/* The program runs in its own process group. Signals sent to record are
+ * passed on to that group: whoever stops `record` means the program. When
+ * record's stdin is a terminal and record is in the foreground, the
+ * program's group gets the terminal (Ctrl-C, Ctrl-Z and reads go to it) and
+ * record takes it back when the program stops or ends. SIGTSTP is passed on
+ * too; a program that stops stops record, as a shell's job stops. */
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
 #define N_FORWARDED (sizeof(forwarded_signals) / sizeof(forwarded_signals[0]))
-static volatile sig_atomic_t record_child;
+static volatile sig_atomic_t record_pgid; /* the program's process group; 0 before and after */
 
 static void
-forward_signal(int sig, siginfo_t *info, void *context)
+forward_signal(int sig)
 {
-    (void)context;
     int saved = errno;
-    if (record_child > 0 && (!info || info->si_code != SI_KERNEL))
-        kill((pid_t)record_child, sig);
+    if (record_pgid > 0)
+        kill(-(pid_t)record_pgid, sig);
     errno = saved;
+}
+
+static void
+child_changed(int sig)
+{
+    (void)sig; /* only wakes ppoll */
+}
+
+static volatile sig_atomic_t record_continued; /* set by SIGCONT: record was stopped */
+
+static void
+continued(int sig)
+{
+    (void)sig;
+    record_continued = 1;
+}
+
+typedef struct record_signals {
+    struct sigaction old_act[N_FORWARDED];
+    struct sigaction old_chld, old_cont;
+    sigset_t old_mask;  /* record's mask before the run, the program's */
+    sigset_t wait_mask; /* during ppoll: SIGCHLD let through */
+    bool terminal;      /* stdin is a terminal record was in the foreground of */
+} record_signals_t;
+
+/* Installs the handlers: forwarding for the signals not ignored when record
+ * started (nohup stays nohup, and so does a script's background job with
+ * SIGINT and SIGQUIT ignored), SIGCHLD for the wait. The forwarded signals,
+ * SIGCHLD and SIGTTOU stay blocked until the program has started. */
+static void
+record_signals_install(record_signals_t *sigs)
+{
+    struct sigaction fwd = {0}, chld = {0};
+    sigset_t block;
+    sigemptyset(&block);
+    fwd.sa_handler = forward_signal;
+    sigemptyset(&fwd.sa_mask);
+    chld.sa_handler = child_changed;
+    sigemptyset(&chld.sa_mask);
+    for (size_t i = 0; i < N_FORWARDED; i++) {
+        sigaction(forwarded_signals[i], NULL, &sigs->old_act[i]);
+        sigaddset(&block, forwarded_signals[i]);
+    }
+    sigaddset(&block, SIGCHLD);
+    sigaddset(&block, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &block, &sigs->old_mask);
+    for (size_t i = 0; i < N_FORWARDED; i++)
+        if (sigs->old_act[i].sa_handler != SIG_IGN)
+            sigaction(forwarded_signals[i], &fwd, NULL);
+    sigaction(SIGCHLD, &chld, &sigs->old_chld);
+    chld.sa_handler = continued;
+    sigaction(SIGCONT, &chld, &sigs->old_cont);
+    sigs->wait_mask = sigs->old_mask;
+    sigdelset(&sigs->wait_mask, SIGCHLD);
+    sigs->terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+}
+
+/* In the program, before exec: record's dispositions and mask as they were. */
+static void
+record_signals_restore_for_child(const record_signals_t *sigs)
+{
+    for (size_t i = 0; i < N_FORWARDED; i++)
+        sigaction(forwarded_signals[i], &sigs->old_act[i], NULL);
+    sigaction(SIGCHLD, &sigs->old_chld, NULL);
+    sigaction(SIGCONT, &sigs->old_cont, NULL);
+    sigprocmask(SIG_SETMASK, &sigs->old_mask, NULL);
+}
+
+/* After the run: record's own handlers and mask back. */
+static void
+record_signals_uninstall(const record_signals_t *sigs)
+{
+    record_pgid = 0;
+    record_signals_restore_for_child(sigs);
+}
+
+/* Gives the terminal to the program's group when record holds it. */
+static void
+terminal_give(const record_signals_t *sigs, pid_t pgid)
+{
+    if (sigs->terminal && tcgetpgrp(STDIN_FILENO) == getpgrp())
+        tcsetpgrp(STDIN_FILENO, pgid);
+}
+
+/* Takes the terminal back for record's group (SIGTTOU is blocked: record
+ * asks from the background). */
+static void
+terminal_take(const record_signals_t *sigs)
+{
+    if (!sigs->terminal)
+        return;
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &ttou, &old);
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The program stopped (Ctrl-Z, SIGSTOP, a read from the terminal in the
+ * background): record stops with the same signal, so its shell sees the job
+ * stop. Once continued (fg, bg), the program continues, with the terminal
+ * if record has it. When nothing can stop record (no job control: the
+ * kernel drops the stop), a Ctrl-Z is undone; a program stopped for the
+ * terminal stays stopped, since continuing it would only stop it again. */
+static void
+record_job_stopped(const record_signals_t *sigs, pid_t pgid, int sig)
+{
+    terminal_take(sigs);
+    struct sigaction dfl = {0}, old;
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    if (sig != SIGSTOP)
+        sigaction(sig, &dfl, &old);
+    sigset_t unblock, mask;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, sig);
+    record_continued = 0;
+    sigprocmask(SIG_UNBLOCK, &unblock, &mask);
+    raise(sig);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
+    if (sig != SIGSTOP)
+        sigaction(sig, &old, NULL);
+    if (!record_continued && (sig == SIGTTIN || sig == SIGTTOU)) {
+        say("the program stopped for the terminal, which record cannot give it; it stays stopped until "
+            "continued (kill -CONT -%d)",
+            (int)pgid);
+        return;
+    }
+    terminal_give(sigs, pgid);
+    kill(-pgid, SIGCONT);
 }
 
 /* What the command line asked for. */
@@ -320,6 +475,11 @@ typedef struct record_run {
     rga_output_t page;
     bool have_page;
     record_channel_t channel;
+    bool taken;           /* a report was loaded and put at the output */
+    rga_report_t *report; /* the last one taken, NULL when it did not load */
+    rga_status_t load_st; /* its load's status */
+    rga_error_t load_err; /* and error */
+    int commit_rc;        /* putting it at the output: EXIT_OK or EXIT_IO */
 } record_run_t;
 
 /* Returns EXIT_OK, -1 after --help, or a usage error's code. */
@@ -422,6 +582,11 @@ record_environment(record_run_t *run, const char *libdir, bool from_build)
     setenv("RPERF_GVL_OUTPUT", run->target.tmp, 1);
     if (run->opts.frequency)
         setenv("RPERF_GVL_FREQUENCY", run->opts.frequency, 1);
+    /* Where autorecord puts the report itself if record is gone by then. */
+    if (!run->target.in_place)
+        setenv("RPERF_GVL_FINAL_OUTPUT", run->target.path, 1);
+    else
+        unsetenv("RPERF_GVL_FINAL_OUTPUT");
     if (!record_channel_open(&run->channel)) {
         say("cannot make the status channel: %s", strerror(errno));
         return EXIT_SOFTWARE;
@@ -429,56 +594,148 @@ record_environment(record_run_t *run, const char *libdir, bool from_build)
     return EXIT_OK;
 }
 
-/* Starts the program with the forwarding handlers installed for the signals
- * not ignored when record started (nohup stays nohup). They are blocked
- * across fork so none is lost before the pid is known. Returns the pid, or
- * -1 (errno set) when fork failed. */
+/* Starts the program in its own process group (with the terminal when
+ * record has it). Its parent's death sends it SIGTERM: when record is
+ * killed, the program is not left running unseen. Returns the pid, or -1
+ * (errno set) when fork failed. */
 static pid_t
-record_start(char **command, record_channel_t *ch)
+record_start(char **command, record_channel_t *ch, const record_signals_t *sigs)
 {
-    struct sigaction old_act[N_FORWARDED], fwd = {0};
-    sigset_t block, old_mask;
-    sigemptyset(&block);
-    fwd.sa_sigaction = forward_signal;
-    fwd.sa_flags = SA_SIGINFO;
-    sigemptyset(&fwd.sa_mask);
-    for (size_t i = 0; i < N_FORWARDED; i++) {
-        sigaction(forwarded_signals[i], NULL, &old_act[i]);
-        sigaddset(&block, forwarded_signals[i]);
-    }
-    sigprocmask(SIG_BLOCK, &block, &old_mask);
-    for (size_t i = 0; i < N_FORWARDED; i++)
-        if (old_act[i].sa_handler != SIG_IGN)
-            sigaction(forwarded_signals[i], &fwd, NULL);
+    pid_t parent = getpid();
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        for (size_t i = 0; i < N_FORWARDED; i++)
-            sigaction(forwarded_signals[i], &old_act[i], NULL);
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        setpgid(0, 0);
+        if (sigs->terminal)
+            tcsetpgrp(STDIN_FILENO, getpid()); /* SIGTTOU is still blocked */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        record_signals_restore_for_child(sigs);
+        if (getppid() != parent) /* record died before prctl */
+            raise(SIGTERM);
         fcntl(ch->child_fd, F_SETFD, 0); /* the program's to inherit */
         execvp(command[0], command);
         say("cannot run %s: %s", command[0], strerror(errno));
         _exit(EXIT_NOEXEC);
     }
     int saved = errno;
-    if (pid > 0)
-        record_child = pid;
+    if (pid > 0) {
+        setpgid(pid, pid); /* also here: whichever runs first */
+        terminal_give(sigs, pid);
+        record_pgid = pid;
+    }
     close(ch->child_fd);
     ch->child_fd = -1;
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     errno = saved;
     return pid;
 }
 
-/* Waits for the program; returns its wait status. */
-static int
-record_wait(pid_t pid)
+/* ---- the report ----------------------------------------------------------------------- */
+
+/* Loads the report the program wrote and puts it at the output. The report
+ * is kept even when it does not load: it is the data. */
+static void
+record_take_report(record_run_t *run)
 {
+    rga_report_free(run->report);
+    run->report = NULL;
+    rga_error_clear(&run->load_err);
+    run->load_st = rga_report_load_file(run->target.tmp, &run->report, &run->load_err);
+    run->commit_rc = record_target_commit(&run->target, run->opts.output);
+    run->taken = true;
+}
+
+static bool
+report_waiting(const record_run_t *run)
+{
+    struct stat sb;
+    return stat(run->target.tmp, &sb) == 0 && sb.st_size > 0;
+}
+
+static void
+record_channel_message(record_run_t *run, const char *msg)
+{
+    record_channel_t *ch = &run->channel;
+    char word[16];
+    int pid = 0, used = 0;
+    if (sscanf(msg, "%15s %d%n", word, &pid, &used) < 2)
+        return;
+    if (strcmp(word, "started") == 0) {
+        ch->started = true;
+        if (ch->n_pending < MAX_PENDING)
+            ch->pending[ch->n_pending++] = pid;
+        return;
+    }
+    pending_remove(ch, pid);
+    if (strcmp(word, "written") == 0) {
+        ch->failed = false;
+        if (report_waiting(run))
+            record_take_report(run);
+        (void)send(ch->fd, "ok", 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } else if (strcmp(word, "failed") == 0) {
+        ch->failed = true;
+        snprintf(ch->reason, sizeof(ch->reason), "%s", msg[used] == ' ' ? msg + used + 1 : "unknown error");
+    }
+}
+
+/* Reads every message waiting, without blocking; closes the channel when
+ * every process that could write to it is gone. */
+static void
+record_channel_read(record_run_t *run)
+{
+    record_channel_t *ch = &run->channel;
+    char msg[512];
+    while (ch->fd >= 0) {
+        ssize_t n = recv(ch->fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+        if (n > 0) {
+            msg[n] = '\0';
+            record_channel_message(run, msg);
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            close(ch->fd);
+            ch->fd = -1;
+            ch->n_pending = 0;
+        } else {
+            break;
+        }
+    }
+}
+
+/* ---- the wait -------------------------------------------------------------------------- */
+
+/* Waits for the program, answering autorecord meanwhile, and then for the
+ * Ruby processes that started and have not said what became of their report
+ * (a shell's child, signalled with the whole group). Returns the program's
+ * wait status. */
+static int
+record_wait(record_run_t *run, pid_t pid, const record_signals_t *sigs)
+{
+    record_channel_t *ch = &run->channel;
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    record_child = 0; /* reaped: the pid may be reused */
+    bool ended = false;
+    for (;;) {
+        int st;
+        pid_t w = 0;
+        while (!ended && (w = waitpid(pid, &st, WNOHANG | WUNTRACED)) == pid) {
+            if (WIFSTOPPED(st)) {
+                record_job_stopped(sigs, pid, WSTOPSIG(st));
+            } else {
+                ended = true;
+                status = st;
+            }
+        }
+        if (!ended && w < 0 && errno != EINTR) { /* not our child any more: cannot happen */
+            ended = true;
+            status = 0;
+        }
+        record_channel_read(run);
+        if (ended)
+            record_channel_prune(ch);
+        if (ended && ch->n_pending == 0)
+            break;
+        struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+        struct timespec second = {1, 0};
+        ppoll(&pfd, ch->fd >= 0 ? 1 : 0, ended ? &second : NULL, &sigs->wait_mask);
+    }
+    terminal_take(sigs);
     return status;
 }
 
@@ -537,33 +794,32 @@ record_no_report(record_run_t *run, int status, int child_exit)
     return rc;
 }
 
-/* After the program ended: the report into place, its summary and page. */
+/* After the program and its Ruby processes ended: the report that came
+ * (a program not speaking on the channel may still have written one), its
+ * summary and page; the exit code. */
 static int
 record_finish(record_run_t *run, int status)
 {
-    const char *output = run->opts.output;
     int child_exit = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-    record_channel_drain(&run->channel);
-    struct stat sb;
-    if (run->channel.failed || stat(run->target.tmp, &sb) != 0 || sb.st_size == 0)
+    if (!run->channel.failed && report_waiting(run))
+        record_take_report(run);
+    if (run->channel.failed || !run->taken)
         return record_no_report(run, status, child_exit);
-    rga_error_t err;
-    rga_report_t *r = NULL;
-    rga_status_t st = rga_report_load_file(run->target.tmp, &r, &err);
-    /* The program's report is kept even when it does not load: it is the data. */
-    int rc = record_target_commit(&run->target, output);
-    record_target_close(&run->target);
+    int rc = run->commit_rc;
+    rga_status_t st = run->load_st;
+    rga_error_t *err = &run->load_err;
     if (st == RGA_OK) {
-        int page_rc = record_show(run, r, rc == EXIT_OK, &err, &st);
+        int page_rc = record_show(run, run->report, rc == EXIT_OK, err, &st);
         if (rc == EXIT_OK)
             rc = page_rc;
-        rga_report_free(r);
     } else {
-        snprintf(err.file, sizeof(err.file), "%s", output);
+        snprintf(err->file, sizeof(err->file), "%s", run->opts.output);
     }
+    rga_report_free(run->report);
+    run->report = NULL;
     record_discard_outputs(run); /* the report did not load: no page */
     if (st != RGA_OK) {
-        report_error(&err);
+        report_error(err);
         if (rc == EXIT_OK && !child_exit)
             rc = exit_for(st, true);
     }
@@ -592,11 +848,23 @@ record_main(int argc, char **argv)
         record_discard_outputs(&run);
         return rc;
     }
-    pid_t pid = record_start(run.opts.command, &run.channel);
+    record_signals_t sigs;
+    record_signals_install(&sigs);
+    pid_t pid = record_start(run.opts.command, &run.channel, &sigs);
     if (pid < 0) {
-        say("fork: %s", strerror(errno));
+        int saved = errno;
+        record_signals_uninstall(&sigs);
+        say("fork: %s", strerror(saved));
         record_discard_outputs(&run);
         return EXIT_SOFTWARE;
     }
-    return record_finish(&run, record_wait(pid));
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    for (size_t i = 0; i < N_FORWARDED; i++)
+        sigaddset(&unblock, forwarded_signals[i]);
+    sigaddset(&unblock, SIGTTOU);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL); /* SIGCHLD stays blocked but in ppoll */
+    int status = record_wait(&run, pid, &sigs);
+    record_signals_uninstall(&sigs);
+    return record_finish(&run, status);
 }

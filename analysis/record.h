@@ -4,8 +4,11 @@
  *
  * Contract: record_main() takes the arguments after "record" (argv[0] is
  * "record"), prints its own messages through say(), and returns the exit
- * code of docs/cli.md ("record"). CLI-only: not compiled into the Ruby
- * extension.
+ * code of docs/cli.md ("record"): the program's status, 74 when an output
+ * was not written, 127 when the program could not start. It changes the
+ * process's environment, signal handlers (restored before it returns) and,
+ * on a terminal, the foreground process group (given back). It is called
+ * once per process. CLI-only: not compiled into the Ruby extension.
  */
 #ifndef RPERF_RECORD_H
 #define RPERF_RECORD_H

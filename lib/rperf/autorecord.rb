@@ -5,7 +5,8 @@
 # RPERF_GVL_OUTPUT names a file, it starts Rperf.contention at load time
 # and writes the report there when the process exits (gzip when the name
 # ends in .gz). It does not choose where the report finally goes: `record`
-# gives it a temporary file and moves it into place.
+# gives it a temporary file and moves it into place (autorecord moves it
+# only when record is gone, see RPERF_GVL_FINAL_OUTPUT).
 #
 # Environment:
 #   RPERF_GVL_OUTPUT     report path; nothing happens without it. Removed
@@ -20,6 +21,10 @@
 #                        is not Ruby. Used only when FD is that socket;
 #                        close-on-exec, so the program's own subprocesses
 #                        do not inherit it. Removed from ENV once read.
+#   RPERF_GVL_FINAL_OUTPUT  where `record` puts the report. When record is
+#                        gone by the time the report is written (it was
+#                        killed), autorecord moves the report there itself
+#                        and says so on stderr. Removed from ENV once read.
 #
 # A program that starts a profile of its own (Rperf.start, Rperf.contention)
 # wins: the whole-program profile stops at that moment, and what it recorded
@@ -30,8 +35,9 @@
 module Rperf
   module Autorecord
     # Signals that must not cut the report's write short: a signal the
-    # program already ended on may arrive twice (sent to `record` and to its
-    # process group); the program is done by then.
+    # program already ended on may arrive twice (sent to the program's
+    # process group by `record` and by someone else); the program is done
+    # by then.
     QUIET_SIGNALS = %w[INT TERM HUP QUIT].freeze
 
     # Stops the whole-program profile when the program starts its own.
@@ -115,8 +121,9 @@ module Rperf
       false
     end
 
-    def start(output, channel)
+    def start(output, channel, final)
       @channel = open_channel(channel)
+      @final = final
       tell("started #{Process.pid}")
       require "rperf"
       @session = Rperf.contention(frequency: frequency, mode: mode)
@@ -153,13 +160,40 @@ module Rperf
       return tell("none #{@pid}") unless report
 
       report.save(output, format: :json) # gzip when the name ends in .gz
-      tell("written #{@pid}")
+      hand_over(output)
     rescue StandardError => e
       # record names the output and exits 74; without record, say it here.
       reason = e.is_a?(SystemCallError) ? SystemCallError.new(nil, e.errno).message : e.message
       return if tell("failed #{@pid} #{reason}"[0, 400])
 
       warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
+    end
+
+    # Tells record the report is written and waits for its answer (record
+    # puts the report in place first). No answer: record is gone, and the
+    # report goes to the final output from here.
+    def hand_over(output)
+      return unless @channel
+      return if tell("written #{@pid}") && @channel.recv(16) == "ok"
+
+      put_in_place(output)
+    rescue SystemCallError, IOError
+      put_in_place(output)
+    end
+
+    def put_in_place(output)
+      gone = "rperf-gvl: record ended before the program;"
+      if @final && !@final.empty? && File.dirname(@final) == File.dirname(File.expand_path(output))
+        File.rename(output, @final)
+        warn "#{gone} report written to #{@final}"
+      else
+        warn "#{gone} the report is at #{output}"
+      end
+    rescue Errno::ENOENT
+      # record moved it just before it ended
+      warn @final && File.exist?(@final) ? "#{gone} report written to #{@final}" : "#{gone} the report is at #{output}"
+    rescue SystemCallError => e
+      warn "#{gone} the report is at #{output} (#{e.message})"
     end
   end
 end
@@ -168,7 +202,8 @@ end
 begin
   output = ENV.delete("RPERF_GVL_OUTPUT")
   channel = ENV.delete("RPERF_GVL_STATUS_FD")
-  Rperf::Autorecord.start(output, channel) if output && !output.empty?
+  final = ENV.delete("RPERF_GVL_FINAL_OUTPUT")
+  Rperf::Autorecord.start(output, channel, final) if output && !output.empty?
 rescue SystemExit => e
   exit!(2) unless e.success?
   raise

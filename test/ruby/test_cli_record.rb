@@ -127,6 +127,27 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # A FIFO output is written into once, never replaced.
+  def test_record_into_a_fifo
+    Dir.mktmpdir do |dir|
+      fifo = File.join(dir, "pipe")
+      File.mkfifo(fifo)
+      File.open(fifo, File::RDWR) do |io| # never EOF: everything written is read
+        data = +""
+        reader = Thread.new { loop { data << io.readpartial(65_536) } }
+        _out, err, status = Timeout.timeout(120) do
+          Open3.capture3(clean_env, CLI, "record", "-o", fifo, "--", RbConfig.ruby, "-e", "#{WORK}\nwork", chdir: dir)
+        end
+        assert_true(status.success?, err)
+        Timeout.timeout(30) { sleep 0.05 until data.end_with?("}\n") || data.end_with?("}") }
+        sleep 0.2 # a second copy, if any, would follow at once
+        reader.kill
+        assert_include(JSON.parse(data)["threads"].map { |t| t["name"] }, "w1") # one document, not two
+        assert(File.pipe?(fifo), "the FIFO is still a FIFO")
+      end
+    end
+  end
+
   # A program that is not Ruby writes no report: a note, and its own status.
   def test_not_a_ruby_program
     Dir.mktmpdir do |dir|
@@ -135,6 +156,11 @@ class TestCliRecord < Test::Unit::TestCase
       end
       assert_equal(0, status.exitstatus, err)
       assert_match(/the program wrote no report \(it did not load the profiler: not a Ruby program\?\)/, err)
+      assert_empty(Dir.children(dir))
+
+      _out, err, status = record(dir, "exit!(3)")
+      assert_equal(3, status.exitstatus, err)
+      assert_match(/the program ended without writing its report \(killed, or it ended with exit!\)/, err)
       assert_empty(Dir.children(dir))
     end
   end
@@ -234,6 +260,211 @@ class TestCliRecord < Test::Unit::TestCase
       assert_match(/^Threads/, output)
     ensure
       Process.kill(:KILL, pid) if pid && !status
+    end
+  end
+
+  # Starts record on program (argv) with stdout and stderr to one file;
+  # returns record's pid.
+  def spawn_record(dir, log, *program, output: "r.json")
+    Process.spawn(clean_env, CLI, "record", "-o", File.join(dir, output), "--", *program, chdir: dir,
+                                                                                       %i[out err] => log)
+  end
+
+  def wait_for(what, deadline: 60)
+    Timeout.timeout(deadline, Timeout::Error, "waited #{deadline} s for #{what}") { sleep 0.05 until yield }
+  end
+
+  # Runs the block with the pid a program wrote to pid_file; kills it at the end.
+  def with_program_pid(pid_file)
+    wait_for("the program to start") { File.size?(pid_file) }
+    ruby_pid = Integer(File.read(pid_file))
+    yield ruby_pid
+  ensure
+    begin
+      Process.kill(:KILL, ruby_pid) if ruby_pid
+    rescue Errno::ESRCH
+      nil
+    end
+  end
+
+  def hidden_files(dir) = Dir.children(dir).grep(/\A\./)
+
+  # SIGTERM to record reaches the whole program, not only the shell it runs:
+  # record waits for the Ruby process's report and exits as the shell did.
+  def test_sigterm_to_record_reaches_ruby_under_a_shell
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      log = File.join(dir, "log")
+      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\nsleep 300"
+      pid = spawn_record(dir, log, "sh", "-c", "#{RbConfig.ruby} -e \"$1\"; echo after", "sh", program)
+      with_program_pid(pid_file) do
+        Process.kill(:TERM, pid)
+        _, status = Timeout.timeout(60) { Process.wait2(pid) }
+        pid = nil
+        output = File.read(log)
+        assert_equal(143, status.exitstatus, output)
+        assert_match(/^Threads/, output)
+        assert_match(/report written to/, output)
+        assert_include(thread_names(File.join(dir, "r.json")), "w0")
+        assert_empty(hidden_files(dir))
+      end
+    ensure
+      Process.kill(:KILL, pid) if pid
+    end
+  end
+
+  # record killed: its direct child, the Ruby program, gets SIGTERM, writes
+  # its report at exit, finds record gone, puts the report at the output
+  # itself and says so.
+  def test_kill_of_record_ends_the_program_which_keeps_its_report
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      log = File.join(dir, "log")
+      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\nsleep 300"
+      pid = spawn_record(dir, log, RbConfig.ruby, "-e", program)
+      with_program_pid(pid_file) do
+        Process.kill(:KILL, pid)
+        Process.wait(pid)
+        pid = nil
+        output = File.read(log)
+        wait_for("the program's report") { (output = File.read(log)).include?("report written to") }
+        assert_match(/^rperf-gvl: record ended before the program; report written to #{Regexp.escape(dir)}\/r\.json$/,
+                     output)
+        assert_include(thread_names(File.join(dir, "r.json")), "w0")
+        assert_empty(hidden_files(dir))
+      end
+    ensure
+      Process.kill(:KILL, pid) if pid
+    end
+  end
+
+  # record killed while a shell runs the Ruby program: the shell gets
+  # SIGTERM, the Ruby process runs on and, at its end, puts its report at
+  # the output itself and says so; no hidden temporary file stays behind.
+  def test_kill_of_record_under_a_shell_leaves_no_hidden_report
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      go = File.join(dir, "go")
+      log = File.join(dir, "log")
+      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\n" \
+                "sleep 0.05 until File.exist?(#{go.dump})"
+      pid = spawn_record(dir, log, "sh", "-c", "#{RbConfig.ruby} -e \"$1\"; echo after", "sh", program)
+      with_program_pid(pid_file) do
+        Process.kill(:KILL, pid)
+        Process.wait(pid)
+        pid = nil
+        File.write(go, "")
+        output = nil
+        wait_for("the program's report") { (output = File.read(log)).include?("report written to") }
+        assert_match(/^rperf-gvl: record ended before the program; report written to #{Regexp.escape(dir)}\/r\.json$/,
+                     output)
+        assert_not_match(/^after$/, output, "the shell got SIGTERM")
+        assert_include(thread_names(File.join(dir, "r.json")), "w0")
+        assert_empty(hidden_files(dir))
+      end
+    ensure
+      Process.kill(:KILL, pid) if pid
+    end
+  end
+
+  # A terminal session (a pty): what the terminal shows, read until a
+  # pattern appears or the deadline passes.
+  class Terminal
+    def initialize(env, *command)
+      require "pty"
+      @read, @write, @pid = PTY.spawn(env, *command)
+      @seen = +""
+    end
+
+    attr_reader :pid, :seen
+
+    def type(text) = @write.write(text)
+
+    def expect(pattern, deadline: 60)
+      limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
+      until (match = @seen.match(pattern))
+        left = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        raise Timeout::Error, "no #{pattern.inspect} in #{@seen.inspect}" if left <= 0
+
+        begin
+          @seen << @read.read_nonblock(4096) if @read.wait_readable(left)
+        rescue EOFError, Errno::EIO
+          raise Timeout::Error, "the terminal closed before #{pattern.inspect}: #{@seen.inspect}"
+        end
+      end
+      @seen = match.post_match
+      match
+    end
+
+    def close
+      Process.kill(:KILL, @pid)
+    rescue Errno::ESRCH
+      nil
+    ensure
+      Process.wait(@pid) rescue nil # rubocop:disable Style/RescueModifier
+    end
+  end
+
+  TERMINAL_PROGRAM = <<~'RUBY'
+    $stdout.sync = true
+    puts "ready"
+    line = $stdin.gets
+    puts "got #{line}"
+    sleep if line.start_with?("sleep")
+  RUBY
+
+  # On a terminal the program gets it: it reads what is typed, and Ctrl-C
+  # reaches it (once) while record prints the summary and exits 130.
+  def test_on_a_terminal_the_program_reads_and_gets_ctrl_c
+    Dir.mktmpdir do |dir|
+      output = File.join(dir, "r.json")
+      term = Terminal.new(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", TERMINAL_PROGRAM)
+      term.expect(/ready/)
+      term.type("hello\n")
+      term.expect(/got hello/)
+      term.expect(/Threads/)
+      _, status = Timeout.timeout(60) { Process.wait2(term.pid) }
+      assert_equal(0, status.exitstatus)
+
+      term = Terminal.new(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", TERMINAL_PROGRAM)
+      term.expect(/ready/)
+      term.type("sleep\n")
+      term.expect(/got sleep/)
+      term.type("\x03")
+      term.expect(/Threads/)
+      _, status = Timeout.timeout(60) { Process.wait2(term.pid) }
+      assert_equal(130, status.exitstatus, term.seen)
+    ensure
+      term&.close
+    end
+  end
+
+  # Job control as under a shell: Ctrl-Z stops the program and record (the
+  # shell says Stopped), fg gives both the terminal back and the program
+  # reads on.
+  def test_ctrl_z_and_fg_under_a_shell
+    Dir.mktmpdir do |dir|
+      script = File.join(dir, "prog.rb")
+      File.write(script, TERMINAL_PROGRAM)
+      env = clean_env.merge("PS1" => "prompt$ ", "HISTFILE" => File::NULL, "TERM" => "dumb")
+      term = Terminal.new(env, "bash", "--norc", "--noprofile", "-i")
+      term.expect(/prompt\$ /)
+      term.type("cd #{dir} && #{CLI} record -o r.json -- #{RbConfig.ruby} prog.rb\n")
+      term.expect(/^ready/)
+      term.type("\x1a")
+      term.expect(/Stopped/)
+      term.expect(/prompt\$ /)
+      term.type("fg\n")
+      term.expect(/record/) # bash names the job it continues
+      term.type("after fg\n")
+      term.expect(/got after fg/)
+      term.expect(/Threads/)
+      term.expect(/prompt\$ /)
+      term.type("echo status=$?\n")
+      assert_equal("0", term.expect(/status=(\d+)/)[1])
+      term.type("exit\n")
+    ensure
+      term&.close
     end
   end
 
