@@ -236,38 +236,11 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
-  # A program started with SIGHUP ignored (nohup) survives a hangup under
-  # record as it does without it: autorecord leaves ignored signals alone.
-  def test_nohup_program_survives_a_hangup
-    Dir.mktmpdir do |dir|
-      pid_file = File.join(dir, "pid")
-      go = File.join(dir, "go")
-      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\n" \
-                "sleep 0.05 until File.exist?(#{go.dump})\nputs 'survived'"
-      out_r, out_w = IO.pipe
-      status = nil
-      pid = Process.spawn(clean_env, "sh", "-c", 'trap "" HUP; exec "$@"', "sh", CLI, "record", "-o",
-                          File.join(dir, "r.json"), "--", RbConfig.ruby, "-e", program, chdir: dir, out: out_w,
-                                                                                          err: out_w)
-      out_w.close
-      Timeout.timeout(60) { sleep 0.05 until File.size?(pid_file) }
-      Process.kill(:HUP, Integer(File.read(pid_file)))
-      File.write(go, "")
-      _, status = Timeout.timeout(60) { Process.wait2(pid) }
-      output = out_r.read
-      assert_equal(0, status.exitstatus, output)
-      assert_match(/^survived/, output)
-      assert_match(/^Threads/, output)
-    ensure
-      Process.kill(:KILL, pid) if pid && !status
-    end
-  end
-
-  # Starts record on program (argv) with stdout and stderr to one file;
-  # returns record's pid.
-  def spawn_record(dir, log, *program, output: "r.json")
-    Process.spawn(clean_env, CLI, "record", "-o", File.join(dir, output), "--", *program, chdir: dir,
-                                                                                       %i[out err] => log)
+  # Starts record (through wrapper, a command that execs its arguments) on
+  # program (argv) with stdout and stderr to one file; returns its pid.
+  def spawn_record(dir, log, *program, wrapper: [])
+    Process.spawn(clean_env, *wrapper, CLI, "record", "-o", File.join(dir, "r.json"), "--", *program, chdir: dir,
+                                                                                                   %i[out err] => log)
   end
 
   def wait_for(what, deadline: 60)
@@ -289,14 +262,44 @@ class TestCliRecord < Test::Unit::TestCase
 
   def hidden_files(dir) = Dir.children(dir).grep(/\A\./)
 
+  # The argv of a shell that runs a Ruby program and then says "after".
+  def ruby_under_a_shell(program) = ["sh", "-c", "#{RbConfig.ruby} -e \"$1\"; echo after", "sh", program]
+
+  # A program that works, writes its pid to pid_file, then runs the rest.
+  def pid_program(pid_file, rest) = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\n#{rest}"
+
+  # A program started with SIGHUP ignored (nohup) survives a hangup under
+  # record as it does without it: autorecord leaves ignored signals alone.
+  def test_nohup_program_survives_a_hangup
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      go = File.join(dir, "go")
+      log = File.join(dir, "log")
+      program = pid_program(pid_file, "sleep 0.05 until File.exist?(#{go.dump})\nputs 'survived'")
+      pid = spawn_record(dir, log, RbConfig.ruby, "-e", program, wrapper: ["sh", "-c", 'trap "" HUP; exec "$@"', "sh"])
+      with_program_pid(pid_file) do |ruby_pid|
+        Process.kill(:HUP, ruby_pid)
+        File.write(go, "")
+        _, status = Timeout.timeout(60) { Process.wait2(pid) }
+        pid = nil
+        output = File.read(log)
+        assert_equal(0, status.exitstatus, output)
+        assert_match(/^survived/, output)
+        assert_match(/^Threads/, output)
+      end
+    ensure
+      Process.kill(:KILL, pid) if pid
+    end
+  end
+
   # SIGTERM to record reaches the whole program, not only the shell it runs:
   # record waits for the Ruby process's report and exits as the shell did.
   def test_sigterm_to_record_reaches_ruby_under_a_shell
     Dir.mktmpdir do |dir|
       pid_file = File.join(dir, "pid")
       log = File.join(dir, "log")
-      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\nsleep 300"
-      pid = spawn_record(dir, log, "sh", "-c", "#{RbConfig.ruby} -e \"$1\"; echo after", "sh", program)
+      program = pid_program(pid_file, "sleep 300")
+      pid = spawn_record(dir, log, *ruby_under_a_shell(program))
       with_program_pid(pid_file) do
         Process.kill(:TERM, pid)
         _, status = Timeout.timeout(60) { Process.wait2(pid) }
@@ -313,28 +316,37 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+
+  # Kills record (SIGKILL) once the program has started, then calls the
+  # block; the program must put its report at the output and say so.
+  # Returns the log.
+  def kill_record_then_expect_the_report(dir, pid_file, *program)
+    log = File.join(dir, "log")
+    pid = spawn_record(dir, log, *program)
+    with_program_pid(pid_file) do
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+      pid = nil
+      yield if block_given?
+      output = nil
+      wait_for("the program's report") { (output = File.read(log)).include?("report written to") }
+      assert_match(/^rperf-gvl: record ended before the program; report written to #{Regexp.escape(dir)}\/r\.json$/,
+                   output)
+      assert_include(thread_names(File.join(dir, "r.json")), "w0")
+      assert_empty(hidden_files(dir))
+      output
+    end
+  ensure
+    Process.kill(:KILL, pid) if pid
+  end
+
   # record killed: its direct child, the Ruby program, gets SIGTERM, writes
   # its report at exit, finds record gone, puts the report at the output
   # itself and says so.
   def test_kill_of_record_ends_the_program_which_keeps_its_report
     Dir.mktmpdir do |dir|
       pid_file = File.join(dir, "pid")
-      log = File.join(dir, "log")
-      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\nsleep 300"
-      pid = spawn_record(dir, log, RbConfig.ruby, "-e", program)
-      with_program_pid(pid_file) do
-        Process.kill(:KILL, pid)
-        Process.wait(pid)
-        pid = nil
-        output = File.read(log)
-        wait_for("the program's report") { (output = File.read(log)).include?("report written to") }
-        assert_match(/^rperf-gvl: record ended before the program; report written to #{Regexp.escape(dir)}\/r\.json$/,
-                     output)
-        assert_include(thread_names(File.join(dir, "r.json")), "w0")
-        assert_empty(hidden_files(dir))
-      end
-    ensure
-      Process.kill(:KILL, pid) if pid
+      kill_record_then_expect_the_report(dir, pid_file, RbConfig.ruby, "-e", pid_program(pid_file, "sleep 300"))
     end
   end
 
@@ -345,25 +357,9 @@ class TestCliRecord < Test::Unit::TestCase
     Dir.mktmpdir do |dir|
       pid_file = File.join(dir, "pid")
       go = File.join(dir, "go")
-      log = File.join(dir, "log")
-      program = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\n" \
-                "sleep 0.05 until File.exist?(#{go.dump})"
-      pid = spawn_record(dir, log, "sh", "-c", "#{RbConfig.ruby} -e \"$1\"; echo after", "sh", program)
-      with_program_pid(pid_file) do
-        Process.kill(:KILL, pid)
-        Process.wait(pid)
-        pid = nil
-        File.write(go, "")
-        output = nil
-        wait_for("the program's report") { (output = File.read(log)).include?("report written to") }
-        assert_match(/^rperf-gvl: record ended before the program; report written to #{Regexp.escape(dir)}\/r\.json$/,
-                     output)
-        assert_not_match(/^after$/, output, "the shell got SIGTERM")
-        assert_include(thread_names(File.join(dir, "r.json")), "w0")
-        assert_empty(hidden_files(dir))
-      end
-    ensure
-      Process.kill(:KILL, pid) if pid
+      program = pid_program(pid_file, "sleep 0.05 until File.exist?(#{go.dump})")
+      output = kill_record_then_expect_the_report(dir, pid_file, *ruby_under_a_shell(program)) { File.write(go, "") }
+      assert_not_match(/^after$/, output, "the shell got SIGTERM")
     end
   end
 
@@ -396,12 +392,17 @@ class TestCliRecord < Test::Unit::TestCase
       match
     end
 
+    # Kills what still runs (by its pid) and reaps it.
     def close
       Process.kill(:KILL, @pid)
     rescue Errno::ESRCH
       nil
     ensure
-      Process.wait(@pid) rescue nil # rubocop:disable Style/RescueModifier
+      begin
+        Process.wait(@pid)
+      rescue Errno::ECHILD
+        nil
+      end
     end
   end
 
