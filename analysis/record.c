@@ -790,6 +790,8 @@ record_no_report(record_run_t *run, int status, int child_exit)
             "written (exit status %d)",
             output, child_exit);
     }
+    rga_report_free(run->report); /* a report taken before a later one failed */
+    run->report = NULL;
     record_discard_outputs(run);
     return rc;
 }
