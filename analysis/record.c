@@ -99,8 +99,8 @@ prepend_path(const char *name, const char *dirs)
 
 /* Where record's report goes. The program writes a temporary file that this
  * run created (in the output's directory, so the rename is atomic); it
- * replaces the output only once the program is done. A device or FIFO
- * output is never replaced: the report is copied into it. */
+ * replaces the output once the program says the report is whole. A device
+ * or FIFO output is never replaced: the report is copied into it, once. */
 typedef struct record_target {
     char path[PATH_MAX];     /* absolute output path */
     char tmp[PATH_MAX + 64]; /* what the program writes */
