@@ -64,7 +64,8 @@ usage(FILE *out)
             "      --version            show the version and exit\n"
             "\n"
             "Exit status: 0 ok, 2 bad input report, 64 usage error, 70 internal/render error,\n"
-            "74 output error; record passes the program's exit status through.\n",
+            "74 output error; record passes the program's exit status through (74 when the\n"
+            "report could not be written).\n",
             progname, progname);
 }
 
