@@ -28,15 +28,29 @@ open_failed(rga_output_t *o, rga_error_t *err, int errnum)
     return rga_error_set(err, RGA_ERR_IO, "cannot open for writing: %s", strerror(errnum));
 }
 
+size_t
+rga_name_head(const char *name, size_t max)
+{
+    size_t n = strlen(name);
+    if (n <= max)
+        return n;
+    n = max;
+    while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) /* inside a character */
+        n--;
+    return n;
+}
+
 /* Creates ".NAME.XXXXXX" beside final with O_EXCL and mode 0666 (minus the
- * umask, like fopen), or mode when replacing a file (keeps its permissions). */
+ * umask, like fopen), or mode when replacing a file (keeps its permissions).
+ * NAME is cut to fit NAME_MAX; O_EXCL keeps the name unique. */
 static int
 create_temp(const char *final, mode_t mode, bool keep_mode, char **tmp_out)
 {
     const char *slash = strrchr(final, '/');
     size_t dir_len = slash ? (size_t)(slash - final) + 1 : 0;
     const char *base = slash ? slash + 1 : final;
-    size_t size = dir_len + strlen(base) + 16;
+    int base_len = (int)rga_name_head(base, NAME_MAX - 8); /* 8: "." and ".XXXXXX" */
+    size_t size = dir_len + (size_t)base_len + 16;
     char *tmp = malloc(size);
     if (!tmp)
         return -1;
@@ -51,7 +65,7 @@ create_temp(const char *final, mode_t mode, bool keep_mode, char **tmp_out)
             suffix[i] = digits[(seed >> 33) % (sizeof(digits) - 1)];
         }
         suffix[6] = '\0';
-        snprintf(tmp, size, "%.*s.%s.%s", (int)dir_len, final, base, suffix);
+        snprintf(tmp, size, "%.*s.%.*s.%s", (int)dir_len, final, base_len, base, suffix);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0) {
             if (keep_mode)

@@ -8,13 +8,13 @@
  * CLI writes.
  *
  * A path that names a regular file or nothing yet is written through a
- * temporary file in the same directory (".NAME.XXXXXX"), renamed over the
- * path by rga_output_close() once every byte is written: a failed or
- * abandoned write leaves the old file as it was and removes only the
- * temporary. A symbolic link to a regular file is followed (the link stays,
- * its target is replaced). Anything else that exists (a device such as
- * /dev/null, a FIFO, a socket) is opened and written directly and is never
- * removed or replaced. A directory is refused.
+ * temporary file in the same directory (".NAME.XXXXXX", NAME cut to fit
+ * NAME_MAX), renamed over the path by rga_output_close() once every byte is
+ * written: a failed or abandoned write leaves the old file as it was and
+ * removes only the temporary. A symbolic link to a regular file is followed
+ * (the link stays, its target is replaced). Anything else that exists (a
+ * device such as /dev/null, a FIFO, a socket) is opened and written directly
+ * and is never removed or replaced. A directory is refused.
  *
  * rga_output_close() flushes, reports write errors (the file is then left
  * untouched and the temporary removed) and, for memory, hands over the
@@ -53,5 +53,10 @@ rga_status_t rga_output_close(rga_output_t *o, char **buf, size_t *len, rga_erro
 /* Closes without keeping anything: the temporary is removed, the target is
  * unchanged (a device or stdout keeps what was already written to it). */
 void rga_output_discard(rga_output_t *o);
+
+/* The length of the longest head of name of at most max bytes that does not
+ * end inside a UTF-8 character: temporary names made from a file's name are
+ * cut with it to fit NAME_MAX. */
+size_t rga_name_head(const char *name, size_t max);
 
 #endif

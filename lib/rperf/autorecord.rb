@@ -5,7 +5,8 @@
 # RPERF_GVL_OUTPUT names a file, it starts Rperf.contention at load time
 # and writes the report there when the process exits (gzip when the name
 # ends in .gz). It does not choose where the report finally goes: `record`
-# gives it a temporary file and moves it into place.
+# gives it a temporary file and moves it into place (autorecord moves it
+# only when record is gone, see RPERF_GVL_FINAL_OUTPUT).
 #
 # Environment:
 #   RPERF_GVL_OUTPUT     report path; nothing happens without it. Removed
@@ -13,6 +14,17 @@
 #                        RUBYOPT do not overwrite the parent's report.
 #   RPERF_GVL_FREQUENCY  sampler frequency in Hz (Rperf::LIMITS[:frequency])
 #   RPERF_GVL_MODE       sampler mode, wall (default) or cpu
+#   RPERF_GVL_STATUS_FD  "FD:INODE": a socket `record` listens on (its
+#                        other end). autorecord says on it that it started,
+#                        then whether the report was written or why not, so
+#                        record can tell a write error from a program that
+#                        is not Ruby. Used only when FD is that socket;
+#                        close-on-exec, so the program's own subprocesses
+#                        do not inherit it. Removed from ENV once read.
+#   RPERF_GVL_FINAL_OUTPUT  where `record` puts the report. When record is
+#                        gone by the time the report is written (it was
+#                        killed), autorecord moves the report there itself
+#                        and says so on stderr. Removed from ENV once read.
 #
 # A program that starts a profile of its own (Rperf.start, Rperf.contention)
 # wins: the whole-program profile stops at that moment, and what it recorded
@@ -23,8 +35,9 @@
 module Rperf
   module Autorecord
     # Signals that must not cut the report's write short: a signal the
-    # program already ended on may arrive twice (sent to `record` and to its
-    # process group); the program is done by then.
+    # program already ended on may arrive twice (sent to the program's
+    # process group by `record` and by someone else); the program is done
+    # by then.
     QUIET_SIGNALS = %w[INT TERM HUP QUIT].freeze
 
     # Stops the whole-program profile when the program starts its own.
@@ -42,6 +55,7 @@ module Rperf
 
     @session = nil
     @report = nil
+    @channel = nil
 
     module_function
 
@@ -79,7 +93,38 @@ module Rperf
            "and the report covers the run up to this call"
     end
 
-    def start(output)
+    # The socket RPERF_GVL_STATUS_FD names, or nil: an fd that is not
+    # that socket (the number reused by a process in between) is left alone.
+    def open_channel(value)
+      fd, ino = value.to_s.split(":", 2).map { |part| Integer(part, 10, exception: false) }
+      return nil unless fd && ino
+
+      require "socket"
+      io = Socket.for_fd(fd)
+      io.autoclose = false
+      stat = io.stat
+      return nil unless stat.socket? && stat.ino == ino
+
+      io.close_on_exec = true
+      io
+    rescue SystemCallError, ArgumentError, TypeError
+      nil
+    end
+
+    # Sends one message to record; false when there is none to hear it.
+    def tell(message)
+      return false unless @channel
+
+      @channel.sendmsg(message, Socket::MSG_NOSIGNAL)
+      true
+    rescue SystemCallError, IOError
+      false
+    end
+
+    def start(output, channel, final)
+      @channel = open_channel(channel)
+      @final = final
+      tell("started #{Process.pid}")
       require "rperf"
       @session = Rperf.contention(frequency: frequency, mode: mode)
       @pid = Process.pid
@@ -94,13 +139,16 @@ module Rperf
     # would (Interrupt for INT, SignalException for the others); its copies
     # that follow are ignored from that moment, before the program has even
     # unwound, so none can cut the report short. A handler the program sets
-    # later replaces this one, as it would replace Ruby's.
+    # later replaces this one, as it would replace Ruby's. A signal the
+    # program was started with ignored (nohup; trap then returns "IGNORE")
+    # stays ignored.
     def guard_signals
       QUIET_SIGNALS.each do |sig|
-        trap(sig) do
+        previous = trap(sig) do
           QUIET_SIGNALS.each { |quiet| trap(quiet, "IGNORE") }
           sig == "INT" ? raise(Interrupt) : raise(SignalException, sig)
         end
+        trap(sig, "IGNORE") if previous == "IGNORE"
       end
     end
 
@@ -109,11 +157,43 @@ module Rperf
 
       QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
       report = @report || (@session&.running? ? @session.stop : nil)
-      return unless report
+      return tell("none #{@pid}") unless report
 
       report.save(output, format: :json) # gzip when the name ends in .gz
+      hand_over(output)
     rescue StandardError => e
+      # record names the output and exits 74; without record, say it here.
+      reason = e.is_a?(SystemCallError) ? SystemCallError.new(nil, e.errno).message : e.message
+      return if tell("failed #{@pid} #{reason}"[0, 400])
+
       warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
+    end
+
+    # Tells record the report is written and waits for its answer (record
+    # puts the report in place first). No answer: record is gone, and the
+    # report goes to the final output from here.
+    def hand_over(output)
+      return unless @channel
+      return if tell("written #{@pid}") && @channel.recv(16) == "ok"
+
+      put_in_place(output)
+    rescue SystemCallError, IOError
+      put_in_place(output)
+    end
+
+    def put_in_place(output)
+      gone = "rperf-gvl: record ended before the program;"
+      if @final && !@final.empty? && File.dirname(@final) == File.dirname(File.expand_path(output))
+        File.rename(output, @final)
+        warn "#{gone} report written to #{@final}"
+      else
+        warn "#{gone} the report is at #{output}"
+      end
+    rescue Errno::ENOENT
+      # record moved it just before it ended
+      warn @final && File.exist?(@final) ? "#{gone} report written to #{@final}" : "#{gone} the report is at #{output}"
+    rescue SystemCallError => e
+      warn "#{gone} the report is at #{output} (#{e.message})"
     end
   end
 end
@@ -121,7 +201,9 @@ end
 # abort exits with status 1; `record` documents 2 for bad settings.
 begin
   output = ENV.delete("RPERF_GVL_OUTPUT")
-  Rperf::Autorecord.start(output) if output && !output.empty?
+  channel = ENV.delete("RPERF_GVL_STATUS_FD")
+  final = ENV.delete("RPERF_GVL_FINAL_OUTPUT")
+  Rperf::Autorecord.start(output, channel, final) if output && !output.empty?
 rescue SystemExit => e
   exit!(2) unless e.success?
   raise

@@ -374,13 +374,12 @@ module Rperf
     # place, so a failed write leaves the old file whole; anything else (a
     # device, a FIFO) is written directly and never replaced.
     # A failed write is a RenderError naming the file asked for (its cause
-    # is the system's error); the file that was there stays as it was. The
-    # temporary name fits wherever the file's own name fits.
+    # is the system's error); the file that was there stays as it was.
     def write_file(path, &writer)
       raise ArgumentError, "#{path.inspect}: a file name cannot contain a NUL byte" if path.include?("\0")
       return File.open(path, "wb", &writer) if File.exist?(path) && !File.file?(path)
 
-      tmp = File.join(File.dirname(path), ".rperf-#{Process.pid}-#{Thread.current.object_id.to_s(36)}.tmp")
+      tmp = temporary_name(path, ".tmp#{Process.pid}.#{Thread.current.object_id}")
       begin
         File.open(tmp, "wb", &writer)
         File.rename(tmp, path)
@@ -389,6 +388,20 @@ module Rperf
       end
     rescue SystemCallError, IOError => e
       raise RenderError, "rperf: cannot write #{path}: #{e.message.sub(/ @ .*/, "")}"
+    end
+
+    NAME_MAX = 255 # bytes of one file name (Linux)
+
+    # path's name with suffix, the name cut (between characters) so that the
+    # whole fits NAME_MAX: a name of 255 bytes is valid, and so is its temporary.
+    def temporary_name(path, suffix)
+      dir, name = File.split(path)
+      keep = NAME_MAX - suffix.bytesize
+      if name.bytesize > keep
+        keep -= 1 while keep.positive? && (name.getbyte(keep) & 0xC0) == 0x80 # inside a character
+        name = name.byteslice(0, keep)
+      end
+      File.join(dir, name + suffix)
     end
   end
 end

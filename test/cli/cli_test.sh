@@ -314,6 +314,20 @@ if mknod "$OUTS/full" c 1 7 2>/dev/null; then
   check "--perfetto - never touches a file named -" grep -qx unrelated "$OUTS/-"
 fi
 
+# Names of up to 255 bytes (NAME_MAX) are valid: the temporary beside them still fits.
+LONGS=$WORK/long
+mkdir -p "$LONGS"
+long250=$(printf 'n%.0s' $(seq 245)).json
+long255=$(printf 'é%.0s' $(seq 125)).json
+for name in "$long250" "$long255"; do
+  run --json -o "$LONGS/$name" --perfetto "$LONGS/${name%.json}.pft" --html "$LONGS/${name%.json}.html" "$R"
+  check "a $(printf %s "$name" | wc -c)-byte name: the views are written (got $rc)" \
+    test "$rc" -eq 0 -a -s "$LONGS/$name" -a -s "$LONGS/${name%.json}.html"
+  run --json -o "$LONGS/$name" "$R"
+  check "a $(printf %s "$name" | wc -c)-byte name is replaced in place (got $rc)" test "$rc" -eq 0
+done
+check "long names: no temporary file is left" test -z "$(ls -A "$LONGS" | grep '^\.')"
+
 # --- record -----------------------------------------------------------------------
 LIB=$WORK/lib
 mkdir -p "$LIB/rperf"
@@ -336,6 +350,12 @@ check "record loads autorecord through RUBYOPT" grep -q -- "^-rrperf/autorecord"
 check "record puts the library directory on RUBYLIB" grep -q -- "^$LIB" "$WORK/rubylib"
 check "record sets the frequency" grep -qx 250 "$WORK/frequency"
 check "record leaves no temporary file" test -z "$(ls -A "$WORK" | grep '^\.rperf-gvl-')"
+for name in "$long250" "$long255"; do
+  rm -rf "$LONGS" && mkdir -p "$LONGS"
+  (cd "$LONGS" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o "$name" -- "$WORK/fake-ruby" >"$WORK/out" 2>"$WORK/err"); rc=$?
+  check "record -o a $(printf %s "$name" | wc -c)-byte name (got $rc)" test "$rc" -eq 3 -a -s "$LONGS/$name"
+  check "record -o a $(printf %s "$name" | wc -c)-byte name: no temporary file is left" test -z "$(ls -A "$LONGS" | grep '^\.')"
+done
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -o none.json -- true >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record without a report says so" grep -q 'wrote no report' "$WORK/err"
 check "record of a program that wrote no report exits with its status (got $rc)" test "$rc" -eq 0
@@ -391,6 +411,19 @@ for sig in TERM HUP; do
   check "SIG$sig to record reaches the program, record exits with its status (got $rc)" test "$rc" -eq 7
   check "SIG$sig: record still writes the report and the summary" grep -q '^Threads' "$WORK/out"
 done
+# A script's background job starts with SIGINT and SIGQUIT ignored: record keeps them ignored, and so
+# does the program (SigIgn bits 0x2 and 0x4 of /proc/PID/status).
+cat >"$WORK/sigign-prog" <<SIGIGN
+#!/usr/bin/env bash
+awk '/^SigIgn/ { print \$2 }' /proc/\$PPID/status /proc/\$\$/status >"$WORK/sigign"
+SIGIGN
+chmod +x "$WORK/sigign-prog"
+(cd "$WORK" && RPERF_GVL_LIBDIR=$LIB sh -c '"$1" record -o bg.json -- "$2" & wait' sh "$CLI" "$WORK/sigign-prog" \
+   >"$WORK/out" 2>"$WORK/err")
+ignored=0
+while read -r mask; do [ $((0x$mask & 0x6)) -eq 6 ] && ignored=$((ignored + 1)); done <"$WORK/sigign"
+check "a background record and its program keep SIGINT and SIGQUIT ignored ($(tr '\n' ' ' <"$WORK/sigign"))" \
+  test "$ignored" -eq 2
 (cd "$WORK" && RPERF_GVL_LIBDIR=$LIB "$CLI" record -- "$WORK/does-not-exist" >"$WORK/out" 2>"$WORK/err"); rc=$?
 check "record of a missing program exits 127 (got $rc)" test "$rc" -eq 127
 expect_fail 64 'no command' record

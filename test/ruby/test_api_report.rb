@@ -200,6 +200,22 @@ class TestApiReport < Test::Unit::TestCase
     end
   end
 
+  # Names of up to 255 bytes (NAME_MAX) are valid; the temporary file save
+  # writes beside them is cut to fit, between characters.
+  def test_save_to_the_longest_names
+    small = Rperf.contention(timeline: false) { sleep 0.001 }
+    Dir.mktmpdir do |dir|
+      ["n" * 250 + ".json", "\u00e9" * 123 + ".json.gz", "\u65e5" * 81 + ".svg"].each do |name|
+        path = File.join(dir, name)
+        assert_operator name.bytesize, :>=, 245
+        small.save(path)
+        small.save(path) # and once more, replacing it
+        assert_operator File.size(path), :>, 0, name
+      end
+      assert_equal 3, Dir.children(dir).size, "no temporary file is left"
+    end
+  end
+
   def test_load_bounds_and_checks_gzip
     json = report.to_json
     Dir.mktmpdir do |dir|

@@ -49,6 +49,122 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # A name of up to 255 bytes is valid: the temporary files the report goes
+  # through are cut to fit, keeping ".gz" (the report is still gzip).
+  def test_record_to_the_longest_name
+    Dir.mktmpdir do |dir|
+      name = "\u00e9" * 123 + ".json.gz"
+      assert_equal 254, name.bytesize
+      out, err, status = Timeout.timeout(120) do
+        Open3.capture3(clean_env, CLI, "record", "-o", name, "--", RbConfig.ruby, "-e", "#{WORK}\nwork", chdir: dir)
+      end
+      assert_true(status.success?, err)
+      assert_match(/^Threads/, out)
+      require "zlib"
+      names = JSON.parse(Zlib.gunzip(File.binread(File.join(dir, name))))["threads"].map { |t| t["name"] }
+      assert_include(names, "w1")
+      assert_equal [name], Dir.children(dir), "no temporary file is left"
+    end
+  end
+
+  # Standard output and standard error in one log: the summary comes whole,
+  # then record's notices, in the order things happened.
+  def test_one_log_reads_in_order
+    Dir.mktmpdir do |dir|
+      log, status = Timeout.timeout(120) do
+        Open3.capture2e(clean_env, CLI, "record", "-o", "r.json", "--html", "r.html", "--", RbConfig.ruby, "-e",
+                        "#{WORK}\nwork\nputs 'program done'", chdir: dir)
+      end
+      assert_true(status.success?, log)
+      lines = log.lines.map(&:chomp)
+      assert_equal ["rperf-gvl: report written to r.json", "rperf-gvl: page written to r.html"], lines.last(2), log
+      assert_operator lines.index("program done"), :<, lines.index { |l| l.start_with?("Threads") }, log
+    end
+  end
+
+  # A full disk, for real (a small tmpfs): the program cannot write its
+  # report. record exits 74 naming the output and the reason, and the
+  # previous report stays as it was.
+  def test_full_disk_exits_74
+    omit("mounting a small tmpfs needs root") unless Process.uid.zero?
+    Dir.mktmpdir do |dir|
+      disk = File.join(dir, "disk")
+      Dir.mkdir(disk)
+      assert_true(system("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", disk), "mount a 256 KiB tmpfs")
+      begin
+        output = File.join(disk, "r.json")
+        File.write(output, "old report\n")
+        filler = File.join(disk, "filler")
+        program = "#{WORK}\nwork\nbegin\nFile.open(#{filler.dump}, 'wb') { |f| loop { f.write('x' * 65_536) } }\n" \
+                  "rescue Errno::ENOSPC\nend"
+        _out, err, status = Timeout.timeout(120) do
+          Open3.capture3(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", program, chdir: dir)
+        end
+        assert_equal(74, status.exitstatus, err)
+        assert_match(/^rperf-gvl: #{Regexp.escape(output)}: cannot write the report: No space left on device/, err)
+        assert_not_match(/wrote no report/, err)
+        assert_equal("old report\n", File.read(output))
+        assert_equal(%w[filler r.json], Dir.children(disk).sort, "no temporary file is left")
+      ensure
+        system("umount", "-l", disk)
+      end
+    end
+  end
+
+  # The status channel is autorecord's: the program's own subprocesses get
+  # neither its descriptor nor its variable.
+  def test_the_channel_is_not_inherited
+    program = <<~'RUBY'
+      puts "env: #{ENV.key?("RPERF_GVL_STATUS_FD")}"
+      system("sh", "-c", 'for f in /proc/$$/fd/*; do echo "fd: $(readlink "$f")"; done')
+    RUBY
+    Dir.mktmpdir do |dir|
+      out, err, status = record(dir, program)
+      assert_true(status.success?, err)
+      assert_match(/^env: false$/, out)
+      assert_match(/^fd: pipe:/, out, "the subprocess listed its descriptors")
+      assert_not_match(/^fd: socket:/, out)
+    end
+  end
+
+  # A FIFO output is written into once, never replaced.
+  def test_record_into_a_fifo
+    Dir.mktmpdir do |dir|
+      fifo = File.join(dir, "pipe")
+      File.mkfifo(fifo)
+      File.open(fifo, File::RDWR) do |io| # never EOF: everything written is read
+        data = +""
+        reader = Thread.new { loop { data << io.readpartial(65_536) } }
+        _out, err, status = Timeout.timeout(120) do
+          Open3.capture3(clean_env, CLI, "record", "-o", fifo, "--", RbConfig.ruby, "-e", "#{WORK}\nwork", chdir: dir)
+        end
+        assert_true(status.success?, err)
+        Timeout.timeout(30) { sleep 0.05 until data.end_with?("}\n") || data.end_with?("}") }
+        sleep 0.2 # a second copy, if any, would follow at once
+        reader.kill
+        assert_include(JSON.parse(data)["threads"].map { |t| t["name"] }, "w1") # one document, not two
+        assert(File.pipe?(fifo), "the FIFO is still a FIFO")
+      end
+    end
+  end
+
+  # A program that is not Ruby writes no report: a note, and its own status.
+  def test_not_a_ruby_program
+    Dir.mktmpdir do |dir|
+      _out, err, status = Timeout.timeout(60) do
+        Open3.capture3(clean_env, CLI, "record", "-o", "r.json", "--", "sh", "-c", "exit 0", chdir: dir)
+      end
+      assert_equal(0, status.exitstatus, err)
+      assert_match(/the program wrote no report \(it did not load the profiler: not a Ruby program\?\)/, err)
+      assert_empty(Dir.children(dir))
+
+      _out, err, status = record(dir, "exit!(3)")
+      assert_equal(3, status.exitstatus, err)
+      assert_match(/the program ended without writing its report \(killed, or it ended with exit!\)/, err)
+      assert_empty(Dir.children(dir))
+    end
+  end
+
   # --html: the page of the run's report, checked before the program runs.
   def test_record_writes_the_html_page
     Dir.mktmpdir do |dir|
@@ -117,6 +233,239 @@ class TestCliRecord < Test::Unit::TestCase
       assert_include(names, "w0")
     ensure
       Process.kill(:KILL, -pid) if pid && !status
+    end
+  end
+
+  # Starts record (through wrapper, a command that execs its arguments) on
+  # program (argv) with stdout and stderr to one file; returns its pid.
+  def spawn_record(dir, log, *program, wrapper: [])
+    Process.spawn(clean_env, *wrapper, CLI, "record", "-o", File.join(dir, "r.json"), "--", *program, chdir: dir,
+                                                                                                   %i[out err] => log)
+  end
+
+  def wait_for(what, deadline: 60)
+    Timeout.timeout(deadline, Timeout::Error, "waited #{deadline} s for #{what}") { sleep 0.05 until yield }
+  end
+
+  # Runs the block with the pid a program wrote to pid_file; kills it at the end.
+  def with_program_pid(pid_file)
+    wait_for("the program to start") { File.size?(pid_file) }
+    ruby_pid = Integer(File.read(pid_file))
+    yield ruby_pid
+  ensure
+    begin
+      Process.kill(:KILL, ruby_pid) if ruby_pid
+    rescue Errno::ESRCH
+      nil
+    end
+  end
+
+  def hidden_files(dir) = Dir.children(dir).grep(/\A\./)
+
+  # The argv of a shell that runs a Ruby program and then says "after".
+  def ruby_under_a_shell(program) = ["sh", "-c", "#{RbConfig.ruby} -e \"$1\"; echo after", "sh", program]
+
+  # A program that works, writes its pid to pid_file, then runs the rest.
+  def pid_program(pid_file, rest) = "#{WORK}\nwork\nFile.write(#{pid_file.dump}, Process.pid.to_s)\n#{rest}"
+
+  # A program started with SIGHUP ignored (nohup) survives a hangup under
+  # record as it does without it: autorecord leaves ignored signals alone.
+  def test_nohup_program_survives_a_hangup
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      go = File.join(dir, "go")
+      log = File.join(dir, "log")
+      program = pid_program(pid_file, "sleep 0.05 until File.exist?(#{go.dump})\nputs 'survived'")
+      pid = spawn_record(dir, log, RbConfig.ruby, "-e", program, wrapper: ["sh", "-c", 'trap "" HUP; exec "$@"', "sh"])
+      with_program_pid(pid_file) do |ruby_pid|
+        Process.kill(:HUP, ruby_pid)
+        File.write(go, "")
+        _, status = Timeout.timeout(60) { Process.wait2(pid) }
+        pid = nil
+        output = File.read(log)
+        assert_equal(0, status.exitstatus, output)
+        assert_match(/^survived/, output)
+        assert_match(/^Threads/, output)
+      end
+    ensure
+      Process.kill(:KILL, pid) if pid
+    end
+  end
+
+  # SIGTERM to record reaches the whole program, not only the shell it runs:
+  # record waits for the Ruby process's report and exits as the shell did.
+  def test_sigterm_to_record_reaches_ruby_under_a_shell
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      log = File.join(dir, "log")
+      program = pid_program(pid_file, "sleep 300")
+      pid = spawn_record(dir, log, *ruby_under_a_shell(program))
+      with_program_pid(pid_file) do
+        Process.kill(:TERM, pid)
+        _, status = Timeout.timeout(60) { Process.wait2(pid) }
+        pid = nil
+        output = File.read(log)
+        assert_equal(143, status.exitstatus, output)
+        assert_match(/^Threads/, output)
+        assert_match(/report written to/, output)
+        assert_include(thread_names(File.join(dir, "r.json")), "w0")
+        assert_empty(hidden_files(dir))
+      end
+    ensure
+      Process.kill(:KILL, pid) if pid
+    end
+  end
+
+
+  # Kills record (SIGKILL) once the program has started, then calls the
+  # block; the program must put its report at the output and say so.
+  # Returns the log.
+  def kill_record_then_expect_the_report(dir, pid_file, *program)
+    log = File.join(dir, "log")
+    pid = spawn_record(dir, log, *program)
+    with_program_pid(pid_file) do
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+      pid = nil
+      yield if block_given?
+      output = nil
+      wait_for("the program's report") { (output = File.read(log)).include?("report written to") }
+      assert_match(/^rperf-gvl: record ended before the program; report written to #{Regexp.escape(dir)}\/r\.json$/,
+                   output)
+      assert_include(thread_names(File.join(dir, "r.json")), "w0")
+      assert_empty(hidden_files(dir))
+      output
+    end
+  ensure
+    Process.kill(:KILL, pid) if pid
+  end
+
+  # record killed: its direct child, the Ruby program, gets SIGTERM, writes
+  # its report at exit, finds record gone, puts the report at the output
+  # itself and says so.
+  def test_kill_of_record_ends_the_program_which_keeps_its_report
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      kill_record_then_expect_the_report(dir, pid_file, RbConfig.ruby, "-e", pid_program(pid_file, "sleep 300"))
+    end
+  end
+
+  # record killed while a shell runs the Ruby program: the shell gets
+  # SIGTERM, the Ruby process runs on and, at its end, puts its report at
+  # the output itself and says so; no hidden temporary file stays behind.
+  def test_kill_of_record_under_a_shell_leaves_no_hidden_report
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "pid")
+      go = File.join(dir, "go")
+      program = pid_program(pid_file, "sleep 0.05 until File.exist?(#{go.dump})")
+      output = kill_record_then_expect_the_report(dir, pid_file, *ruby_under_a_shell(program)) { File.write(go, "") }
+      assert_not_match(/^after$/, output, "the shell got SIGTERM")
+    end
+  end
+
+  # A terminal session (a pty): what the terminal shows, read until a
+  # pattern appears or the deadline passes.
+  class Terminal
+    def initialize(env, *command)
+      require "pty"
+      @read, @write, @pid = PTY.spawn(env, *command)
+      @seen = +""
+    end
+
+    attr_reader :pid, :seen
+
+    def type(text) = @write.write(text)
+
+    def expect(pattern, deadline: 60)
+      limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
+      until (match = @seen.match(pattern))
+        left = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        raise Timeout::Error, "no #{pattern.inspect} in #{@seen.inspect}" if left <= 0
+
+        begin
+          @seen << @read.read_nonblock(4096) if @read.wait_readable(left)
+        rescue EOFError, Errno::EIO
+          raise Timeout::Error, "the terminal closed before #{pattern.inspect}: #{@seen.inspect}"
+        end
+      end
+      @seen = match.post_match
+      match
+    end
+
+    # Kills what still runs (by its pid) and reaps it.
+    def close
+      Process.kill(:KILL, @pid)
+    rescue Errno::ESRCH
+      nil
+    ensure
+      begin
+        Process.wait(@pid)
+      rescue Errno::ECHILD
+        nil
+      end
+    end
+  end
+
+  TERMINAL_PROGRAM = <<~'RUBY'
+    $stdout.sync = true
+    puts "ready"
+    line = $stdin.gets
+    puts "got #{line}"
+    sleep if line.start_with?("sleep")
+  RUBY
+
+  # On a terminal the program gets it: it reads what is typed, and Ctrl-C
+  # reaches it (once) while record prints the summary and exits 130.
+  def test_on_a_terminal_the_program_reads_and_gets_ctrl_c
+    Dir.mktmpdir do |dir|
+      output = File.join(dir, "r.json")
+      term = Terminal.new(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", TERMINAL_PROGRAM)
+      term.expect(/ready/)
+      term.type("hello\n")
+      term.expect(/got hello/)
+      term.expect(/Threads/)
+      _, status = Timeout.timeout(60) { Process.wait2(term.pid) }
+      assert_equal(0, status.exitstatus)
+
+      term = Terminal.new(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", TERMINAL_PROGRAM)
+      term.expect(/ready/)
+      term.type("sleep\n")
+      term.expect(/got sleep/)
+      term.type("\x03")
+      term.expect(/Threads/)
+      _, status = Timeout.timeout(60) { Process.wait2(term.pid) }
+      assert_equal(130, status.exitstatus, term.seen)
+    ensure
+      term&.close
+    end
+  end
+
+  # Job control as under a shell: Ctrl-Z stops the program and record (the
+  # shell says Stopped), fg gives both the terminal back and the program
+  # reads on.
+  def test_ctrl_z_and_fg_under_a_shell
+    Dir.mktmpdir do |dir|
+      script = File.join(dir, "prog.rb")
+      File.write(script, TERMINAL_PROGRAM)
+      env = clean_env.merge("PS1" => "prompt$ ", "HISTFILE" => File::NULL, "TERM" => "dumb")
+      term = Terminal.new(env, "bash", "--norc", "--noprofile", "-i")
+      term.expect(/prompt\$ /)
+      term.type("cd #{dir} && #{CLI} record -o r.json -- #{RbConfig.ruby} prog.rb\n")
+      term.expect(/^ready/)
+      term.type("\x1a")
+      term.expect(/Stopped/)
+      term.expect(/prompt\$ /)
+      term.type("fg\n")
+      term.expect(/record/) # bash names the job it continues
+      term.type("after fg\n")
+      term.expect(/got after fg/)
+      term.expect(/Threads/)
+      term.expect(/prompt\$ /)
+      term.type("echo status=$?\n")
+      assert_equal("0", term.expect(/status=(\d+)/)[1])
+      term.type("exit\n")
+    ensure
+      term&.close
     end
   end
 
