@@ -15,6 +15,7 @@
 #include "output.h"
 #include "rga.h"
 #include "rperf_limits.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -223,10 +224,18 @@ record_target_close(record_target_t *t)
  * the report without needing the disk. record keeps one end; the program
  * inherits the other through RPERF_GVL_STATUS_FD ("FD:INODE": autorecord
  * uses the fd only when it is that socket). Messages, one a packet:
- * "started PID" when autorecord loads; at exit "written PID" (record puts
- * the report in place and answers "ok"; no answer means record is gone),
- * "failed PID REASON" or "none PID". */
+ * "started PID" when autorecord loads (or a forked child's profile
+ * restarts); at exit "written PID" (record puts the report in place and
+ * answers "ok"; no answer means record is gone), "failed PID REASON" or
+ * "none PID"; a forked child "child PID PATH" (record moves PATH beside the
+ * output, with the pid in its name, and answers "ok"). */
 #define MAX_PENDING 64
+
+typedef struct record_child {
+    pid_t pid;
+    char path[PATH_MAX + 32]; /* where its report is now */
+    bool moved;               /* beside the output (else left where the child wrote it) */
+} record_child_t;
 
 typedef struct record_channel {
     int fd;                     /* record's end; -1 once closed */
@@ -236,6 +245,8 @@ typedef struct record_channel {
     char reason[256];           /* why */
     pid_t pending[MAX_PENDING]; /* Ruby processes started and not yet done */
     size_t n_pending;
+    record_child_t children[MAX_PENDING]; /* forked children's reports, in the order they came */
+    size_t n_children;
 } record_channel_t;
 
 static bool
@@ -651,6 +662,39 @@ report_waiting(const record_run_t *run)
     return stat(run->target.tmp, &sb) == 0 && sb.st_size > 0;
 }
 
+/* path with ".PID" before its ending (.json.gz, .json or any extension). */
+static void
+child_output_path(const char *path, pid_t pid, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    const char *ext = ends_with(name, ".json.gz") ? name + strlen(name) - 8 : strrchr(name, '.');
+    if (!ext || ext == name)
+        ext = name + strlen(name);
+    snprintf(out, size, "%.*s.%d%s", (int)(ext - path), path, (int)pid, ext);
+}
+
+/* A forked child's report: moved beside the output (a device output's
+ * children stay in the temporary directory, and record says where). */
+static void
+record_child_report(record_run_t *run, pid_t pid, const char *path)
+{
+    record_channel_t *ch = &run->channel;
+    if (ch->n_children == MAX_PENDING)
+        return;
+    record_child_t *c = &ch->children[ch->n_children++];
+    c->pid = pid;
+    snprintf(c->path, sizeof(c->path), "%s", path);
+    if (run->target.in_place)
+        return;
+    char final[sizeof(c->path)];
+    child_output_path(run->target.path, pid, final, sizeof(final));
+    if (rename(path, final) == 0) {
+        snprintf(c->path, sizeof(c->path), "%s", final);
+        c->moved = true;
+    }
+}
+
 static void
 record_channel_message(record_run_t *run, const char *msg)
 {
@@ -666,7 +710,11 @@ record_channel_message(record_run_t *run, const char *msg)
         return;
     }
     pending_remove(ch, pid);
-    if (strcmp(word, "written") == 0) {
+    if (strcmp(word, "child") == 0) {
+        if (msg[used] == ' ')
+            record_child_report(run, pid, msg + used + 1);
+        (void)send(ch->fd, "ok", 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } else if (strcmp(word, "written") == 0) {
         ch->failed = false;
         if (report_waiting(run))
             record_take_report(run);
@@ -739,6 +787,31 @@ record_wait(record_run_t *run, pid_t pid, const record_signals_t *sigs)
     return status;
 }
 
+/* One line per forked child's report: where it is and its totals. */
+static void
+record_show_children(const record_run_t *run)
+{
+    const record_channel_t *ch = &run->channel;
+    for (size_t i = 0; i < ch->n_children; i++) {
+        const record_child_t *c = &ch->children[i];
+        rga_report_t *r = NULL;
+        rga_error_t err;
+        if (rga_report_load_file(c->path, &r, &err) != RGA_OK) {
+            report_error(&err);
+            continue;
+        }
+        int64_t run_ns = 0, wait_ns = 0;
+        for (size_t t = 0; t < r->n_threads; t++) {
+            run_ns += r->threads[t].state_ns[RGA_STATE_RUNNING];
+            wait_ns += r->threads[t].state_ns[RGA_STATE_GVL_WAIT];
+        }
+        char a[32], b[32];
+        say("report of forked process %d written to %s (%zu threads, running %s, GVL wait %s)", (int)c->pid, c->path,
+            r->n_threads, rga_format_duration(run_ns, a, sizeof(a)), rga_format_duration(wait_ns, b, sizeof(b)));
+        rga_report_free(r);
+    }
+}
+
 /* The summary on stdout, then the page; returns the page's exit code. */
 static int
 record_show(record_run_t *run, const rga_report_t *r, bool committed, rga_error_t *err, rga_status_t *st)
@@ -750,6 +823,7 @@ record_show(record_run_t *run, const rga_report_t *r, bool committed, rga_error_
     *st = rga_render_report(r, "summary", &opts, stdout, err);
     if (committed)
         say("report written to %s", run->opts.output);
+    record_show_children(run);
     if (!run->have_page)
         return EXIT_OK;
     rga_error_t perr;

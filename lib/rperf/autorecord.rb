@@ -30,8 +30,11 @@
 # wins: the whole-program profile stops at that moment, and what it recorded
 # up to then is the report written at exit, with a note on stderr.
 #
-# Forked children do not write (the profiler is stopped in them). A bad
-# setting stops the program with one `rperf-gvl:` line and exit status 2.
+# A forked child follows the profile (Rperf::Fork) and writes a report of
+# its own at its exit, beside the output with its pid in the name; it tells
+# record "child PID PATH", and record puts it beside the output
+# (report.json -> report.PID.json). A bad setting stops the program with
+# one `rperf-gvl:` line and exit status 2.
 module Rperf
   module Autorecord
     # Signals that must not cut the report's write short: a signal the
@@ -129,6 +132,7 @@ module Rperf
       @session = Rperf.contention(frequency: frequency, mode: mode)
       @pid = Process.pid
       Rperf.singleton_class.prepend(YieldToProgram)
+      Rperf::Fork.after_child { tell("started #{Process.pid}") }
       guard_signals
       at_exit { finish(output) }
     rescue Rperf::Error, ArgumentError => e
@@ -153,7 +157,7 @@ module Rperf
     end
 
     def finish(output)
-      return unless Process.pid == @pid
+      return finish_child(output) unless Process.pid == @pid
 
       QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
       report = @report || (@session&.running? ? @session.stop : nil)
@@ -167,6 +171,22 @@ module Rperf
       return if tell("failed #{@pid} #{reason}"[0, 400])
 
       warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"
+    end
+
+    # A forked child's report: beside the output with the child's pid,
+    # handed to record like the main one.
+    def finish_child(output)
+      return unless Rperf.running? && @session
+
+      QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
+      path = Rperf::Fork.child_output(output)
+      Rperf.stop.save(path, format: :json)
+      return if @channel && tell("child #{Process.pid} #{path}") && @channel.recv(16) == "ok"
+
+      warn "rperf-gvl: the report of process #{Process.pid} is at #{path}"
+    rescue StandardError => e
+      tell("none #{Process.pid}")
+      warn "rperf-gvl: cannot write the report of process #{Process.pid}: #{e.message}"
     end
 
     # Tells record the report is written and waits for its answer (record

@@ -24,6 +24,18 @@ module Rperf
       Rperf.__send__(:fork_state)
     end
 
+    @after_child = []
+
+    # Registers a block run in each forked child once its profile restarted
+    # (rperf/autorecord tells `record` about the child).
+    def self.after_child(&block)
+      @after_child << block
+    end
+
+    def self.run_after_child
+      @after_child.each(&:call)
+    end
+
     # A path output gets the child's pid before its extension; an IO is the
     # parent's and is not written by the child.
     def self.child_output(output)
@@ -37,7 +49,10 @@ module Rperf
       def _fork
         state = Rperf::Fork.capture
         pid = super
-        Rperf.__send__(:restart_after_fork, state) if pid.zero? && state
+        if pid.zero? && state
+          Rperf.__send__(:restart_after_fork, state)
+          Rperf::Fork.run_after_child
+        end
         pid
       end
     end

@@ -49,6 +49,27 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # The whole process tree: each forked child follows the profile and
+  # writes its own report, which record puts beside the output with the
+  # child's pid in its name and names on stderr.
+  def test_record_of_a_forking_program_reports_every_child
+    Dir.mktmpdir do |dir|
+      program = "#{WORK}\npids = 2.times.map { fork { work } }; pids.each { |p| Process.wait(p) }; puts pids.join(' ')"
+      out, err, status = record(dir, program)
+      assert_true(status.success?, err)
+      pids = out.lines.first.split.map { |p| Integer(p) }
+      assert_equal 2, pids.size
+      assert_equal(["r.json", *pids.map { |p| "r.#{p}.json" }].sort, Dir.children(dir).sort)
+      pids.each do |pid|
+        report = JSON.parse(File.read(File.join(dir, "r.#{pid}.json")))
+        assert_equal pid, report["meta"]["pid"]
+        assert_equal %w[w0 w1], report["threads"].map { |t| t["name"] }.reject(&:empty?).sort
+        assert_match(/report of forked process #{pid} written to .*r\.#{pid}\.json \(3 threads/, err)
+      end
+      refute_includes thread_names(File.join(dir, "r.json")), "w0", "the parent's report has its own threads only"
+    end
+  end
+
   # A name of up to 255 bytes is valid: the temporary files the report goes
   # through are cut to fit, keeping ".gz" (the report is still gzip).
   def test_record_to_the_longest_name

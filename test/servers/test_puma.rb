@@ -29,9 +29,12 @@ class TestPuma < Test::Unit::TestCase
     FileUtils.rm_rf(@dir) if @dir
   end
 
-  def start_puma(*args, config: nil)
+  CLI = $LOAD_PATH.map { |d| File.expand_path("../bin/rperf-gvl", d) }.find { |f| File.executable?(f) }
+
+  def start_puma(*args, config: nil, record: nil)
     port = Servers::ServerProcess.free_port
     argv = [RbConfig.ruby, *Servers::Components.ruby_args, "-e", 'require "puma/cli"; Puma::CLI.new(ARGV).run', "--"]
+    argv = [CLI, "record", "-o", record, "--", *argv] if record
     if config
       path = File.join(@dir, "puma.rb")
       File.write(path, config.gsub("PORT", port.to_s))
@@ -113,6 +116,37 @@ class TestPuma < Test::Unit::TestCase
     warn "pool GVL wait #{pool_wait} ns: lines #{in_lines}, apps alone #{in_apps}" if ENV["RPERF_TEST_VERBOSE"]
     cpu_wait = by["GET /cpu"].sum { |l| total_gvl_wait(l) }
     assert_operator cpu_wait, :>, by["GET /cpu"].sum { |l| l["gvl_wait_ns"] }, "the CPU endpoint waited outside its app too"
+  end
+
+  # `rperf-gvl record` of a cluster: the master's report and one per
+  # worker, where every request ran.
+  def test_record_of_a_cluster_reports_every_worker
+    omit("no rperf-gvl binary next to the extension") unless CLI
+    out = File.join(@dir, "r.json")
+    start_puma(config: <<~RUBY, record: out)
+      workers 2
+      preload_app!
+      threads 4, 4
+      bind "tcp://127.0.0.1:PORT"
+    RUBY
+    wrk("/cpu", connections: 8, seconds: 2, threads: 2)
+    @server.stop(timeout: 60)
+    workers = Dir[File.join(@dir, "r.*.json")]
+    assert_equal 2, workers.size, File.read(File.join(@dir, "puma.log"))[-3000..]
+    served = lines.group_by { |l| l["pid"] }
+    workers.each do |path|
+      report = JSON.parse(File.read(path))
+      pid = report["meta"]["pid"]
+      assert_equal "r.#{pid}.json", File.basename(path)
+      pool = report["threads"].select { |t| t["name"].to_s.match?(/\btp \d+\z/) }
+      assert_equal 4, pool.size, "the worker's pool threads"
+      running = pool.sum { |t| t["running_ns"] }
+      in_lines = served.fetch(pid).sum { |l| l["running_ns"] }
+      assert_operator running, :>=, in_lines, "the worker's report holds the running time of its requests"
+    end
+    master = JSON.parse(File.read(out))
+    refute_includes workers.map { |w| JSON.parse(File.read(w))["meta"]["pid"] }, master["meta"]["pid"]
+    assert_match(/report of forked process \d+ written to/, File.read(File.join(@dir, "puma.log")))
   end
 
   def test_cluster_workers_log_complete_lines_with_their_pids
