@@ -26,7 +26,7 @@ module Rperf
   # Capacity options and their defaults: Rperf::LIMITS (defined by the
   # extension from its one header of limits) is the source of every number.
   CONTENTION_DEFAULTS = {
-    timeline: true,
+    timeline: false,
     max_threads: LIMITS[:max_threads][:default],
     max_intervals: LIMITS[:max_intervals][:default],
     min_interval_ns: LIMITS[:min_interval_ns][:default],

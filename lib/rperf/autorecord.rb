@@ -167,7 +167,8 @@ module Rperf
       hand_over(output)
     rescue StandardError => e
       # record names the output and exits 74; without record, say it here.
-      reason = e.is_a?(SystemCallError) ? SystemCallError.new(nil, e.errno).message : e.message
+      system = e.is_a?(SystemCallError) ? e : e.cause
+      reason = system.is_a?(SystemCallError) ? SystemCallError.new(nil, system.errno).message : e.message
       return if tell("failed #{@pid} #{reason}"[0, 400])
 
       warn "rperf-gvl: cannot write the report to #{output}: #{e.message}"

@@ -358,13 +358,30 @@ module Rperf
       value.freeze
     end
 
+    # What the profile views read: the report without its timeline and
+    # edges, so a profile of a long run never goes through a million
+    # intervals' JSON (the whole report's parse serves them too once made).
+    PROFILE_RENDERS = %w[pprof collapsed speedscope top].freeze
+    NOT_PROFILE_KEYS = %w[intervals interval_causes edges blocked_edges blame].freeze
+
+    def parsed_for(view)
+      return @cache[:parsed] if @cache.key?(:parsed)
+
+      if PROFILE_RENDERS.include?(view)
+        return cached(:parsed_profile) do
+          Rperf.__send__(:_c_parse_report, JSON.generate(@doc.except(*NOT_PROFILE_KEYS)))
+        end
+      end
+      cached(:parsed) { Rperf.__send__(:_c_parse_report, to_json) }
+    end
+
     def render(view, opts)
       unless Rperf::HAVE_ANALYSIS
         raise UnsupportedError, "rperf: this build has no analysis module (needed for #{view})"
       end
 
       checked = RenderOptions.normalize(opts)
-      parsed = cached(:parsed) { Rperf.__send__(:_c_parse_report, to_json) }
+      parsed = parsed_for(view)
       out = Rperf.__send__(:_c_render, parsed, view, checked)
       BINARY_VIEWS.include?(view) ? out : out.force_encoding(Encoding::UTF_8)
     end

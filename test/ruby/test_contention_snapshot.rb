@@ -21,7 +21,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
   def test_threads_exiting_between_clearing_snapshots
     reports = []
     3.times do
-      Rperf.start(mode: :wall, frequency: 1000)
+      Rperf.start(mode: :wall, timeline: true, frequency: 1000)
       workers = 3.times.map do
         Thread.new { Rperf.label(step: "work") { 6.times { fib(20); sleep 0.01 } } }
       end
@@ -46,7 +46,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
 
   def test_series_adds_up_to_thread_totals
     reports = []
-    Rperf.start(mode: :wall)
+    Rperf.start(mode: :wall, timeline: true)
     before = {}
     after = {}
     # The workers outlive the series (released after the last snapshot),
@@ -94,7 +94,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
   end
 
   def test_snapshot_without_clear_is_cumulative
-    Rperf.start(mode: :wall)
+    Rperf.start(mode: :wall, timeline: true)
     cpu_threads(2, 0.03).each(&:join)
     a = Rperf.snapshot
     cpu_threads(2, 0.03).each(&:join)
@@ -110,7 +110,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
   # defer: true records nothing until Rperf.profile; blocked and waited
   # time from before the block is clipped to it.
   def test_deferred_profile_records_only_inside_profile_blocks
-    Rperf.start(mode: :wall, defer: true)
+    Rperf.start(mode: :wall, timeline: true, defer: true)
     sleeper = Thread.new { Thread.current.name = "outside"; sleep 0.1 }
     sleep 0.12
     inside = nil
@@ -133,7 +133,7 @@ class TestContentionSnapshot < Test::Unit::TestCase
   end
 
   def test_profile_refcount_never_negative
-    Rperf.start(mode: :wall, defer: true)
+    Rperf.start(mode: :wall, timeline: true, defer: true)
     Rperf.profile { Rperf.profile { burn_work(0.001) } }
     assert_raise(Rperf::StateError) { Rperf.__send__(:_c_profile_dec) }
     Rperf.stop

@@ -170,7 +170,8 @@ class TestProfilesOut < Test::Unit::TestCase
   def test_unwritable_path_leaves_nothing
     report = known_workload
     path = File.join(@dir, "no", "such", "p.pb.gz")
-    assert_raise_kind_of(SystemCallError) { report.save(path) }
+    e = assert_raise(Rperf::RenderError) { report.save(path) }
+    assert_kind_of SystemCallError, e.cause
     assert_false File.exist?(path)
   end
 end

@@ -111,7 +111,7 @@ class TestTimelineMemory < Test::Unit::TestCase
   end
 
   def test_a_snapshot_leaves_the_rings_to_the_final_report
-    Rperf.start(frequency: 100, mode: :wall)
+    Rperf.start(frequency: 100, mode: :wall, timeline: true)
     ping_pong(8_000)
     snap = Rperf.snapshot
     ping_pong(500)
