@@ -101,6 +101,8 @@ int rperf_contention_forked_child_pending(void);
 /* Clock reading clipped to the last resume: accounting never reaches back
  * into a paused period. */
 int64_t rperf_contention_now_clipped(void);
+/* Where accounting of a reading at `now` ends: the pause, while paused. */
+int64_t rperf_contention_accounting_end(int64_t now);
 int64_t rperf_contention_clip_ns(void);
 uint32_t rperf_contention_epoch(void);
 const rperf_contention_config_t *rperf_contention_config(void);

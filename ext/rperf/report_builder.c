@@ -335,7 +335,8 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     /* The state open at the cut, split at the cut (timeline only). */
     if (!v.exited && rperf_contention_config()->timeline) {
         int64_t from = v.timeline_from_ns;
-        int64_t to = end;
+        /* A paused profile's open states end at the pause, as in the totals. */
+        int64_t to = rperf_contention_accounting_end(end);
         int m = v.block_method >= 0 && v.block_method < v.nmethods ? v.block_method : 0;
         uint8_t cause = rperf_interval_cause_byte(v.methods[m].frame, m);
         if (v.state == RPERF_STATE_GVL_WAIT && v.ready_ns > from) {
