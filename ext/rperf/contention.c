@@ -1106,11 +1106,11 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
     }
 }
 
-void
+int64_t
 rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
 {
     if (slot->label_set_id == label_set_id)
-        return;
+        return rperf_contention_now_clipped();
     /* Names the methods blocked time waits in (it allocates: before the
      * clock reading and outside the mutex). */
     rperf_cause_table_resolve_all();
@@ -1133,6 +1133,7 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
     pthread_mutex_unlock(&run.label_mutex);
     if (rperf_contention_recording())
         push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id);
+    return now;
 }
 
 static void

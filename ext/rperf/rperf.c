@@ -360,6 +360,40 @@ rb_rperf_profile_dec(VALUE self)
     return Qtrue;
 }
 
+/* The slot's cumulative totals at `now` as thread_contention's Hash.
+ * Everything is read before the first allocation: allocating may run the
+ * GC hook on this thread, which would move the totals past `now`. */
+static VALUE
+counters_at(rperf_thread_slot_t *slot, int64_t now)
+{
+    int64_t totals[RPERF_STATE_COUNT];
+    rperf_slot_view_t view;
+    rperf_slot_read(slot, &view);
+    rperf_slot_totals_now(slot, now, totals);
+    int64_t methods[RPERF_SLOT_BLOCK_METHODS];
+    rperf_slot_methods_now(&view, now, methods);
+    /* The running thread reads its own slot: the view and the totals agree
+     * (only its own events write them). */
+    static const char *const names[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
+    int64_t by_cause[RPERF_CAUSE_COUNT] = {0};
+    for (int i = 0; i < view.nmethods; i++)
+        by_cause[i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame)] += methods[i];
+    VALUE h = rb_hash_new();
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        rb_hash_aset(h, ID2SYM(rb_intern(rperf_report_state_keys[i])), LL2NUM(totals[i]));
+    VALUE causes = rb_hash_new();
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++) {
+        if (by_cause[c] > 0)
+            rb_hash_aset(causes, ID2SYM(rb_intern(names[c])), LL2NUM(by_cause[c]));
+    }
+    /* The clock reading the totals are taken at: the difference of two
+     * reads is the exact wall time the state differences add up to (a GVL
+     * switch between this call and a separate clock read would not be). */
+    rb_hash_aset(h, ID2SYM(rb_intern("monotonic_ns")), LL2NUM(now));
+    rb_hash_aset(h, ID2SYM(rb_intern("blocked_by_cause")), causes);
+    return h;
+}
+
 /* _c_thread_contention — the current thread's cumulative totals (this
  * profile) and the CLOCK_MONOTONIC time they were read at, or nil when
  * not profiling. Reads its own slot only. */
@@ -372,33 +406,27 @@ rb_rperf_thread_contention(VALUE self)
     rperf_thread_slot_t *slot = claim_current();
     if (!slot)
         return Qnil;
-    int64_t totals[RPERF_STATE_COUNT];
-    int64_t now = rperf_now_ns();
-    rperf_slot_view_t view;
-    rperf_slot_read(slot, &view);
-    rperf_slot_totals_now(slot, now, totals);
-    int64_t methods[RPERF_SLOT_BLOCK_METHODS];
-    rperf_slot_methods_now(&view, now, methods);
-    VALUE h = rb_hash_new();
-    for (int i = 0; i < RPERF_STATE_COUNT; i++)
-        rb_hash_aset(h, ID2SYM(rb_intern(rperf_report_state_keys[i])), LL2NUM(totals[i]));
-    /* The running thread reads its own slot: the view and the totals agree
-     * (only its own events write them). */
-    static const char *const names[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
-    int64_t by_cause[RPERF_CAUSE_COUNT] = {0};
-    for (int i = 0; i < view.nmethods; i++)
-        by_cause[i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame)] += methods[i];
-    VALUE causes = rb_hash_new();
-    for (int c = 0; c < RPERF_CAUSE_COUNT; c++) {
-        if (by_cause[c] > 0)
-            rb_hash_aset(causes, ID2SYM(rb_intern(names[c])), LL2NUM(by_cause[c]));
-    }
-    /* The clock reading the totals are taken at: the difference of two
-     * reads is the exact wall time the state differences add up to (a GVL
-     * switch between this call and a separate clock read would not be). */
-    rb_hash_aset(h, ID2SYM(rb_intern("monotonic_ns")), LL2NUM(now));
-    rb_hash_aset(h, ID2SYM(rb_intern("blocked_by_cause")), causes);
-    return h;
+    return counters_at(slot, rperf_now_ns());
+}
+
+/* _c_switch_label(id) — _c_set_label, returning the thread's counters
+ * (as _c_thread_contention) at the switch's own clock reading, or nil when
+ * not profiling. Counters read by a call of their own leave time between
+ * them and the switch (a GVL hand-off, the thread preempted) that the label
+ * totals count and the reader would not. */
+static VALUE
+rb_rperf_switch_label(VALUE self, VALUE vid)
+{
+    (void)self;
+    int id = NUM2INT(vid);
+    if (id < 0)
+        rb_raise(rb_eArgError, "rperf: negative label set id %d", id);
+    if (!rperf_contention_active())
+        return Qnil;
+    rperf_thread_slot_t *slot = claim_current();
+    if (!slot)
+        return Qnil;
+    return counters_at(slot, rperf_contention_set_label(slot, id));
 }
 
 /* ------------------------------------------------------------------ */
@@ -668,20 +696,14 @@ Init_rperf_ext(void)
     rb_define_module_function(mRperf, "_c_profile_inc", rb_rperf_profile_inc, 0);
     rb_define_module_function(mRperf, "_c_profile_dec", rb_rperf_profile_dec, 0);
     rb_define_module_function(mRperf, "_c_thread_contention", rb_rperf_thread_contention, 0);
+    rb_define_module_function(mRperf, "_c_switch_label", rb_rperf_switch_label, 1);
     rb_define_module_function(mRperf, "_c_parse_report", rb_rperf_parse_report, 1);
     rb_define_module_function(mRperf, "_c_parsed_intervals", rb_rperf_parsed_intervals, 1);
     rb_define_module_function(mRperf, "_c_render", rb_rperf_render, 3);
-    const char *priv[] = {"_c_start",
-                          "_c_stop",
-                          "_c_snapshot",
-                          "_c_running?",
-                          "_c_set_label",
-                          "_c_get_label",
-                          "_c_profile_inc",
-                          "_c_profile_dec",
-                          "_c_thread_contention",
-                          "_c_parse_report",
-                          "_c_parsed_intervals",
+    const char *priv[] = {"_c_start",        "_c_stop",         "_c_snapshot",
+                          "_c_running?",     "_c_set_label",    "_c_get_label",
+                          "_c_profile_inc",  "_c_profile_dec",  "_c_thread_contention",
+                          "_c_switch_label", "_c_parse_report", "_c_parsed_intervals",
                           "_c_render"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {

@@ -243,13 +243,19 @@ class TestCountersMode < Test::Unit::TestCase
     assert_operator units.count { |l| l["label.endpoint"] == "GET /users/:id" }, :==, 2
     cpu = units.select { |l| l["label.endpoint"] == "GET /cpu" }
     assert_operator cpu.sum { |l| l["gvl_wait_ns"] }, :>, 0, "the requests competed for the GVL"
-    # The interval line of each label sums that label's unit lines.
+    # The interval line of each label is the sum of that label's unit lines,
+    # to the nanosecond: the label switches read the units' counters, so no
+    # GVL hand-off or preemption between a read and a switch (common on a
+    # busy machine) can fall into one and not the other.
     by_label = lines.select { |l| l["kind"] == "interval" }.to_h { |l| [l["label.endpoint"] || l["label.job"], l] }
     { "GET /cpu" => cpu, "Resize" => units.select { |l| l["label.job"] == "Resize" } }.each do |name, rows|
       line = by_label.fetch(name) { flunk "no interval line for #{name}: #{by_label.keys}" }
       STATES.each do |k|
-        assert_in_delta rows.sum { |l| l[k.to_s] }, line[k.to_s], 1_000_000, "#{name} #{k}"
+        assert_equal rows.sum { |l| l[k.to_s] }, line[k.to_s], "#{name} #{k}"
       end
     end
+    # and a unit's states add up to its wall time exactly: both come from
+    # the same two clock readings.
+    units.each { |l| assert_equal l["wall_ns"], STATES.sum { |k| l[k.to_s] }, l.inspect }
   end
 end
