@@ -298,17 +298,24 @@ claim_current(void)
     return slot;
 }
 
+/* The calling thread's slot for a label switch to `vid` (its id in *id),
+ * or NULL when not profiling. */
+static rperf_thread_slot_t *
+label_slot(VALUE vid, int *id)
+{
+    *id = NUM2INT(vid);
+    if (*id < 0)
+        rb_raise(rb_eArgError, "rperf: negative label set id %d", *id);
+    return rperf_contention_active() ? claim_current() : NULL;
+}
+
 /* _c_set_label(id) — the current thread's label set from now on. */
 static VALUE
 rb_rperf_set_label(VALUE self, VALUE vid)
 {
     (void)self;
-    int id = NUM2INT(vid);
-    if (id < 0)
-        rb_raise(rb_eArgError, "rperf: negative label set id %d", id);
-    if (!rperf_contention_active())
-        return vid;
-    rperf_thread_slot_t *slot = claim_current();
+    int id;
+    rperf_thread_slot_t *slot = label_slot(vid, &id);
     if (slot)
         rperf_contention_set_label(slot, id);
     return vid;
@@ -418,15 +425,9 @@ static VALUE
 rb_rperf_switch_label(VALUE self, VALUE vid)
 {
     (void)self;
-    int id = NUM2INT(vid);
-    if (id < 0)
-        rb_raise(rb_eArgError, "rperf: negative label set id %d", id);
-    if (!rperf_contention_active())
-        return Qnil;
-    rperf_thread_slot_t *slot = claim_current();
-    if (!slot)
-        return Qnil;
-    return counters_at(slot, rperf_contention_set_label(slot, id));
+    int id;
+    rperf_thread_slot_t *slot = label_slot(vid, &id);
+    return slot ? counters_at(slot, rperf_contention_set_label(slot, id)) : Qnil;
 }
 
 /* ------------------------------------------------------------------ */
