@@ -832,9 +832,11 @@ void
 rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
 {
     rperf_slot_write_begin(slot);
-    int prior = slot->state;
-    charge(slot, prior == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED, now,
-           RPERF_STATE_BLOCKED);
+    int last = slot->state == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED;
+    /* The state stays the one charged: without the GVL this hook cannot
+     * write the Ractor's timeline, so the report builder emits the span
+     * [timeline_from_ns, state_since_ns) in that state. */
+    charge(slot, last, now, last);
     RPERF_STORE(slot->exited, 1);
     RPERF_STORE(slot->ready_ns, 0);
     rperf_slot_write_end(slot);
