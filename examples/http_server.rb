@@ -210,6 +210,7 @@ module HTTPExample
   ensure
     log&.stop_interval
     server&.stop
+    log&.flush
     if Rperf.running?
       result = Rperf.stop
       if opts[:report]

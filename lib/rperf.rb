@@ -234,6 +234,23 @@ module Rperf
       warn "rperf: the profile could not restart in the forked child #{Process.pid}: #{e.message}"
     end
 
+    # label(**set) { } whose two switches also read the thread's counters
+    # (thread_counters Arrays; nil when not profiling) at their own clock reading:
+    # the block gets the first, `ending` is called with the second, also when
+    # the block raises. Between the two is exactly the time the label totals
+    # charge to `set` on this thread, whatever the scheduler does around the
+    # calls. For Rperf::ContentionLog, whose lines must sum to its interval
+    # lines.
+    def label_with_counters(set, ending)
+      previous = labels
+      merged = previous.merge(normalize_labels(set)).compact
+      begin
+        yield _c_switch_label(label_set_id(merged), [])
+      ensure
+        ending.call(_c_switch_label(label_set_id(previous), []))
+      end
+    end
+
     # The frozen labels Hash of a label set id, or nil.
     def label_set(id)
       @label_mutex.synchronize { @label_sets[id] }

@@ -264,11 +264,90 @@ reset_one_after_pause(rperf_thread_slot_t *slot, void *arg)
     rperf_slot_write_end(slot);
 }
 
+static inline int64_t clipped_since(const rperf_thread_slot_t *slot);
+static inline void charge(rperf_thread_slot_t *slot, int state, int64_t now, int next);
+static void emit_interval(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int state, int64_t to);
+static void effective_totals(const rperf_slot_view_t *v, int64_t now, int64_t out[RPERF_STATE_COUNT]);
+static void effective_methods(const rperf_slot_view_t *v, int64_t now, int64_t out[RPERF_SLOT_BLOCK_METHODS]);
+
+/* Resume helper, before the clip moves: the state a thread of the caller's
+ * Ractor had open at the pause ends at the pause, as accounting_now ends
+ * it for every reader while paused. Charged here, its recorded part
+ * [since, pause) stays in the thread's totals, its timeline and its wait
+ * edges; dropped by the re-base, it would take back time that a report or
+ * a label flush had already counted from the views (a report cut while the
+ * state was open, a label switch), and the thread's next report and label
+ * rows would lose as much of what came after the resume. */
+static void
+end_state_at_pause(rperf_thread_slot_t *slot, void *arg)
+{
+    const struct resume_reset *rr = arg;
+    if (slot->exited || RPERF_LOAD(slot->ractor) != rr->ractor)
+        return;
+    int state = slot->state;
+    if (state < 0 || state >= RPERF_STATE_COUNT)
+        return;
+    int64_t to = run.paused_at_ns;
+    int64_t ready = slot->ready_ns;
+    int64_t wait_from = clipped_since(slot);
+    int64_t blocked_from = slot->timeline_from_ns;
+    rperf_ractor_slot_t *r = rr->ractor;
+    rperf_slot_write_begin(slot);
+    charge(slot, state, to, state);
+    int64_t cut = __atomic_load_n(&run.edge_cut_ns, __ATOMIC_RELAXED);
+    int64_t edge_from = wait_from > cut ? wait_from : cut;
+    if (state == RPERF_STATE_GVL_WAIT && !run.cfg.counters_only && edge_from < to) {
+        /* In the write section, as at RESUMED: a report whose view shows
+         * the wait ended finds it in the ring. */
+        rperf_wait_defer(r->ring, rperf_contention_epoch(), slot->seq, slot->label_set_id, edge_from, to);
+    }
+    rperf_slot_write_end(slot);
+    if (state == RPERF_STATE_GVL_WAIT && ready > blocked_from)
+        emit_interval(slot, r, RPERF_STATE_BLOCKED, ready);
+    emit_interval(slot, r, state, to);
+}
+
+/* Resume helper for threads of other Ractors, whose slots their own hooks
+ * may be writing: their open state is not charged, so the time from its
+ * start to the pause leaves their effective totals when the clip moves.
+ * Baselines that counted it come down with it (they are the builder's and
+ * the label table's, written with the main Ractor's GVL), or the thread's
+ * next report and label rows would lose as much. */
+static void
+lower_bases_to_totals(rperf_thread_slot_t *slot, void *arg)
+{
+    const struct resume_reset *rr = arg;
+    if (RPERF_LOAD(slot->ractor) == rr->ractor)
+        return;
+    rperf_slot_view_t v;
+    rperf_slot_read(slot, &v);
+    int64_t eff[RPERF_STATE_COUNT];
+    int64_t meff[RPERF_SLOT_BLOCK_METHODS];
+    effective_totals(&v, rr->now_ns, eff);
+    effective_methods(&v, rr->now_ns, meff);
+    for (int i = 0; i < RPERF_STATE_COUNT; i++) {
+        if (slot->base_totals[i] > eff[i])
+            slot->base_totals[i] = eff[i];
+        if (slot->label_base[i] > eff[i])
+            slot->label_base[i] = eff[i];
+    }
+    for (int i = 0; i < RPERF_SLOT_BLOCK_METHODS; i++) {
+        if (slot->base_method_ns[i] > meff[i])
+            slot->base_method_ns[i] = meff[i];
+        if (slot->label_base_method_ns[i] > meff[i])
+            slot->label_base_method_ns[i] = meff[i];
+    }
+}
+
 void
 rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
 {
     if (!run.active || !run.paused_at_ns)
         return;
+    if (r) {
+        struct resume_reset rr = {NULL, r, now_ns};
+        rperf_slots_foreach(end_state_at_pause, &rr);
+    }
     if (run.paused_at_ns > run.interval_start_ns)
         run.paused_ns += now_ns - run.paused_at_ns;
     else
@@ -292,10 +371,12 @@ rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
             __atomic_store_n(&r->holder_seq, slot->seq, __ATOMIC_RELEASE);
         push_holder(r, now_ns, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     }
-    if (r) {
-        struct resume_reset rr = {slot, r, now_ns};
+    struct resume_reset rr = {slot, r, now_ns};
+    if (r)
         rperf_slots_foreach(reset_one_after_pause, &rr);
-    }
+    pthread_mutex_lock(&run.label_mutex);
+    rperf_slots_foreach(lower_bases_to_totals, &rr);
+    pthread_mutex_unlock(&run.label_mutex);
     __atomic_store_n(&run.recording, recording_mode(), __ATOMIC_RELEASE);
 }
 
@@ -754,9 +835,11 @@ void
 rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
 {
     rperf_slot_write_begin(slot);
-    int prior = slot->state;
-    charge(slot, prior == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED, now,
-           RPERF_STATE_BLOCKED);
+    int last = slot->state == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED;
+    /* The state stays the one charged: without the GVL this hook cannot
+     * write the Ractor's timeline, so the report builder emits the span
+     * [timeline_from_ns, state_since_ns) in that state. */
+    charge(slot, last, now, last);
     RPERF_STORE(slot->exited, 1);
     RPERF_STORE(slot->ready_ns, 0);
     rperf_slot_write_end(slot);
@@ -894,6 +977,12 @@ accounting_now(int64_t now)
     return now;
 }
 
+int64_t
+rperf_contention_accounting_end(int64_t now)
+{
+    return accounting_now(now);
+}
+
 /* The time of the state open in the view, up to `now`. */
 static int64_t
 open_span(const rperf_slot_view_t *v, int64_t now)
@@ -1022,11 +1111,11 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
     }
 }
 
-void
+int64_t
 rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
 {
     if (slot->label_set_id == label_set_id)
-        return;
+        return rperf_contention_now_clipped();
     /* Names the methods blocked time waits in (it allocates: before the
      * clock reading and outside the mutex). */
     rperf_cause_table_resolve_all();
@@ -1049,6 +1138,7 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
     pthread_mutex_unlock(&run.label_mutex);
     if (rperf_contention_recording())
         push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id);
+    return now;
 }
 
 static void

@@ -101,6 +101,8 @@ int rperf_contention_forked_child_pending(void);
 /* Clock reading clipped to the last resume: accounting never reaches back
  * into a paused period. */
 int64_t rperf_contention_now_clipped(void);
+/* Where accounting of a reading at `now` ends: the pause, while paused. */
+int64_t rperf_contention_accounting_end(int64_t now);
 int64_t rperf_contention_clip_ns(void);
 uint32_t rperf_contention_epoch(void);
 const rperf_contention_config_t *rperf_contention_config(void);
@@ -165,7 +167,9 @@ void rperf_hook_timed_end(int64_t start_ns);
 /* ---- Ruby-side operations (the thread itself, GVL held) ---- */
 /* The slot's ractor should be set (the caller registers it): the closing
  * interval and the holder ring need it. */
-void rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id);
+/* Returns the clock reading the switch took (a fresh one when the label
+ * was already set): the slot's totals read at it are the label boundary's. */
+int64_t rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id);
 /* Cumulative totals of a slot up to now (open state included). */
 void rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now, int64_t totals[RPERF_STATE_COUNT]);
 

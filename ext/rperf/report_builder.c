@@ -332,10 +332,17 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
         ctx->ractor_threads[row]++;
     }
 
-    /* The state open at the cut, split at the cut (timeline only). */
-    if (!v.exited && rperf_contention_config()->timeline) {
+    /* The state open at the cut, split at the cut; or an exited thread's
+     * last span, which EXITED charged up to the exit but could not put in
+     * the Ractor's timeline (it runs without the GVL): on a busy machine
+     * the exiting thread may wait tens of ms for a CPU there. Timeline only. */
+    if (rperf_contention_config()->timeline) {
         int64_t from = v.timeline_from_ns;
-        int64_t to = end;
+        int64_t clip = rperf_contention_clip_ns();
+        if (from < clip)
+            from = clip;
+        /* A paused profile's open states end at the pause, as in the totals. */
+        int64_t to = v.exited ? v.state_since_ns : rperf_contention_accounting_end(end);
         int m = v.block_method >= 0 && v.block_method < v.nmethods ? v.block_method : 0;
         uint8_t cause = rperf_interval_cause_byte(v.methods[m].frame, m);
         if (v.state == RPERF_STATE_GVL_WAIT && v.ready_ns > from) {

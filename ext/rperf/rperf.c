@@ -298,17 +298,24 @@ claim_current(void)
     return slot;
 }
 
+/* The calling thread's slot for a label switch to `vid` (its id in *id),
+ * or NULL when not profiling. */
+static rperf_thread_slot_t *
+label_slot(VALUE vid, int *id)
+{
+    *id = NUM2INT(vid);
+    if (*id < 0)
+        rb_raise(rb_eArgError, "rperf: negative label set id %d", *id);
+    return rperf_contention_active() ? claim_current() : NULL;
+}
+
 /* _c_set_label(id) — the current thread's label set from now on. */
 static VALUE
 rb_rperf_set_label(VALUE self, VALUE vid)
 {
     (void)self;
-    int id = NUM2INT(vid);
-    if (id < 0)
-        rb_raise(rb_eArgError, "rperf: negative label set id %d", id);
-    if (!rperf_contention_active())
-        return vid;
-    rperf_thread_slot_t *slot = claim_current();
+    int id;
+    rperf_thread_slot_t *slot = label_slot(vid, &id);
     if (slot)
         rperf_contention_set_label(slot, id);
     return vid;
@@ -402,21 +409,13 @@ counter_fields(void)
     return rb_ary_freeze(fields);
 }
 
-/* Reads the calling thread's counters into out; 0, or -1 when no profile
- * is active or the thread has no slot. */
-static int
-read_thread_counters(int64_t out[COUNTER_COUNT])
+/* The slot's counters at `now` into out (the running thread's own slot:
+ * the view and the totals agree, only its own events write them). */
+static void
+counters_into(rperf_thread_slot_t *slot, int64_t now, int64_t out[COUNTER_COUNT])
 {
-    if (!rperf_contention_active())
-        return -1;
-    rperf_thread_slot_t *slot = claim_current();
-    if (!slot)
-        return -1;
-    int64_t now = rperf_now_ns();
     rperf_slot_view_t view;
     rperf_slot_read(slot, &view);
-    /* The running thread reads its own slot: the view and the totals agree
-     * (only its own events write them). */
     rperf_slot_totals_now(slot, now, &out[COUNTER_TOTALS]);
     out[COUNTER_CLOCK] = now;
     int known = view.runnable_ns >= rperf_contention_clip_ns() && view.runnable_ns > 0;
@@ -430,23 +429,53 @@ read_thread_counters(int64_t out[COUNTER_COUNT])
     for (int i = 0; i < view.nmethods; i++)
         out[COUNTER_CAUSES + (i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame))] +=
             methods[i];
-    return 0;
+}
+
+/* Writes counters into ary (Integers; nothing allocated but ary's room the
+ * first time: everything is read before, as allocating may run the GC hook
+ * on this thread and move the totals past their clock reading). */
+static VALUE
+store_counters(VALUE ary, const int64_t c[COUNTER_COUNT])
+{
+    for (long i = 0; i < COUNTER_COUNT; i++)
+        rb_ary_store(ary, i, LL2NUM(c[i]));
+    return ary;
 }
 
 /* _c_thread_counters(ary) — the calling thread's counters written into ary
- * (Rperf::COUNTER_FIELDS order; Integers, nothing allocated but ary's room
- * the first time), or nil when no profile is active. */
+ * (Rperf::COUNTER_FIELDS order), or nil when no profile is active. */
 static VALUE
 rb_rperf_thread_counters(VALUE self, VALUE ary)
 {
     (void)self;
     Check_Type(ary, T_ARRAY);
-    int64_t c[COUNTER_COUNT];
-    if (read_thread_counters(c) < 0)
+    if (!rperf_contention_active())
         return Qnil;
-    for (long i = 0; i < COUNTER_COUNT; i++)
-        rb_ary_store(ary, i, LL2NUM(c[i]));
-    return ary;
+    rperf_thread_slot_t *slot = claim_current();
+    if (!slot)
+        return Qnil;
+    int64_t c[COUNTER_COUNT];
+    counters_into(slot, rperf_now_ns(), c);
+    return store_counters(ary, c);
+}
+
+/* _c_switch_label(id, ary) — _c_set_label, writing the thread's counters
+ * into ary (as _c_thread_counters) at the switch's own clock reading, or
+ * nil when not profiling. Counters read by a call of their own leave time
+ * between them and the switch (a GVL hand-off, the thread preempted) that
+ * the label totals count and the reader would not. */
+static VALUE
+rb_rperf_switch_label(VALUE self, VALUE vid, VALUE ary)
+{
+    (void)self;
+    Check_Type(ary, T_ARRAY);
+    int id;
+    rperf_thread_slot_t *slot = label_slot(vid, &id);
+    if (!slot)
+        return Qnil;
+    int64_t c[COUNTER_COUNT];
+    counters_into(slot, rperf_contention_set_label(slot, id), c);
+    return store_counters(ary, c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -717,14 +746,15 @@ Init_rperf_ext(void)
     rb_define_module_function(mRperf, "_c_profile_dec", rb_rperf_profile_dec, 0);
     rb_define_module_function(mRperf, "_c_refcount", rb_rperf_refcount, 0);
     rb_define_module_function(mRperf, "_c_thread_counters", rb_rperf_thread_counters, 1);
+    rb_define_module_function(mRperf, "_c_switch_label", rb_rperf_switch_label, 2);
     rb_define_const(mRperf, "COUNTER_FIELDS", counter_fields());
     rb_define_module_function(mRperf, "_c_parse_report", rb_rperf_parse_report, 1);
     rb_define_module_function(mRperf, "_c_parsed_intervals", rb_rperf_parsed_intervals, 1);
     rb_define_module_function(mRperf, "_c_render", rb_rperf_render, 3);
-    const char *priv[] = {"_c_start",           "_c_stop",      "_c_snapshot",     "_c_running?",
-                          "_c_set_label",       "_c_get_label", "_c_profile_inc",  "_c_profile_dec",
-                          "_c_thread_counters", "_c_refcount",  "_c_parse_report", "_c_parsed_intervals",
-                          "_c_render"};
+    const char *priv[] = {
+        "_c_start",        "_c_stop",         "_c_snapshot",         "_c_running?",        "_c_set_label",
+        "_c_get_label",    "_c_profile_inc",  "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
+        "_c_switch_label", "_c_parse_report", "_c_parsed_intervals", "_c_render"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

@@ -42,6 +42,11 @@ typedef struct edge_entry {
 
 static struct {
     edge_entry_t *entries;
+    /* The buckets in use, in the order they were taken: a cut reads and
+     * clears these alone. Scanning every bucket read every page of the
+     * table, and a read fault makes an untouched page resident where the
+     * kernel maps no shared zero page (6 MiB at the default max_edges). */
+    uint32_t *taken;
     size_t mask;  /* buckets - 1 */
     size_t limit; /* max_edges */
     size_t used;
@@ -105,7 +110,7 @@ table_add_locked(const rperf_edge_t *e, uint32_t h)
             slot->edge = *e;
             slot->hash = h;
             slot->used = 1;
-            table.used++;
+            table.taken[table.used++] = (uint32_t)i;
             return 0;
         }
         if (slot->hash == h && edge_same_key(&slot->edge, e)) {
@@ -114,6 +119,12 @@ table_add_locked(const rperf_edge_t *e, uint32_t h)
             return 0;
         }
     }
+}
+
+static size_t
+table_bytes(size_t buckets, size_t limit)
+{
+    return buckets * sizeof(edge_entry_t) + limit * sizeof(uint32_t);
 }
 
 int
@@ -127,11 +138,12 @@ rperf_edges_create(long capacity, rperf_edge_lost_fn lost)
     /* mmap, not calloc: calloc of memory the heap had freed zeroes every
      * page of it (6 MiB at the default max_edges) at each start; fresh
      * mappings stay untouched until an edge lands there. */
-    void *entries = mmap(NULL, buckets * sizeof(edge_entry_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                         -1, 0);
+    void *entries = mmap(NULL, table_bytes(buckets, (size_t)capacity), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (entries == MAP_FAILED)
         return -1;
     table.entries = entries;
+    table.taken = (uint32_t *)(table.entries + buckets);
     table.mask = buckets - 1;
     table.limit = (size_t)capacity;
     table.used = 0;
@@ -146,7 +158,7 @@ void
 rperf_edges_destroy(void)
 {
     if (table.entries)
-        munmap(table.entries, (table.mask + 1) * sizeof(edge_entry_t));
+        munmap(table.entries, table_bytes(table.mask + 1, table.limit));
     memset(&table, 0, sizeof(table));
 }
 
@@ -507,13 +519,12 @@ rperf_edges_cut(rperf_holder_ring_t *const *rings, int nrings, rperf_wait_take_f
          * memset of the whole table made every page of it resident (6 MiB
          * at the default max_edges) at each clearing cut, the final stop's
          * included. */
-        for (size_t i = 0; i <= table.mask; i++) {
-            if (!table.entries[i].used)
-                continue;
+        for (size_t k = 0; k < table.used; k++) {
+            edge_entry_t *slot = &table.entries[table.taken[k]];
             if (out->count < cap)
-                out->items[out->count++] = table.entries[i].edge;
+                out->items[out->count++] = slot->edge;
             if (clear)
-                memset(&table.entries[i], 0, sizeof(edge_entry_t));
+                memset(slot, 0, sizeof(edge_entry_t));
         }
         if (clear)
             table.used = 0;

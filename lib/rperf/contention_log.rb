@@ -52,7 +52,7 @@ module Rperf
         @labels = labels
         @before = before
         @thread = Thread.current
-        @started_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+        @started_ns = Unit.clock(before)
         @ended_ns = nil
         @after = nil
         @result = nil
@@ -66,13 +66,22 @@ module Rperf
       # inside Rperf.profile so both reads see the profiler recording.
       def begin_counters(before)
         @before = before
-        @started_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+        @started_ns = Unit.clock(before)
       end
 
       def end_counters(after)
         @after = after
         @end_read = after
-        @ended_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+        @ended_ns = Unit.clock(after)
+      end
+
+      # The clock reading counters were taken at (the first of a
+      # thread_counters Array, thread_contention's monotonic_ns), so that the
+      # wall time is the one their states add up to; a separate reading when
+      # they have none.
+      def self.clock(counters)
+        ns = counters.is_a?(Array) ? counters[0] : (counters[:monotonic_ns] if counters.is_a?(Hash))
+        ns.is_a?(Integer) ? ns : Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
       end
 
       def counters_ended?
@@ -228,9 +237,9 @@ module Rperf
     def measure_unit(unit, &block)
       entered = false
       begin
-        with_profiler(unit) do
+        with_profiler(unit) do |counting|
           entered = true
-          counted(unit, &block)
+          counting ? block.call(unit) : counted(unit, &block)
         end
       rescue Exception => e # rubocop:disable Lint/RescueException -- re-raised
         raise if entered
@@ -423,9 +432,7 @@ module Rperf
     def counted(unit)
       return yield(unit) unless unit
 
-      start = read_counters
-      unit.begin_counters(start)
-      unit.before_window = before_window(start) if unit.instance_variable_get(:@want_before)
+      begin_unit(unit, read_counters)
       begin
         yield unit
       ensure
@@ -439,12 +446,32 @@ module Rperf
     def with_profiler(unit, &block)
       labels = @label && unit ? unit.labels : {}
       if @profile && Rperf.respond_to?(:profile)
-        Rperf.profile(**labels, &block)
-      elsif !labels.empty? && Rperf.respond_to?(:label)
-        Rperf.label(**labels, &block)
+        Rperf.profile { labelled(unit, labels, &block) }
       else
-        block.call
+        labelled(unit, labels, &block)
       end
+    end
+
+    # Runs the block inside the unit's labels. Where it can, the label
+    # switches themselves read the unit's counters (the block gets true):
+    # reads of their own leave time between them and the switches (a GVL
+    # hand-off, the thread preempted on a busy machine) that the label's
+    # interval line counts and the unit's line would not.
+    def labelled(unit, labels, &block)
+      return block.call(false) if labels.empty? || !Rperf.respond_to?(:label)
+      return Rperf.label(**labels) { block.call(false) } if @counters || !Rperf.respond_to?(:label_with_counters, true)
+
+      ending = ->(after) { unit.end_counters(after || read_counters) }
+      Rperf.__send__(:label_with_counters, labels, ending) do |before|
+        begin_unit(unit, before || read_counters)
+        block.call(true)
+      end
+    end
+
+    # The unit's counters start here; with before: its window before them.
+    def begin_unit(unit, start)
+      unit.begin_counters(start)
+      unit.before_window = before_window(start) if unit.instance_variable_get(:@want_before)
     end
 
     def read_counters
@@ -499,7 +526,7 @@ module Rperf
     end
 
     def measure_since(before, started_ns, after = read_counters)
-      wall = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - started_ns
+      wall = Unit.clock(after) - started_ns
       Log::Measurement.between(before, after, wall)
     end
 

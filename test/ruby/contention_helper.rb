@@ -51,7 +51,9 @@ module ContentionHelper
     n.times.map do |i|
       Thread.new do
         Thread.current.name = "#{prefix}#{i}"
-        burn_work(seconds)
+        burn_work(seconds).tap do
+          Thread.current[:cpu_ns] = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+        end
       end
     end
   end

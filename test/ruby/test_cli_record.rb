@@ -498,8 +498,16 @@ class TestCliRecord < Test::Unit::TestCase
       program = "#{WORK}\nwork\nFile.write(#{ready.dump}, '')\nsleep 20"
       out_r, out_w = IO.pipe
       status = nil
-      pid = Process.spawn(clean_env, CLI, "record", "-o", File.join(dir, "r.json"), "--", RbConfig.ruby, "-e",
-                          program, chdir: dir, out: out_w, err: out_w)
+      # record keeps a SIGINT it was started with ignored (nohup stays
+      # nohup), and a runner started in the background by a shell has it
+      # ignored: here it is caught, which exec turns into the default.
+      previous = trap("INT", "DEFAULT")
+      begin
+        pid = Process.spawn(clean_env, CLI, "record", "-o", File.join(dir, "r.json"), "--", RbConfig.ruby, "-e",
+                            program, chdir: dir, out: out_w, err: out_w)
+      ensure
+        trap("INT", previous)
+      end
       out_w.close
       Timeout.timeout(60) { sleep 0.05 until File.exist?(ready) }
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC)

@@ -84,9 +84,19 @@ class TestContentionAccounting < Test::Unit::TestCase
     end
     %w[io sleep].each do |name|
       t = report.thread(name)
-      assert_operator t.blocked_ns, :>, t.lifetime_ns * 0.9, "#{name}: #{t.to_h}"
+      # Nearly all of their lives off the GVL or getting it back. After each
+      # wake-up a thread waits for the GVL, and on a busy machine for a CPU
+      # too (the reader waited 60 of its 181 ms), so that wait is not bounded
+      # here; what they ran is.
+      assert_operator t.running_ns, :<, t.lifetime_ns * 0.1, "#{name}: #{t.to_h}"
+      assert_operator t.blocked_ns + t.gvl_wait_ns, :>, t.lifetime_ns * 0.9, "#{name}: #{t.to_h}"
       assert_operator t.waits, :>=, 1
     end
+    # A sleep never ends early: four of 40 ms are off the GVL (less the
+    # moment before each SUSPENDED; a sleeper woken early under M:N threads
+    # waits for the GVL before it sleeps again).
+    sleeper = report.thread("sleep")
+    assert_operator sleeper.blocked_ns + sleeper.gvl_wait_ns, :>=, 4 * 39_000_000, sleeper.to_h.inspect
     assert_conservation(report)
   end
 
@@ -102,7 +112,12 @@ class TestContentionAccounting < Test::Unit::TestCase
     assert(report.intervals.any? { |iv| iv.thread == t.seq && iv.state_name == :gc_mark }, "a gc_mark interval")
   end
 
-  # Intervals cover each thread's accounted time (up to coalescing).
+  # Intervals cover each thread's accounted time to the nanosecond (nothing
+  # coalesces at min_interval_ns 0): every span the totals hold is an
+  # interval, an exited thread's last one too. That one ends at EXITED,
+  # which runs without the GVL and cannot write the timeline; the builder
+  # writes it. It was missing: 0.4 us to 4.8 ms a thread, 17 ms under ASan
+  # on a busy machine (the exiting thread waits for a CPU there).
   def test_intervals_cover_thread_totals
     report = Rperf.contention { mixed_workload }
     assert_equal 0, report.stats["dropped_intervals"]
@@ -110,7 +125,7 @@ class TestContentionAccounting < Test::Unit::TestCase
     assert_operator report.threads.size, :>=, 3, "mixed_workload's threads and the caller"
     report.threads.each do |t|
       covered = per_thread.fetch(t.seq, []).sum(&:duration_ns)
-      assert_in_delta t.accounted_ns, covered, t.accounted_ns * 0.02 + 200_000, "thread #{t.seq} #{t.name}"
+      assert_equal t.accounted_ns, covered, "thread #{t.seq} #{t.name}"
     end
   end
 

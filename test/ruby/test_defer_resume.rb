@@ -2,7 +2,9 @@
 # profiler is paused, so on resume it must not keep a state it held at pause
 # time. The main thread was running when the profile started (paused); it then
 # blocks in Thread#value while a worker's Rperf.profile block runs. It must be
-# charged as blocked (or waiting) during the block, not as running.
+# charged as blocked (or waiting) during the block, not as running. A state
+# open at the pause ends there, and what a report counted of it is not taken
+# back from the next one.
 require_relative "contention_helper"
 
 class TestDeferResume < Test::Unit::TestCase
@@ -26,5 +28,65 @@ class TestDeferResume < Test::Unit::TestCase
     assert_operator main.running_ns, :<, w.running_ns * 0.2, main.to_h.inspect
   ensure
     Rperf.stop if Rperf.running?
+  end
+
+  STATES = %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].freeze
+
+  # A thread blocked in Queue#pop when the profile pauses: a report cut in
+  # the pause counts its open state up to the pause, and the resume must
+  # not take that back from what the thread does next. It did: the next
+  # report and the next label rows lost as much (a labelled 50 ms sleep
+  # after the resume counted 0 ms blocked).
+  def test_a_state_open_at_a_pause_is_not_taken_back_after_the_resume
+    %i[counters wall].each do |mode|
+      Rperf.start(mode: mode, defer: true, **(mode == :counters ? {} : { timeline: true }))
+      jobs = Queue.new
+      inner = {}
+      worker = Thread.new do
+        Thread.current.name = "worker"
+        while (step = jobs.pop)
+          Rperf.profile do
+            Rperf.label(step: step) do
+              before = Rperf.thread_contention
+              sleep 0.05
+              after = Rperf.thread_contention
+              inner[step] = STATES.to_h { |k| [k, after[k] - before[k]] }
+            end
+          end
+        end
+      end
+      # Step one, then the worker blocks in Queue#pop while recorded.
+      Rperf.profile do
+        jobs << "one"
+        sleep 0.15
+      end
+      sleep 0.05 # paused
+      reports = [Rperf.snapshot(clear: true)]
+      Rperf.profile do
+        jobs << "two"
+        sleep 0.15
+      end
+      jobs << nil
+      worker.join
+      reports << Rperf.stop
+      %w[one two].each do |step|
+        rows = reports.flat_map { |r| r.labels.select { |row| row.labels["step"] == step } }
+        STATES.each do |k|
+          assert_operator rows.sum(&k), :>=, inner[step][k] - 100_000,
+                          "#{mode}: step=#{step} #{k} below the thread's own reads inside the label"
+        end
+      end
+      reports.each do |report|
+        w = report.thread("worker")
+        assert_operator w.blocked_ns, :>=, 40_000_000, "#{mode}: #{w.to_h}"
+        next if mode == :counters
+
+        # The state ended at the pause keeps its timeline interval.
+        covered = report.intervals.select { |iv| iv.thread == w.seq }.sum(&:duration_ns)
+        assert_in_delta w.accounted_ns, covered, w.accounted_ns * 0.02 + 200_000, "#{mode}: #{w.to_h}"
+      end
+    ensure
+      Rperf.stop if Rperf.running?
+    end
   end
 end

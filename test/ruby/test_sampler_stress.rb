@@ -64,27 +64,21 @@ class TestSamplerStress < Test::Unit::TestCase
         end
       end
     end
-    snapshots = 0
-    cleared = 0
+    # A count of snapshots, not a time: how many fit in a second depends on
+    # when the main thread gets the GVL back from four busy threads, and on
+    # how much CPU the machine leaves the process.
     sampled = 0
-    deadline = monotonic + 1.0
-    while monotonic < deadline
-      clear = (snapshots % 10).zero?
-      report = report_of(Rperf.snapshot(clear: clear))
-      cleared += 1 if clear
+    100.times do |i|
+      report = report_of(Rperf.snapshot(clear: (i % 10).zero?))
       sampled += report["samples"].size
       report["samples"].each do |stack_id, weight_ns, seq, _|
         raise "bad sample #{[stack_id, weight_ns, seq].inspect}" unless report["stacks"][stack_id] && weight_ns.positive? && seq.positive?
       end
-      snapshots += 1
       sleep 0.001
     end
     stop = true
     workers.each(&:join)
     final = report_of(Rperf.stop)
-    # Each loop asks for a snapshot 1 ms after the last; under four busy
-    # threads the main thread gets the GVL back only every few ms.
-    assert_operator snapshots, :>=, 50
     assert_operator sampled, :>, 0, "the snapshots carried samples to check"
     assert_operator final["stats"]["sampling_count"], :>, 0
     assert_equal 0, final["stats"]["dropped_aggregation"]

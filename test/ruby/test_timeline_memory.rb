@@ -126,8 +126,11 @@ class TestTimelineMemory < Test::Unit::TestCase
 
   # A short run costs little memory from start to stop, whatever the heap
   # held before: the wait-edge table (6 MiB at the default max_edges) once
-  # became resident at start when calloc recycled freed heap memory, and at
-  # stop when its clearing memset touched every page. Measured in a fresh
+  # became resident at start when calloc recycled freed heap memory, at
+  # stop when its clearing memset touched every page, and at every cut when
+  # it read every bucket (a read fault makes a page resident on kernels
+  # that map no shared zero page; test_wait_edges.c counts the pages read
+  # on any kernel). Measured in a fresh
   # process after the bench's warm-up; the peak RSS is restarted before
   # start (/proc/self/clear_refs "5", Linux 4.0 and later).
   def test_a_short_run_costs_little_memory

@@ -18,6 +18,9 @@ module Rperf
       EXIT_FLUSH_SECONDS = 1.0
       INTERVAL = 0.05
       BATCH = 512
+      # A writer with nothing to write for this long ends; the next line
+      # starts another. An idle process keeps no thread of the log's.
+      IDLE_EXIT = 1.0
 
       attr_reader :max_lines
 
@@ -40,8 +43,8 @@ module Rperf
 
       # Queues one line. Returns false when it was dropped (the queue full).
       def push(line)
-        start_writer unless @pid == Process.pid
         @mutex.synchronize do
+          start_writer_locked unless @pid == Process.pid
           if @lines.size >= @max_lines
             @dropped += 1
             return false
@@ -77,29 +80,35 @@ module Rperf
 
       private
 
-      def start_writer
-        @mutex.synchronize do
-          return if @pid == Process.pid
+      # Mutex held. In a forked child the parent's queue and writer are the
+      # parent's; after an idle writer ended, the queue is empty.
+      def start_writer_locked
+        @lines = [] if @pid
+        @busy = false
+        @pid = Process.pid
+        thread = Thread.new { run }
+        thread.name = "rperf-log-writer"
+        thread.report_on_exception = false
+        return if @exit_hook
 
-          # In a forked child: the parent's queue and writer are the parent's.
-          @lines = []
-          @busy = false
-          @pid = Process.pid
-          thread = Thread.new { run }
-          thread.name = "rperf-log-writer"
-          thread.report_on_exception = false
-          unless @exit_hook
-            @exit_hook = true
-            writer = self
-            at_exit { writer.flush }
-          end
-        end
+        @exit_hook = true
+        writer = self
+        at_exit { writer.flush }
       end
 
       def run
+        idle_since = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         loop do
           batch = @mutex.synchronize do
             @wake.wait(@mutex, INTERVAL) if @lines.empty? || @lines.size < BATCH
+            now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+            if !@lines.empty?
+              idle_since = now
+            elsif now - idle_since > IDLE_EXIT
+              @pid = nil # the next push starts a writer again
+              @idle.broadcast
+              return
+            end
             taken = @lines
             @lines = []
             @busy = !taken.empty?
