@@ -86,6 +86,9 @@ usage(FILE *out)
             "      --speedscope FILE    speedscope JSON, one profile per thread\n"
             "      --top                self and cumulative time per function (flat view)\n"
             "      --html FILE          one self-contained interactive page (opens offline)\n"
+            "      --critical-path THREAD|label=KEY=VALUE\n"
+            "                           what the thread's or label's time went to, wait chains\n"
+            "                           followed to their root (with --json: as JSON)\n"
             "  -o, --output FILE        write the standard-output view to FILE\n"
             "\n"
             "Filters and shaping:\n"
@@ -97,9 +100,12 @@ usage(FILE *out)
             "      --by thread|label|ractor   wait-graph nodes (default thread)\n"
             "      --edges gvl|blocked|all    wait-graph edges: GVL waits (default), release edges of\n"
             "                           blocked threads (waiter -> the thread that woke it), or both\n"
+            "      --blame direct|root  wait graph: edges to the root of each wait chain (root);\n"
+            "                           profile views: the stacks that made others wait, directly\n"
+            "                           (blame and release stacks) or at the chains' roots\n"
             "      --min-share F        keep wait-graph edges of at least F of all wait (0..1; 0 keeps\n"
             "                           every edge); default: the largest, up to 80%% of it, at most 12\n"
-            "      --from T, --to T     timeline/perfetto window, e.g. 10ms, 1.5s, 200us\n"
+            "      --from T, --to T     timeline/perfetto/critical-path window, e.g. 10ms, 1.5s, 200us\n"
             "      --width N            timeline columns (default: terminal width)\n"
             "      --top N              rows of the top tables (summary: default 10; --top view: 20)\n"
             "      --ascii              timeline with ASCII glyphs\n"
@@ -176,7 +182,8 @@ exit_for(rga_status_t st, bool input)
     case RGA_ERR_SYNTAX:
     case RGA_ERR_VERSION:
     case RGA_ERR_SCHEMA:
-    case RGA_ERR_REFERENCE: return EXIT_BAD_INPUT;
+    case RGA_ERR_REFERENCE:
+    case RGA_ERR_MISSING: return EXIT_BAD_INPUT;
     default: return EXIT_SOFTWARE;
     }
 }
@@ -639,7 +646,9 @@ enum {
     OPT_STATE,
     OPT_ROOT_FRAMES,
     OPT_HTML,
-    OPT_MAX_INFLATED
+    OPT_MAX_INFLATED,
+    OPT_CRITICAL_PATH,
+    OPT_BLAME
 };
 
 static bool
@@ -738,6 +747,8 @@ parse_args(cli_t *cli, int argc, char **argv)
         {"version", no_argument, NULL, OPT_VERSION},
         {"jansson-only", no_argument, NULL, OPT_JANSSON_ONLY},
         {"max-inflated", required_argument, NULL, OPT_MAX_INFLATED},
+        {"critical-path", required_argument, NULL, OPT_CRITICAL_PATH},
+        {"blame", required_argument, NULL, OPT_BLAME},
         {NULL, 0, NULL, 0},
     };
     int c, rc = EXIT_OK;
@@ -782,6 +793,18 @@ parse_args(cli_t *cli, int argc, char **argv)
                 return fail_usage("--root-frames %s: expected thread, label or thread,label", optarg);
             break;
         case OPT_HTML: rc = add_job(cli, "html", optarg); break;
+        case OPT_CRITICAL_PATH:
+            if (!*optarg || (strncmp(optarg, "label=", 6) == 0 && (!strchr(optarg + 6, '=') || optarg[6] == '=')))
+                return fail_usage("--critical-path %s: expected a thread (seq or name) or label=KEY=VALUE", optarg);
+            if (cli->opts.critical_path)
+                return fail_usage("%s", "--critical-path can be given once");
+            cli->opts.critical_path = optarg;
+            break;
+        case OPT_BLAME:
+            if (strcmp(optarg, "direct") && strcmp(optarg, "root"))
+                return fail_usage("--blame %s: expected direct or root", optarg);
+            cli->opts.blame = optarg;
+            break;
         case 'o': cli->output = optarg; break;
         case OPT_THREAD: cli->opts.thread = optarg; break;
         case OPT_RACTOR:
@@ -915,6 +938,17 @@ main(int argc, char **argv)
     if (optind >= argc)
         return fail_usage("%s", "no report given");
 
+    /* --critical-path is a view of its own: text, or JSON in place of the summary's. */
+    if (cli.opts.critical_path) {
+        size_t json = cli.n_jobs;
+        for (size_t i = 0; i < cli.n_jobs; i++)
+            if (strcmp(cli.jobs[i].view, "json") == 0)
+                json = i;
+        if (json < cli.n_jobs)
+            cli.jobs[json].view = "critical_path_json";
+        else if ((rc = add_job(&cli, "critical_path", NULL)) != EXIT_OK)
+            return rc;
+    }
     size_t stdout_jobs = 0;
     for (size_t i = 0; i < cli.n_jobs; i++)
         stdout_jobs += cli.jobs[i].path == NULL;
@@ -923,11 +957,16 @@ main(int argc, char **argv)
         stdout_jobs = 1;
     }
     /* Options that only shape views not asked for would be silently ignored: refuse them. */
-    bool profile_job = false, collapsed_job = false;
+    bool profile_job = false, collapsed_job = false, graph_job = false;
     for (size_t i = 0; i < cli.n_jobs; i++) {
         profile_job |= rga_view_is_profile(cli.jobs[i].view);
         collapsed_job |= strcmp(cli.jobs[i].view, "collapsed") == 0;
+        graph_job |= strcmp(cli.jobs[i].view, "dot") == 0 || strcmp(cli.jobs[i].view, "svg") == 0 ||
+                     strcmp(cli.jobs[i].view, "png") == 0;
     }
+    if (cli.opts.blame && !profile_job && !graph_job)
+        return fail_usage("%s", "--blame applies to the wait graph (--dot, --svg, --png) and the profile views "
+                                "(--pprof, --collapsed, --speedscope, --top)");
     if (cli.opts.state && !profile_job)
         return fail_usage("%s", "--state applies to the profile views (--pprof, --collapsed, --speedscope, --top)");
     if (cli.opts.roots && !collapsed_job)
@@ -938,7 +977,8 @@ main(int argc, char **argv)
                           "--top, --collapsed)");
     if (stdout_jobs > 1)
         return fail_usage("%s", "more than one view for standard output (--summary, --timeline, --json, --dot, "
-                                "--top, --collapsed without FILE): give one, and write the others to files");
+                                "--top, --collapsed without FILE, --critical-path): give one, and write the others "
+                                "to files");
 
     size_t n_reports = (size_t)(argc - optind);
     size_t n_stdin = 0;

@@ -30,6 +30,29 @@ rga_report_t *rga_test_load_generated(const char *args);
  * to; fails the test when text has no from. */
 char *rga_test_replace(const char *text, const char *from, const char *to);
 
+/* A thread and an interval of a hand-written timeline (rga_test_timeline). */
+typedef struct rga_test_thread {
+    int seq;
+    const char *name;
+    int ractor;
+} rga_test_thread_t;
+
+typedef struct rga_test_interval {
+    int thread, state;
+    long long start, end; /* ms */
+    int label_set;
+    const char *cause; /* blocked: a cause name, NULL = no interval_causes row */
+    int releaser;      /* thread seq, 0 = none */
+} rga_test_interval_t;
+
+/* A minor-1 report of these threads and intervals (times in ms, written in
+ * ns): thread totals, lifetimes and label totals from the intervals,
+ * blocked_by_cause from the causes, label set n > 0 = {"req": "n"},
+ * Ractors from the threads (id 1 main). extra: more top-level members
+ * ("\"frames\": ..., ") written first, or NULL. Returns malloc'd text. */
+char *rga_test_timeline(const rga_test_thread_t *threads, size_t n_threads, const rga_test_interval_t *intervals,
+                        size_t n_intervals, const char *extra);
+
 /* A small hand-written report with known numbers (see rga_test_util.c). */
 extern const char rga_test_small_report[];
 
