@@ -47,7 +47,7 @@ on_piece(const rga_rc_piece_t *x, void *arg)
     if (x->n_hops == 0)
         p->own_ns += len;
     rga_rc_root_key(&x->root, key);
-    if (rga_key_table_add(&p->parts, key, len, 0) < 0)
+    if (p->stacks && rga_key_table_add(&p->parts, key, len, 0) < 0) /* the stacks' weights, when named */
         b->failed = true;
     key[0] |= (int64_t)(x->n_hops == 0) << 16;
     key[2] = -1;
@@ -83,6 +83,29 @@ on_piece(const rga_rc_piece_t *x, void *arg)
         (rga_cp_segment_t){x->start_ns, x->end_ns, b->thread, x->n_hops ? x->hops[0].label_set : x->root.label_set,
                            p->n_hops,   x->n_hops, x->root};
     p->n_hops += x->n_hops;
+}
+
+/* Room for about the segments and hops n intervals make (a chain or two
+ * each), so that a long path is not copied again and again as it grows. */
+static void
+reserve(builder_t *b, size_t n)
+{
+    rga_critical_path_t *p = b->p;
+    size_t want = 2 * n + 64;
+    if (want > b->cap_segments) {
+        rga_cp_segment_t *s = realloc(p->segments, want * sizeof(*s));
+        if (s) {
+            p->segments = s;
+            b->cap_segments = want;
+        }
+    }
+    if (want > b->cap_hops) {
+        rga_rc_hop_t *h = realloc(p->hops, want * sizeof(*h));
+        if (h) {
+            p->hops = h;
+            b->cap_hops = want;
+        }
+    }
 }
 
 /* The thread a subject names: its seq, or a name only one thread has. */
@@ -132,6 +155,38 @@ cmp_segment(const void *a, const void *b)
     return (x->thread > y->thread) - (x->thread < y->thread);
 }
 
+static const rga_cp_segment_t *order_segments; /* qsort has no context argument */
+
+static int
+cmp_order(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = cmp_segment(&order_segments[i], &order_segments[j]);
+    return c ? c : (i > j) - (i < j);
+}
+
+size_t *
+rga_cp_order(const rga_critical_path_t *p, const unsigned char *mark, size_t *n)
+{
+    size_t *order = malloc((p->n_segments + 1) * sizeof(size_t)), k = 0;
+    if (!order)
+        return NULL;
+    bool sorted = true;
+    for (size_t i = 0; i < p->n_segments; i++) {
+        if (mark && !mark[i])
+            continue;
+        sorted = sorted && (k == 0 || cmp_segment(&p->segments[order[k - 1]], &p->segments[i]) <= 0);
+        order[k++] = i;
+    }
+    if (!sorted) {
+        order_segments = p->segments;
+        qsort(order, k, sizeof(size_t), cmp_order);
+        order_segments = NULL;
+    }
+    *n = k;
+    return order;
+}
+
 static int
 cmp_share(const void *a, const void *b)
 {
@@ -147,35 +202,56 @@ cmp_share(const void *a, const void *b)
     return (int)x->root.cause - (int)y->root.cause;
 }
 
-/* The label path: every interval of the matching label sets, in the window. */
+/* The label path: every interval of the matching label sets, in the window,
+ * thread by thread (each thread's segments in time order). The intervals
+ * are found in one pass over the report and grouped by thread (a stable
+ * counting sort keeps each thread's in time order). */
 static void
 explain_label(builder_t *b, rga_rc_index_t *ix, const bool *ok)
 {
-    const rga_report_t *r = b->p->report;
-    bool *seen = calloc(r->n_threads ? r->n_threads : 1, sizeof(bool));
-    if (!seen) {
+    rga_critical_path_t *p = b->p;
+    const rga_report_t *r = p->report;
+    size_t *first = calloc(r->n_threads + 1, sizeof(size_t)), n = 0;
+    for (size_t i = 0; first && i < r->n_intervals; i++) {
+        const rga_interval_t *iv = &r->intervals[i];
+        long li = rga_report_label_set_index(r, iv->label_set);
+        if (li >= 0 && ok[li] && iv->end_ns > p->from_ns && iv->start_ns < p->to_ns) {
+            first[iv->thread_index + 1]++;
+            n++;
+        }
+    }
+    size_t *list = first ? malloc((n ? n : 1) * sizeof(size_t)) : NULL,
+           *fill = list ? calloc(r->n_threads + 1, sizeof(size_t)) : NULL;
+    if (!fill) {
+        free(first);
+        free(list);
         b->failed = true;
         return;
     }
-    for (size_t i = 0; i < r->n_intervals && !b->failed; i++) {
+    for (size_t t = 0; t < r->n_threads; t++)
+        first[t + 1] += first[t];
+    reserve(b, n);
+    for (size_t i = 0; i < r->n_intervals; i++) {
         const rga_interval_t *iv = &r->intervals[i];
         long li = rga_report_label_set_index(r, iv->label_set);
-        if (li < 0 || !ok[li] || iv->end_ns <= b->p->from_ns || iv->start_ns >= b->p->to_ns)
-            continue;
-        b->thread = iv->thread_index;
-        b->p->n_threads += !seen[iv->thread_index];
-        seen[iv->thread_index] = true;
-        rga_rc_explain_interval(ix, i, b->p->from_ns, b->p->to_ns, on_piece, b);
+        if (li >= 0 && ok[li] && iv->end_ns > p->from_ns && iv->start_ns < p->to_ns)
+            list[first[iv->thread_index] + fill[iv->thread_index]++] = i;
     }
-    free(seen);
+    for (size_t t = 0; t < r->n_threads && !b->failed; t++) {
+        b->thread = (uint32_t)t;
+        for (size_t k = first[t]; k < first[t + 1] && !b->failed; k++)
+            rga_rc_explain_interval(ix, list[k], p->from_ns, p->to_ns, on_piece, b);
+        p->n_threads += first[t + 1] > first[t];
+    }
+    free(first);
+    free(list);
+    free(fill);
 }
 
 static rga_status_t
 finish(builder_t *b, rga_error_t *err)
 {
     rga_critical_path_t *p = b->p;
-    if (p->n_segments > 1)
-        qsort(p->segments, p->n_segments, sizeof(*p->segments), cmp_segment);
     for (size_t i = 1; i < p->n_segments; i++) {
         /* A hand-off: the subject's thread, next moment, explained by another thread. */
         const rga_cp_segment_t *a = &p->segments[i - 1], *c = &p->segments[i];
@@ -195,75 +271,106 @@ finish(builder_t *b, rga_error_t *err)
     }
     p->n_shares = b->shares.n;
     qsort(p->shares, p->n_shares, sizeof(*p->shares), cmp_share);
-    return rga_rc_stacks_build(p->report, &p->stacks, err);
+    return RGA_OK;
+}
+
+/* The subject's label sets (ok[label set index]) for a label path. */
+static rga_status_t
+label_subject(const rga_report_t *r, const rga_cp_spec_t *spec, rga_critical_path_t *p, bool **ok, rga_error_t *err)
+{
+    *ok = calloc(r->n_label_sets ? r->n_label_sets : 1, sizeof(bool));
+    if (!*ok)
+        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the critical path");
+    if (spec->label_set_given) {
+        long li = rga_report_label_set_index(r, spec->label_set);
+        if (li < 0)
+            return rga_error_set(err, RGA_ERR_ARGUMENT, "critical path: no label set %lld",
+                                 (long long)spec->label_set);
+        (*ok)[li] = true;
+        rga_label_set_text(r, spec->label_set, p->label, sizeof(p->label));
+        return RGA_OK;
+    }
+    const char *kv = spec->subject + 6;
+    if (!strchr(kv, '=') || kv[0] == '=')
+        return rga_error_set(err, RGA_ERR_ARGUMENT, "--critical-path %s: expected label=KEY=VALUE", spec->subject);
+    snprintf(p->label, sizeof(p->label), "%s", kv);
+    if (match_labels(r, kv, *ok) == 0)
+        return rga_error_set(err, RGA_ERR_ARGUMENT, "--critical-path %s: no label set has %s", spec->subject, kv);
+    return RGA_OK;
+}
+
+/* A thread path's window: its lifetime (and intervals) clipped to the spec's. */
+static rga_status_t
+thread_window(rga_rc_index_t *ix, const rga_report_t *r, const char *subject, rga_critical_path_t *p,
+              rga_error_t *err)
+{
+    const rga_thread_t *th = &r->threads[p->thread];
+    int64_t first = th->first_seen_ns, last = th->last_seen_ns;
+    size_t n;
+    const size_t *list = rga_rc_thread_intervals(ix, (size_t)p->thread, &n);
+    if (n > 0) {
+        first = r->intervals[list[0]].start_ns < first ? r->intervals[list[0]].start_ns : first;
+        last = r->intervals[list[n - 1]].end_ns > last ? r->intervals[list[n - 1]].end_ns : last;
+    }
+    if (p->from_ns >= last || p->to_ns <= first) {
+        char a[32], z[32], f[32], l[32];
+        return rga_error_set(err, RGA_ERR_ARGUMENT,
+                             "--critical-path %s: the window %s .. %s holds none of its time (%s .. %s)", subject,
+                             rga_format_duration(p->from_ns, a, sizeof(a)),
+                             rga_format_duration(p->to_ns, z, sizeof(z)), rga_format_duration(first, f, sizeof(f)),
+                             rga_format_duration(last, l, sizeof(l)));
+    }
+    p->from_ns = p->from_ns > first ? p->from_ns : first;
+    p->to_ns = p->to_ns < last ? p->to_ns : last;
+    return RGA_OK;
 }
 
 rga_status_t
-rga_critical_path_build(const rga_report_t *r, const rga_cp_spec_t *spec, rga_critical_path_t *p, rga_error_t *err)
+rga_critical_path_build_on(rga_rc_index_t *ix, rga_rc_stacks_t *stacks, const rga_report_t *r,
+                           const rga_cp_spec_t *spec, rga_critical_path_t *p, rga_error_t *err)
 {
     memset(p, 0, sizeof(*p));
     p->report = r;
     p->thread = -1;
+    p->stacks = stacks;
     rga_key_table_init(&p->parts);
-    const char *subject = spec && spec->subject ? spec->subject : "";
-    if (!*subject)
+    const char *subject = spec->subject ? spec->subject : "";
+    if (!*subject && !spec->label_set_given)
         return rga_error_set(err, RGA_ERR_ARGUMENT,
                              "--critical-path: expected a thread (seq or name) or label=KEY=VALUE");
     if (r->n_intervals == 0)
         return rga_error_set(err, RGA_ERR_MISSING, "--critical-path %s: %s", subject,
                              rga_summary_no_roots_reason(r));
-    p->by_label = strncmp(subject, "label=", 6) == 0;
-    bool *ok = NULL;
-    rga_status_t st = RGA_OK;
-    int64_t end = rga_report_end_ns(r);
+    p->by_label = spec->label_set_given || strncmp(subject, "label=", 6) == 0;
     p->from_ns = spec->from_ns > 0 ? spec->from_ns : 0;
-    p->to_ns = spec->to_ns > 0 ? spec->to_ns : end;
-    if (p->by_label) {
-        const char *kv = subject + 6;
-        if (!strchr(kv, '=') || kv[0] == '=')
-            return rga_error_set(err, RGA_ERR_ARGUMENT, "--critical-path %s: expected label=KEY=VALUE", subject);
-        snprintf(p->label, sizeof(p->label), "%s", kv);
-        ok = calloc(r->n_label_sets ? r->n_label_sets : 1, sizeof(bool));
-        if (!ok)
-            return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the critical path");
-        if (match_labels(r, kv, ok) == 0) {
-            free(ok);
-            return rga_error_set(err, RGA_ERR_ARGUMENT, "--critical-path %s: no label set has %s", subject, kv);
-        }
-    } else {
-        long t;
-        if ((st = find_thread(r, subject, &t, err)) != RGA_OK)
-            return st;
-        p->thread = t;
-        p->n_threads = 1;
-        const rga_thread_t *th = &r->threads[t];
-        int64_t first = th->first_seen_ns, last = th->last_seen_ns;
-        for (size_t i = 0; i < r->n_intervals; i++) {
-            const rga_interval_t *iv = &r->intervals[i];
-            if (iv->thread_index != (uint32_t)t)
-                continue;
-            first = iv->start_ns < first ? iv->start_ns : first;
-            last = iv->end_ns > last ? iv->end_ns : last;
-        }
-        if (p->from_ns >= last || p->to_ns <= first) {
-            char a[32], z[32], f[32], l[32];
-            return rga_error_set(err, RGA_ERR_ARGUMENT,
-                                 "--critical-path %s: the window %s .. %s holds none of its time (%s .. %s)",
-                                 subject, rga_format_duration(p->from_ns, a, sizeof(a)),
-                                 rga_format_duration(p->to_ns, z, sizeof(z)),
-                                 rga_format_duration(first, f, sizeof(f)), rga_format_duration(last, l, sizeof(l)));
-        }
-        p->from_ns = p->from_ns > first ? p->from_ns : first;
-        p->to_ns = p->to_ns < last ? p->to_ns : last;
-    }
-    rga_rc_index_t *ix = NULL;
+    p->to_ns = spec->to_ns > 0 ? spec->to_ns : INT64_MAX; /* a thread's: its end; a label's: its last interval's */
+    bool *ok = NULL;
     builder_t b = {.p = p};
     rga_key_table_init(&b.shares);
-    if ((st = rga_rc_index_build(r, &ix, err)) != RGA_OK)
+    rga_status_t st;
+    if (p->by_label) {
+        st = label_subject(r, spec, p, &ok, err);
+    } else {
+        long t;
+        st = find_thread(r, subject, &t, err);
+        p->thread = t;
+        p->n_threads = 1;
+        if (st == RGA_OK)
+            st = thread_window(ix, r, subject, p, err);
+    }
+    if (st != RGA_OK)
         goto done;
     if (p->by_label) {
         explain_label(&b, ix, ok);
+        if (spec->to_ns <= 0 && p->n_segments > 0) {
+            p->to_ns = 0;
+            for (size_t i = 0; i < p->n_segments; i++)
+                p->to_ns = p->segments[i].end_ns > p->to_ns ? p->segments[i].end_ns : p->to_ns;
+        }
     } else {
+        size_t n;
+        rga_rc_thread_intervals(ix, (size_t)p->thread, &n);
+        reserve(&b, n);
         b.thread = (uint32_t)p->thread;
         rga_rc_explain(ix, (size_t)p->thread, p->from_ns, p->to_ns, on_piece, &b);
     }
@@ -279,11 +386,33 @@ rga_critical_path_build(const rga_report_t *r, const rga_cp_spec_t *spec, rga_cr
         st = finish(&b, err);
     }
 done:
-    rga_rc_index_free(ix);
     rga_key_table_free(&b.shares);
     free(ok);
-    if (st != RGA_OK)
+    if (st != RGA_OK) {
+        p->stacks = NULL; /* the caller's */
         rga_critical_path_free(p);
+    }
+    return st;
+}
+
+rga_status_t
+rga_critical_path_build(const rga_report_t *r, const rga_cp_spec_t *spec, rga_critical_path_t *p, rga_error_t *err)
+{
+    memset(p, 0, sizeof(*p));
+    if (r->n_intervals == 0) /* said by build_on, before any index is made */
+        return rga_critical_path_build_on(NULL, NULL, r, spec, p, err);
+    rga_rc_index_t *ix = NULL;
+    rga_rc_stacks_t *stacks = NULL;
+    rga_status_t st = rga_rc_index_build(r, &ix, err);
+    if (st == RGA_OK)
+        st = rga_rc_stacks_build(r, &stacks, err);
+    if (st == RGA_OK)
+        st = rga_critical_path_build_on(ix, stacks, r, spec, p, err);
+    if (st == RGA_OK)
+        p->owns_stacks = true;
+    else
+        rga_rc_stacks_free(stacks);
+    rga_rc_index_free(ix);
     return st;
 }
 
@@ -294,7 +423,8 @@ rga_critical_path_free(rga_critical_path_t *p)
     free(p->hops);
     free(p->shares);
     rga_key_table_free(&p->parts);
-    rga_rc_stacks_free(p->stacks);
+    if (p->owns_stacks)
+        rga_rc_stacks_free(p->stacks);
     memset(p, 0, sizeof(*p));
 }
 
@@ -333,33 +463,68 @@ rga_cp_segment_text(const rga_critical_path_t *p, const rga_cp_segment_t *s, cha
     return buf;
 }
 
-static int
-cmp_len_desc(const void *a, const void *b)
+/* The k-th largest of n lengths (k < n), by quickselect: a partial reorder of len. */
+static int64_t
+kth_largest(int64_t *len, size_t n, size_t k)
 {
-    const rga_cp_segment_t *const *x = a, *const *y = b;
-    int64_t lx = (*x)->end_ns - (*x)->start_ns, ly = (*y)->end_ns - (*y)->start_ns;
-    if (lx != ly)
-        return lx < ly ? 1 : -1;
-    return *x < *y ? -1 : *x > *y;
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int64_t pivot = len[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (len[i] > pivot)
+                i++;
+            while (len[j] < pivot)
+                j--;
+            if (i <= j) {
+                int64_t t = len[i];
+                len[i] = len[j];
+                len[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return len[k];
+    }
+    return len[k];
 }
 
-/* The rows shown: the `rows` longest segments (mark[i] = 1). */
-static unsigned char *
-shown_segments(const rga_critical_path_t *p, size_t rows)
+unsigned char *
+rga_cp_longest(const rga_critical_path_t *p, size_t rows)
 {
-    unsigned char *mark = calloc(p->n_segments + 1, 1);
-    const rga_cp_segment_t **order = malloc((p->n_segments + 1) * sizeof(*order));
-    if (!mark || !order) {
+    size_t n = p->n_segments;
+    unsigned char *mark = calloc(n + 1, 1);
+    if (!mark)
+        return NULL;
+    if (n <= rows) {
+        memset(mark, 1, n);
+        return mark;
+    }
+    int64_t *len = malloc(n * sizeof(*len));
+    if (!len) {
         free(mark);
-        free(order);
         return NULL;
     }
-    for (size_t i = 0; i < p->n_segments; i++)
-        order[i] = &p->segments[i];
-    qsort(order, p->n_segments, sizeof(*order), cmp_len_desc);
-    for (size_t i = 0; i < p->n_segments && i < rows; i++)
-        mark[order[i] - p->segments] = 1;
-    free(order);
+    for (size_t i = 0; i < n; i++)
+        len[i] = p->segments[i].end_ns - p->segments[i].start_ns;
+    int64_t threshold = rows ? kth_largest(len, n, rows - 1) : INT64_MAX;
+    size_t above = 0;
+    for (size_t i = 0; i < n; i++)
+        above += p->segments[i].end_ns - p->segments[i].start_ns > threshold;
+    size_t ties = rows - above; /* the first ones in time order */
+    for (size_t i = 0; i < n; i++) {
+        int64_t l = p->segments[i].end_ns - p->segments[i].start_ns;
+        if (l > threshold || (l == threshold && ties > 0 && ties--))
+            mark[i] = 1;
+    }
+    free(len);
     return mark;
 }
 
@@ -386,13 +551,16 @@ add_row(rga_table_t *t, bool label, const char *start, const char *len, const ch
 static int
 write_segments(const rga_critical_path_t *p, FILE *out, bool color, size_t rows)
 {
-    unsigned char *mark = shown_segments(p, rows);
+    unsigned char *mark = rga_cp_longest(p, rows);
+    size_t n_order = 0, *order = rga_cp_order(p, NULL, &n_order);
     rga_table_t t;
     bool label = p->by_label;
-    if (!mark || rga_table_init(&t, label ? 4 : 3,
-                                label ? (const char *const[]){"start", "length", "thread", "path"}
-                                      : (const char *const[]){"start", "length", "path"}) != 0) {
+    if (!mark || !order ||
+        rga_table_init(&t, label ? 4 : 3,
+                       label ? (const char *const[]){"start", "length", "thread", "path"}
+                             : (const char *const[]){"start", "length", "path"}) != 0) {
         free(mark);
+        free(order);
         return -1;
     }
     rga_table_left(&t, label ? 3 : 2);
@@ -401,7 +569,8 @@ write_segments(const rga_critical_path_t *p, FILE *out, bool color, size_t rows)
     int rc = 0;
     size_t skipped = 0;
     int64_t skipped_ns = 0;
-    for (size_t i = 0; i <= p->n_segments && rc == 0; i++) {
+    for (size_t k = 0; k <= n_order && rc == 0; k++) {
+        size_t i = k < n_order ? order[k] : p->n_segments;
         if (i < p->n_segments && !mark[i]) {
             skipped++;
             skipped_ns += p->segments[i].end_ns - p->segments[i].start_ns;
@@ -427,6 +596,7 @@ write_segments(const rga_critical_path_t *p, FILE *out, bool color, size_t rows)
         rga_table_print(&t, out, 2, color);
     rga_table_free(&t);
     free(mark);
+    free(order);
     return rc;
 }
 
@@ -548,9 +718,11 @@ rga_critical_path_to_json(const rga_critical_path_t *p)
     rga_json_put(o, "covered_ns", json_integer(p->covered_ns), &ok);
     rga_json_put(o, "own_ns", json_integer(p->own_ns), &ok);
     rga_json_put(o, "handoffs", json_integer((json_int_t)p->handoffs), &ok);
-    json_t *segments = json_array();
-    for (size_t i = 0; ok && segments && i < p->n_segments; i++)
-        rga_json_push(segments, segment_json(p, &p->segments[i], &ok), &ok);
+    size_t n_order = 0, *order = rga_cp_order(p, NULL, &n_order);
+    json_t *segments = order ? json_array() : NULL;
+    for (size_t i = 0; ok && segments && i < n_order; i++)
+        rga_json_push(segments, segment_json(p, &p->segments[order[i]], &ok), &ok);
+    free(order);
     rga_json_put(o, "segments", segments, &ok);
     json_t *shares = json_array();
     for (size_t i = 0; ok && shares && i < p->n_shares; i++) {

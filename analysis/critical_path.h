@@ -35,6 +35,8 @@
 typedef struct rga_cp_spec {
     const char *subject;    /* "THREAD" or "label=KEY=VALUE" */
     int64_t from_ns, to_ns; /* the window on the report axis; to_ns <= 0: its end */
+    bool label_set_given;   /* instead of subject: the label set with this id */
+    int64_t label_set;
 } rga_cp_spec_t;
 
 typedef struct rga_cp_segment {
@@ -57,23 +59,38 @@ typedef struct rga_critical_path {
     size_t n_threads;       /* threads the path ran on */
     size_t handoffs;        /* consecutive segments of one thread whose root thread differs */
     rga_cp_segment_t *segments;
-    size_t n_segments; /* by start (then thread) */
+    size_t n_segments; /* each thread's in time order, thread after thread (rga_cp_order sorts them) */
     rga_rc_hop_t *hops;
     size_t n_hops;
     rga_rc_share_t *shares; /* by ns desc; root.label_set -1; own marks the subject's own time */
     size_t n_shares;
-    rga_key_table_t parts; /* (root, root label set) -> ns: the shares' stacks */
-    rga_rc_stacks_t *stacks;
+    rga_key_table_t parts;   /* (root, root label set) -> ns: the shares' stacks */
+    rga_rc_stacks_t *stacks; /* NULL: the shares get no stacks */
+    bool owns_stacks;
 } rga_critical_path_t;
 
 rga_status_t rga_critical_path_build(const rga_report_t *r, const rga_cp_spec_t *spec, rga_critical_path_t *out,
                                      rga_error_t *err);
+
+/* The same on an index (and samples grouped, or NULL) made once for several
+ * paths of one report; the path borrows stacks. */
+rga_status_t rga_critical_path_build_on(rga_rc_index_t *ix, rga_rc_stacks_t *stacks, const rga_report_t *r,
+                                        const rga_cp_spec_t *spec, rga_critical_path_t *out, rga_error_t *err);
 void rga_critical_path_free(rga_critical_path_t *p);
 
 /* The text of a segment's chain for people: "running", "GVL → hog (#7):
  * running", "mutex → w1 (#4) mutex → holder (#2): blocked: sleep". Names
  * are escaped for a terminal. Returns buf. */
 char *rga_cp_segment_text(const rga_critical_path_t *p, const rga_cp_segment_t *s, char *buf, size_t size);
+
+/* Marks the n longest segments (mark[i] = 1; ties by time order): what a
+ * view shows of a long path. malloc'd, n_segments + 1 bytes; NULL when out
+ * of memory. */
+unsigned char *rga_cp_longest(const rga_critical_path_t *p, size_t n);
+
+/* The indices of the marked segments (all with mark NULL) by start, then
+ * thread: *n of them, malloc'd; NULL when out of memory. */
+size_t *rga_cp_order(const rga_critical_path_t *p, const unsigned char *mark, size_t *n);
 
 typedef struct rga_cp_text_opts {
     bool color;

@@ -112,7 +112,7 @@ static rga_status_t
 render_critical_path(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, FILE *out,
                      rga_error_t *err)
 {
-    rga_cp_spec_t spec = {opts->critical_path, opts->from_ns, opts->to_ns};
+    rga_cp_spec_t spec = {opts->critical_path, opts->from_ns, opts->to_ns, false, 0};
     rga_critical_path_t p;
     rga_status_t st = rga_critical_path_build(r, &spec, &p, err);
     if (st != RGA_OK)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "critical_path.h"
+#include "html_data.h"
 #include "profile_model.h"
 #include "rga.h"
 #include "rga_test_util.h"
@@ -155,7 +156,7 @@ test_critical_path_of_a_thread(void **state)
 {
     (void)state;
     rga_report_t *r = load_fixture();
-    rga_cp_spec_t spec = {"w2", 0, 0};
+    rga_cp_spec_t spec = {"w2", 0, 0, false, 0};
     rga_critical_path_t p;
     rga_error_t err;
     assert_int_equal(rga_critical_path_build(r, &spec, &p, &err), RGA_OK);
@@ -228,15 +229,18 @@ test_critical_path_errors(void **state)
     rga_report_t *r = load_fixture();
     rga_critical_path_t p;
     rga_error_t err;
-    rga_cp_spec_t bad[] = {
-        {"nobody", 0, 0}, {"label=x", 0, 0}, {"label=job=none", 0, 0}, {"2", 300 * MS, 0}, {"", 0, 0}};
+    rga_cp_spec_t bad[] = {{"nobody", 0, 0, false, 0},
+                           {"label=x", 0, 0, false, 0},
+                           {"label=job=none", 0, 0, false, 0},
+                           {"2", 300 * MS, 0, false, 0},
+                           {"", 0, 0, false, 0}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(rga_critical_path_build(r, &bad[i], &p, &err), RGA_ERR_ARGUMENT);
     rga_report_free(r);
     char *text = rga_test_replace(rga_test_small_report, "\"intervals\":[", "\"intervals\":[],\"x\":[");
     r = rga_test_load(text);
     free(text);
-    rga_cp_spec_t one = {"1", 0, 0};
+    rga_cp_spec_t one = {"1", 0, 0, false, 0};
     assert_int_equal(rga_critical_path_build(r, &one, &p, &err), RGA_ERR_MISSING);
     assert_non_null(strstr(err.reason, "root causes need a full recording"));
     rga_report_free(r);
@@ -314,6 +318,46 @@ test_weighted_profiles(void **state)
     rga_report_free(r);
 }
 
+/* The page's paths: every thread's and the label sets', capped per path. */
+static void
+test_page_paths(void **state)
+{
+    (void)state;
+    rga_report_t *r = load_fixture();
+    rga_filter_t f;
+    rga_error_t err;
+    rga_filter_spec_t all = {0};
+    assert_int_equal(rga_filter_init(&f, r, &all, &err), RGA_OK);
+    rga_html_limits_t lim = {0, 0, 0, 2, 1};
+    json_t *data;
+    assert_int_equal(rga_html_data_build(r, &f, &lim, &data, &err), RGA_OK);
+    const json_t *paths = json_object_get(data, "paths");
+    assert_true(json_is_true(json_object_get(paths, "available")));
+    assert_int_equal(json_object_size(json_object_get(paths, "threads")), 8);
+    assert_int_equal(json_object_size(json_object_get(paths, "labels")), 1); /* the label set with most time */
+    const json_t *w2 = json_object_get(json_object_get(paths, "threads"), "5");
+    assert_int_equal(int_at(w2, "covered"), 196 * MS);
+    assert_int_equal(int_at(w2, "segments"), 6);
+    assert_int_equal(int_at(w2, "kept"), 2);
+    const json_t *dur = json_object_get(w2, "dur"), *lane = json_object_get(w2, "lane");
+    assert_int_equal(json_integer_value(json_array_get(dur, 0)), 187 * MS); /* the longest two, in time order */
+    assert_int_equal(json_integer_value(json_array_get(lane, 0)), 2);
+    assert_int_equal(json_integer_value(json_array_get(dur, 1)), 5 * MS);
+    json_int_t sum = 0;
+    size_t i;
+    json_t *share;
+    json_array_foreach(json_object_get(w2, "shares"), i, share) sum += json_integer_value(json_array_get(share, 2));
+    assert_int_equal(sum, 196 * MS);
+    const json_t *root =
+        json_array_get(json_object_get(paths, "roots"),
+                       json_integer_value(json_array_get(json_array_get(json_object_get(w2, "shares"), 0), 0)));
+    assert_string_equal(json_string_value(json_array_get(root, 0)), "blocked");
+    assert_int_equal(json_integer_value(json_array_get(root, 1)), 2);
+    json_decref(data);
+    rga_filter_free(&f);
+    rga_report_free(r);
+}
+
 int
 main(void)
 {
@@ -321,7 +365,7 @@ main(void)
         cmocka_unit_test(test_summary_json_roots),        cmocka_unit_test(test_summary_filter),
         cmocka_unit_test(test_critical_path_of_a_thread), cmocka_unit_test(test_critical_path_of_a_label),
         cmocka_unit_test(test_critical_path_errors),      cmocka_unit_test(test_root_graph),
-        cmocka_unit_test(test_weighted_profiles),
+        cmocka_unit_test(test_weighted_profiles),         cmocka_unit_test(test_page_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
