@@ -362,10 +362,16 @@ rga_critical_path_build_on(rga_rc_index_t *ix, rga_rc_stacks_t *stacks, const rg
         goto done;
     if (p->by_label) {
         explain_label(&b, ix, ok);
-        if (spec->to_ns <= 0 && p->n_segments > 0) {
-            p->to_ns = 0;
-            for (size_t i = 0; i < p->n_segments; i++)
-                p->to_ns = p->segments[i].end_ns > p->to_ns ? p->segments[i].end_ns : p->to_ns;
+        /* A window not given is the label's time: its first interval to its last. */
+        for (size_t i = 0; i < p->n_segments; i++) {
+            if (i == 0 && spec->from_ns <= 0)
+                p->from_ns = p->segments[i].start_ns;
+            if (i == 0 && spec->to_ns <= 0)
+                p->to_ns = p->segments[i].end_ns;
+            if (spec->from_ns <= 0 && p->segments[i].start_ns < p->from_ns)
+                p->from_ns = p->segments[i].start_ns;
+            if (spec->to_ns <= 0 && p->segments[i].end_ns > p->to_ns)
+                p->to_ns = p->segments[i].end_ns;
         }
     } else {
         size_t n;

@@ -6,7 +6,8 @@
  * ("label=KEY=VALUE": the label sets holding that pair). A thread's path
  * covers its lifetime clipped to [from, to): a stretch with no interval is a
  * no_data segment. A label's path covers the intervals of its label sets
- * clipped to [from, to), on whichever threads they ran (a label set on two
+ * clipped to [from, to) (not given: from its first to its last), on
+ * whichever threads they ran (a label set on two
  * threads at once has two segments at once). The segments' lengths sum to
  * that coverage exactly (covered_ns), and the shares to it too.
  *

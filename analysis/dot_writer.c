@@ -241,8 +241,10 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
                 char on[32], released[32];
                 rga_format_duration(n->blocked_ns, on, sizeof(on));
                 rga_format_duration(n->released_ns, released, sizeof(released));
-                snprintf(buf + used, sizeof(buf) - (size_t)used, "\\nblocked until woken %s, released %s", on,
-                         released);
+                snprintf(buf + used, sizeof(buf) - (size_t)used,
+                         wg->roots ? "\\nblocked waits %s, root of others' %s"
+                                   : "\\nblocked until woken %s, released %s",
+                         on, released);
             }
             /* Filled by the wait it suffered: GVL wait, or blocked time in a release graph. */
             double share = wg->kinds == RGA_EDGES_BLOCKED

@@ -552,7 +552,14 @@ paths_json(const rga_report_t *r, const rga_filter_t *filter, const rga_summary_
 {
     if (!s->roots.available)
         return json_pack("{s:b, s:s}", "available", 0, "reason", rga_summary_no_roots_reason(r));
-    paths_t x = {r, NULL, {0}, json_array(), {0}, lim->max_path_segments, true};
+    size_t n_paths = s->roots.n_labels < lim->max_label_paths ? s->roots.n_labels : lim->max_label_paths;
+    for (size_t t = 0; t < r->n_threads; t++)
+        n_paths += rga_filter_thread_index(filter, t);
+    size_t share = n_paths ? lim->max_path_total / n_paths : lim->max_path_segments;
+    if (share < 100)
+        share = 100;
+    paths_t x = {r,   NULL, {0}, json_array(), {0}, share < lim->max_path_segments ? share : lim->max_path_segments,
+                 true};
     rga_key_table_init(&x.roots);
     rga_intern_init(&x.texts);
     json_t *threads = json_object(), *labels = json_object();
@@ -608,6 +615,8 @@ rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga
         lim.max_path_segments = RGA_HTML_MAX_PATH_SEGMENTS;
     if (lim.max_label_paths == 0)
         lim.max_label_paths = RGA_HTML_MAX_LABEL_PATHS;
+    if (lim.max_path_total == 0)
+        lim.max_path_total = RGA_HTML_MAX_PATH_TOTAL;
     rga_summary_t s;
     rga_status_t st = rga_summary_build(r, filter, &s, err);
     if (st != RGA_OK)

@@ -24,8 +24,9 @@
  *     hand-offs and shares by root, and its segments in columns (start
  *     delta-coded, length, lane = the thread whose timeline explains it,
  *     root and text as indices into "roots" and "texts"; label paths also
- *     the subject thread). A path keeps its max_path_segments longest
- *     segments ("kept" of "segments"); the shares stay exact. A report
+ *     the subject thread). A path keeps its longest segments ("kept" of
+ *     "segments"): at most max_path_segments, and max_path_total over all
+ *     paths shared evenly (at least 100 each); the shares stay exact. A report
  *     without a timeline has {"available": false, "reason"}.
  * When the report has at most max_intervals intervals (after the filter)
  * all are kept and "buckets" is empty. Otherwise the kept ones are the
@@ -52,6 +53,7 @@ typedef struct rga_html_limits {
     size_t max_edges;         /* wait-graph edges embedded; 0 = RGA_HTML_MAX_EDGES */
     size_t max_path_segments; /* segments kept per critical path; 0 = RGA_HTML_MAX_PATH_SEGMENTS */
     size_t max_label_paths;   /* label sets given a path; 0 = RGA_HTML_MAX_LABEL_PATHS */
+    size_t max_path_total;    /* segments kept over all paths; 0 = RGA_HTML_MAX_PATH_TOTAL */
 } rga_html_limits_t;
 
 /* 150k intervals are about 4 MB of page: a 1-million-interval report stays
@@ -64,6 +66,8 @@ typedef struct rga_html_limits {
  * label sets cover the tables' rows. */
 #define RGA_HTML_MAX_PATH_SEGMENTS 5000
 #define RGA_HTML_MAX_LABEL_PATHS 50
+/* About 2 MB of page for every path together, however many threads. */
+#define RGA_HTML_MAX_PATH_TOTAL 60000
 /* Bytes of one name, label or frame text in the page (cut at a character,
  * then "…"): a 1 MiB thread name once made a 6 MB page that crashed the
  * browser's tab. The summary and the other views keep the whole text. */

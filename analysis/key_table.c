@@ -82,9 +82,10 @@ long
 rga_key_table_add(rga_key_table_t *t, const int64_t key[RGA_KEY_WIDTH], int64_t a, int64_t b)
 {
     long i = -1;
-    if (t->last && same_key(t->entries[t->last - 1].key, key)) {
-        i = (long)t->last - 1;
-    } else {
+    for (int k = 0; k < RGA_KEY_RECENT && i < 0; k++)
+        if (t->recent[k] && same_key(t->entries[t->recent[k] - 1].key, key))
+            i = (long)t->recent[k] - 1;
+    if (i < 0) {
         size_t slot = 0;
         if ((t->n + 1) * 2 > t->n_slots && grow_slots(t) != 0)
             return -1;
@@ -103,7 +104,8 @@ rga_key_table_add(rga_key_table_t *t, const int64_t key[RGA_KEY_WIDTH], int64_t 
             memcpy(t->entries[i].key, key, sizeof(int64_t) * RGA_KEY_WIDTH);
             t->slots[slot] = (size_t)i + 1;
         }
-        t->last = (size_t)i + 1;
+        t->recent[t->next_recent] = (size_t)i + 1;
+        t->next_recent = (t->next_recent + 1) % RGA_KEY_RECENT;
     }
     t->entries[i].sum[0] = rga_weight_add(t->entries[i].sum[0], a);
     t->entries[i].sum[1] = rga_weight_add(t->entries[i].sum[1], b);

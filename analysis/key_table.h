@@ -5,8 +5,9 @@
  * RGA_KEY_WIDTH int64 values to RGA_KEY_SUMS int64 sums. Adds saturate at
  * INT64_MAX (rga_weight_add), so sums of an untrusted report's times never
  * wrap. Open
- * addressing on a power-of-two slot array, grown at half full; the entry
- * last added is checked first (consecutive adds often share a key).
+ * addressing on a power-of-two slot array, grown at half full; the entries
+ * of the last RGA_KEY_RECENT adds are checked first (a walk's adds come back
+ * to a few keys: a thread's own running, its GVL holder, ...).
  *
  * Entries stay in the order they were first added (rga_key_table_t.entries,
  * n entries); callers copy and sort them. Keys are compared whole: unused key
@@ -23,6 +24,7 @@
 
 #define RGA_KEY_WIDTH 6
 #define RGA_KEY_SUMS 2
+#define RGA_KEY_RECENT 4
 
 typedef struct rga_key_entry {
     int64_t key[RGA_KEY_WIDTH];
@@ -34,7 +36,8 @@ typedef struct rga_key_table {
     size_t n, cap;
     size_t *slots; /* entry index + 1, 0 = empty */
     size_t n_slots;
-    size_t last; /* entry index + 1 of the last add, 0 = none */
+    size_t recent[RGA_KEY_RECENT]; /* entry index + 1 of the latest adds, 0 = none */
+    unsigned next_recent;          /* the slot of recent the next new key takes */
 } rga_key_table_t;
 
 void rga_key_table_init(rga_key_table_t *t);

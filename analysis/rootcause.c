@@ -30,6 +30,8 @@ struct rga_rc_index {
     size_t *hold_first; /* n_ractors + 1 offsets into holds */
     size_t *hold_n;     /* by Ractor slot: holds kept after clipping */
     int32_t *ractor_of; /* by thread index: Ractor slot, -1 not identified */
+    size_t *iv_hint;    /* by thread index: the last interval a walk started at */
+    size_t *hold_hint;  /* by Ractor slot: the last holder segment a walk started at */
     uint8_t *on_chain;  /* by thread index: the walk is inside it */
     rga_rc_hop_t hops[RGA_RC_MAX_DEPTH + 2];
     size_t n_hops;
@@ -101,10 +103,25 @@ cmp_hold(const void *a, const void *b)
 }
 
 /* The first of n entries from lo whose end is after t: the entries are in
- * time order and disjoint, so ends grow. */
-#define FIRST_ENDING_AFTER(lo, n, end_of, t, out) \
+ * time order and disjoint, so ends grow. hint is the last answer for these
+ * entries: walks cross a thread's timeline in time order, so the answer is
+ * usually at the hint or just after it (a gallop from it), and a bisection
+ * finds it otherwise. hint is set to the answer. */
+#define FIRST_ENDING_AFTER(lo, n, end_of, t, hint, out) \
     do { \
-        size_t lo_ = (lo), hi_ = (lo) + (n); \
+        size_t lo_ = (lo), hi_ = (lo) + (n), h_ = (hint); \
+        if (h_ > lo_ && h_ <= hi_ && end_of(h_ - 1) <= (t)) { \
+            size_t step_ = 1; \
+            lo_ = h_; \
+            while (lo_ + step_ < hi_ && end_of(lo_ + step_ - 1) <= (t)) { \
+                lo_ += step_; \
+                step_ *= 2; \
+            } \
+            if (lo_ + step_ < hi_) \
+                hi_ = lo_ + step_; \
+        } else if (h_ >= lo_ && h_ < hi_ && end_of(h_) > (t)) { \
+            hi_ = h_ + 1; \
+        } \
         while (lo_ < hi_) { \
             size_t mid_ = lo_ + (hi_ - lo_) / 2; \
             if (end_of(mid_) <= (t)) \
@@ -112,7 +129,7 @@ cmp_hold(const void *a, const void *b)
             else \
                 hi_ = mid_; \
         } \
-        (out) = lo_; \
+        (out) = (hint) = lo_; \
     } while (0)
 
 static int
@@ -191,7 +208,10 @@ rga_rc_index_build(const rga_report_t *r, rga_rc_index_t **out, rga_error_t *err
     ix->releaser = malloc((ni ? ni : 1) * sizeof(int32_t));
     ix->ractor_of = malloc((nt ? nt : 1) * sizeof(int32_t));
     ix->on_chain = calloc(nt ? nt : 1, 1);
-    if (!ix->first || !ix->order || !ix->releaser || !ix->ractor_of || !ix->on_chain)
+    ix->iv_hint = calloc(nt ? nt : 1, sizeof(size_t));
+    ix->hold_hint = calloc(r->n_ractors + 1, sizeof(size_t));
+    if (!ix->first || !ix->order || !ix->releaser || !ix->ractor_of || !ix->on_chain || !ix->iv_hint ||
+        !ix->hold_hint)
         goto nomem;
     for (size_t i = 0; i < ni; i++) {
         ix->first[r->intervals[i].thread_index + 1]++;
@@ -241,6 +261,8 @@ rga_rc_index_free(rga_rc_index_t *ix)
     free(ix->hold_n);
     free(ix->ractor_of);
     free(ix->on_chain);
+    free(ix->iv_hint);
+    free(ix->hold_hint);
     free(ix);
 }
 
@@ -291,7 +313,7 @@ static void
 walk_gvl(rga_rc_index_t *ix, int32_t slot, int64_t a, int64_t b)
 {
     size_t lo = ix->hold_first[slot], n = ix->hold_n[slot], k;
-    FIRST_ENDING_AFTER(lo, n, HOLD_END, a, k);
+    FIRST_ENDING_AFTER(lo, n, HOLD_END, a, ix->hold_hint[slot], k);
     int64_t t = a;
     for (; t < b && k < lo + n; k++) {
         const hold_t *h = &ix->holds[k];
@@ -360,7 +382,7 @@ walk_thread(rga_rc_index_t *ix, size_t ti, int64_t a, int64_t b)
 {
     ix->on_chain[ti] = 1;
     size_t lo = ix->first[ti], n = ix->first[ti + 1] - lo, k;
-    FIRST_ENDING_AFTER(lo, n, IV_END, a, k);
+    FIRST_ENDING_AFTER(lo, n, IV_END, a, ix->iv_hint[ti], k);
     int64_t t = a;
     for (; t < b && k < lo + n; k++) {
         size_t i = ix->order[k];
@@ -406,32 +428,73 @@ rga_rc_explain_interval(rga_rc_index_t *ix, size_t interval, int64_t from, int64
 
 /* ---- the tables ---------------------------------------------------------------------------- */
 
+/* An interval's pieces summed by root before they reach the tables: a
+ * wait's pieces come back to a few roots (the GVL holders taking turns),
+ * and each table add is a hash probe. */
+typedef struct pending {
+    rga_rc_root_t root;
+    int hops; /* 0 own, 1 direct, 2 through another waiting thread */
+    int64_t ns;
+} pending_t;
+
+#define PENDING 16
+
 typedef struct collect {
     const rga_report_t *r;
     rga_rootcauses_t *rc;
-    rga_key_table_t labels;
+    rga_key_table_t labels, flows;
+    bool edges;    /* fill rc->edges too */
     size_t waiter; /* thread index of the explained interval */
     int64_t label; /* its label set */
     bool is_wait;  /* the interval waits on another thread */
     int wait;      /* then: -1 GVL, else its blocked cause */
+    pending_t pending[PENDING];
+    size_t n_pending;
     bool failed;
 } collect_t;
+
+static void
+flush_pending(collect_t *c)
+{
+    for (size_t i = 0; i < c->n_pending; i++) {
+        const pending_t *x = &c->pending[i];
+        int64_t kc = (int64_t)x->root.kind | (int64_t)x->root.cause << 8;
+        int64_t key[RGA_KEY_WIDTH] = {kc | (int64_t)(x->hops == 0) << 16, x->root.thread, c->label, 0, 0, 0};
+        if (rga_key_table_add(&c->labels, key, x->ns, 0) < 0)
+            c->failed = true;
+        if (!c->is_wait)
+            continue;
+        int64_t seq = c->r->threads[c->waiter].seq, chain = x->hops == 2 ? x->ns : 0;
+        int64_t flow[RGA_KEY_WIDTH] = {kc, x->root.thread,
+                                       -1, seq,
+                                       -1, c->wait < 0 ? RGA_STATE_GVL_WAIT : RGA_STATE_BLOCKED};
+        int64_t part[RGA_KEY_WIDTH] = {kc, x->root.thread, x->root.label_set, 0, 0, 0};
+        if (rga_key_table_add(&c->flows, flow, x->ns, chain) < 0 ||
+            rga_key_table_add(&c->rc->parts, part, x->ns, 0) < 0)
+            c->failed = true;
+        int64_t edge[RGA_KEY_WIDTH] = {kc, x->root.thread, x->root.label_set, seq, c->label, c->wait};
+        if (c->edges && rga_key_table_add(&c->rc->edges, edge, x->ns, chain) < 0)
+            c->failed = true;
+    }
+    c->n_pending = 0;
+}
 
 static void
 on_piece(const rga_rc_piece_t *p, void *arg)
 {
     collect_t *c = arg;
-    int64_t len = p->end_ns - p->start_ns;
-    int64_t kc = (int64_t)p->root.kind | (int64_t)p->root.cause << 8;
-    int64_t key[RGA_KEY_WIDTH] = {kc | (int64_t)(p->n_hops == 0) << 16, p->root.thread, c->label, 0, 0, 0};
-    if (rga_key_table_add(&c->labels, key, len, 0) < 0)
-        c->failed = true;
-    if (!c->is_wait)
-        return;
-    int64_t edge[RGA_KEY_WIDTH] = {kc,       p->root.thread, p->root.label_set, c->r->threads[c->waiter].seq,
-                                   c->label, c->wait};
-    if (rga_key_table_add(&c->rc->edges, edge, len, p->n_hops >= 2 ? len : 0) < 0)
-        c->failed = true;
+    int hops = p->n_hops < 2 ? (int)p->n_hops : 2;
+    for (size_t i = 0; i < c->n_pending; i++) {
+        pending_t *x = &c->pending[i];
+        if (x->hops == hops && x->root.kind == p->root.kind && x->root.cause == p->root.cause &&
+            x->root.thread == p->root.thread && x->root.label_set == p->root.label_set) {
+            x->ns = rga_weight_add(x->ns, p->end_ns - p->start_ns);
+            return;
+        }
+    }
+    if (c->n_pending == PENDING)
+        flush_pending(c);
+    c->pending[c->n_pending++] = (pending_t){p->root, hops, p->end_ns - p->start_ns};
 }
 
 static rga_rc_root_t
@@ -492,34 +555,28 @@ cmp_label(const void *a, const void *b)
     return (x->label_set > y->label_set) - (x->label_set < y->label_set);
 }
 
-/* edges folded into per-waiter shares, per-label-set parts and roots. */
+/* The flows into per-waiter shares, and the roots folded over waiters. */
 static int
-finish_edges(collect_t *c)
+finish_flows(collect_t *c)
 {
     rga_rootcauses_t *rc = c->rc;
-    rga_key_table_t flows, roots;
-    rga_key_table_init(&flows);
+    rga_key_table_t roots;
     rga_key_table_init(&roots);
     int failed = 0;
-    for (size_t i = 0; i < rc->edges.n && !failed; i++) {
-        const rga_key_entry_t *e = &rc->edges.entries[i];
-        int64_t flow[RGA_KEY_WIDTH] = {e->key[0], e->key[1], -1,
-                                       e->key[3], -1,        e->key[5] < 0 ? RGA_STATE_GVL_WAIT : RGA_STATE_BLOCKED};
-        int64_t part[RGA_KEY_WIDTH] = {e->key[0], e->key[1], e->key[2], 0, 0, 0};
+    for (size_t i = 0; i < c->flows.n && !failed; i++) {
+        const rga_key_entry_t *e = &c->flows.entries[i];
         int64_t root[RGA_KEY_WIDTH] = {e->key[0], e->key[1], -1, 0, 0, 0};
-        failed = rga_key_table_add(&flows, flow, e->sum[0], 0) < 0 ||
-                 rga_key_table_add(&rc->parts, part, e->sum[0], 0) < 0 ||
-                 rga_key_table_add(&roots, root, e->sum[0], e->sum[1]) < 0;
+        failed = rga_key_table_add(&roots, root, e->sum[0], e->sum[1]) < 0;
         rc->waited_ns = rga_weight_add(rc->waited_ns, e->sum[0]);
     }
-    rc->flows = failed ? NULL : calloc(flows.n + 1, sizeof(*rc->flows));
+    rc->flows = failed ? NULL : calloc(c->flows.n + 1, sizeof(*rc->flows));
     rc->roots = failed ? NULL : calloc(roots.n + 1, sizeof(*rc->roots));
     if (rc->flows && rc->roots) {
-        for (size_t i = 0; i < flows.n; i++) {
-            const rga_key_entry_t *e = &flows.entries[i];
+        for (size_t i = 0; i < c->flows.n; i++) {
+            const rga_key_entry_t *e = &c->flows.entries[i];
             rc->flows[i] = (rga_rc_share_t){e->key[3], (int)e->key[5], false, root_from_key(e->key), e->sum[0]};
         }
-        rc->n_flows = flows.n;
+        rc->n_flows = c->flows.n;
         qsort(rc->flows, rc->n_flows, sizeof(*rc->flows), cmp_flow);
         for (size_t i = 0; i < roots.n; i++)
             rc->roots[i] = (rga_rc_total_t){root_from_key(roots.entries[i].key), roots.entries[i].sum[0],
@@ -527,7 +584,6 @@ finish_edges(collect_t *c)
         rc->n_roots = roots.n;
         qsort(rc->roots, rc->n_roots, sizeof(*rc->roots), cmp_total);
     }
-    rga_key_table_free(&flows);
     rga_key_table_free(&roots);
     return rc->flows && rc->roots ? 0 : -1;
 }
@@ -568,6 +624,13 @@ finish_labels(collect_t *c)
 rga_status_t
 rga_rootcauses_build(const rga_report_t *r, const rga_filter_t *filter, rga_rootcauses_t *rc, rga_error_t *err)
 {
+    return rga_rootcauses_build_flags(r, filter, 0, rc, err);
+}
+
+rga_status_t
+rga_rootcauses_build_flags(const rga_report_t *r, const rga_filter_t *filter, unsigned flags, rga_rootcauses_t *rc,
+                           rga_error_t *err)
+{
     memset(rc, 0, sizeof(*rc));
     rc->report = r;
     rga_key_table_init(&rc->parts);
@@ -579,32 +642,34 @@ rga_rootcauses_build(const rga_report_t *r, const rga_filter_t *filter, rga_root
     rga_status_t st = rga_rc_index_build(r, &ix, err);
     if (st != RGA_OK)
         return st;
-    collect_t c = {.r = r, .rc = rc};
+    collect_t c = {.r = r, .rc = rc, .edges = (flags & RGA_RC_EDGES) != 0};
     rga_key_table_init(&c.labels);
-    for (size_t t = 0; t < r->n_threads && !c.failed; t++) {
-        if (filter && !rga_filter_thread_index(filter, t))
+    rga_key_table_init(&c.flows);
+    /* In the report's order (by start): the walks then move forward in time
+     * together, so the timelines they read stay in the caches (three times
+     * faster than thread by thread on a 1-million-interval report). */
+    for (size_t i = 0; i < r->n_intervals && !c.failed; i++) {
+        const rga_interval_t *iv = &r->intervals[i];
+        if (filter &&
+            (!rga_filter_thread_index(filter, iv->thread_index) || !rga_filter_label_set(filter, r, iv->label_set)))
             continue;
-        size_t n;
-        const size_t *list = rga_rc_thread_intervals(ix, t, &n);
-        for (size_t k = 0; k < n && !c.failed; k++) {
-            const rga_interval_t *iv = &r->intervals[list[k]];
-            if (filter && !rga_filter_label_set(filter, r, iv->label_set))
-                continue;
-            c.waiter = t;
-            c.label = iv->label_set;
-            c.is_wait = rga_rc_is_wait(iv);
-            c.wait = iv->state == RGA_STATE_GVL_WAIT ? -1 : iv->cause;
-            rga_rc_explain_interval(ix, list[k], INT64_MIN, INT64_MAX, on_piece, &c);
-        }
+        c.waiter = iv->thread_index;
+        c.label = iv->label_set;
+        c.is_wait = rga_rc_is_wait(iv);
+        c.wait = iv->state == RGA_STATE_GVL_WAIT ? -1 : iv->cause;
+        rga_rc_explain_interval(ix, i, INT64_MIN, INT64_MAX, on_piece, &c);
+        flush_pending(&c);
     }
     rga_rc_index_cuts(ix, &rc->cycles, &rc->cycle_ns, &rc->depth_cuts, &rc->depth_ns);
     rga_rc_index_free(ix);
-    if (c.failed || finish_edges(&c) != 0 || finish_labels(&c) != 0) {
+    if (c.failed || finish_flows(&c) != 0 || finish_labels(&c) != 0) {
         rga_key_table_free(&c.labels);
+        rga_key_table_free(&c.flows);
         rga_rootcauses_free(rc);
         return rga_error_set(err, RGA_ERR_NOMEM, "out of memory following wait chains");
     }
     rga_key_table_free(&c.labels);
+    rga_key_table_free(&c.flows);
     return RGA_OK;
 }
 

@@ -176,9 +176,10 @@ typedef struct rga_rootcauses {
     rga_rc_share_t *label_shares;
     size_t n_label_shares;
     rga_key_table_t parts; /* key: kind | cause << 8, root thread, root label set, 0, 0, 0; sum[0]: ns */
-    /* Every wait piece by key: kind | cause << 8, root thread, root label set,
-     * waiter seq, waiter label set, wait (-1 GVL, else the waiter's blocked
-     * cause); sum[0]: ns, sum[1]: of it, 2 hops or more. */
+    /* With RGA_RC_EDGES, every wait by key: kind | cause << 8, root thread,
+     * root label set, waiter seq, waiter label set, wait (-1 GVL, else the
+     * waiter's blocked cause); sum[0]: ns, sum[1]: of it, 2 hops or more.
+     * (Many keys: the wait graph needs them, the tables do not.) */
     rga_key_table_t edges;
     int64_t cycles, cycle_ns, depth_cuts, depth_ns; /* counted cuts */
 } rga_rootcauses_t;
@@ -187,6 +188,11 @@ typedef struct rga_rootcauses {
  * (NULL: all). RGA_ERR_NOMEM only; out is then empty. */
 rga_status_t rga_rootcauses_build(const rga_report_t *r, const rga_filter_t *filter, rga_rootcauses_t *out,
                                   rga_error_t *err);
+
+/* The same; flags RGA_RC_EDGES also fills edges. */
+#define RGA_RC_EDGES 1u
+rga_status_t rga_rootcauses_build_flags(const rga_report_t *r, const rga_filter_t *filter, unsigned flags,
+                                        rga_rootcauses_t *out, rga_error_t *err);
 void rga_rootcauses_free(rga_rootcauses_t *rc);
 
 /* The parts key of a root (label_set -1 folds label sets away). */

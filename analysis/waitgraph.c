@@ -480,7 +480,7 @@ rga_waitgraph_build_roots(const rga_report_t *r, const rga_filter_t *filter, rga
     if (!story && !(min_share <= 1.0))
         return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
     rga_rootcauses_t rc;
-    rga_status_t st = rga_rootcauses_build(r, NULL, &rc, err);
+    rga_status_t st = rga_rootcauses_build_flags(r, NULL, RGA_RC_EDGES, &rc, err);
     if (st != RGA_OK)
         return st;
     builder_t b;

@@ -328,7 +328,7 @@ test_page_paths(void **state)
     rga_error_t err;
     rga_filter_spec_t all = {0};
     assert_int_equal(rga_filter_init(&f, r, &all, &err), RGA_OK);
-    rga_html_limits_t lim = {0, 0, 0, 2, 1};
+    rga_html_limits_t lim = {0, 0, 0, 2, 1, 0};
     json_t *data;
     assert_int_equal(rga_html_data_build(r, &f, &lim, &data, &err), RGA_OK);
     const json_t *paths = json_object_get(data, "paths");
