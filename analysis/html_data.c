@@ -524,10 +524,18 @@ path_json(paths_t *x, const rga_cp_spec_t *spec)
     }
     free(order);
     json_t *shares = json_array();
-    for (size_t i = 0; x->ok && shares && i < p.n_shares; i++)
+    int64_t rest = 0;
+    for (size_t i = 0; x->ok && shares && i < p.n_shares; i++) {
+        if (i >= RGA_HTML_MAX_PATH_SHARES) {
+            rest += p.shares[i].ns;
+            continue;
+        }
         push(shares,
              json_pack("[I, b, I]", root_index(x, &p.shares[i].root), p.shares[i].own, (json_int_t)p.shares[i].ns),
              &x->ok);
+    }
+    if (rest > 0 && shares)
+        push(shares, json_pack("[i, b, I]", -1, 0, (json_int_t)rest), &x->ok);
     for (int c = 0; c < 6; c++) {
         if (o && (c < 5 || p.by_label))
             put(o, names[c], col[c], &x->ok);
@@ -556,8 +564,8 @@ paths_json(const rga_report_t *r, const rga_filter_t *filter, const rga_summary_
     for (size_t t = 0; t < r->n_threads; t++)
         n_paths += rga_filter_thread_index(filter, t);
     size_t share = n_paths ? lim->max_path_total / n_paths : lim->max_path_segments;
-    if (share < 100)
-        share = 100;
+    if (share < 60)
+        share = 60;
     paths_t x = {r,   NULL, {0}, json_array(), {0}, share < lim->max_path_segments ? share : lim->max_path_segments,
                  true};
     rga_key_table_init(&x.roots);
@@ -597,6 +605,31 @@ paths_json(const rga_report_t *r, const rga_filter_t *filter, const rga_summary_
     rga_intern_free(&x.texts);
     rga_rc_index_free(x.ix);
     return o;
+}
+
+/* The summary's root causes as the page uses them: the largest roots, each
+ * with its first stack's text. */
+static void
+trim_roots(json_t *summary, bool *ok)
+{
+    json_t *rc = json_object_get(summary, "root_causes");
+    if (!rc)
+        return;
+    json_object_del(rc, "waiters");
+    json_object_del(rc, "label_sets");
+    json_t *roots = json_object_get(rc, "roots");
+    while (json_array_size(roots) > RGA_HTML_MAX_ROOTS)
+        json_array_remove(roots, json_array_size(roots) - 1);
+    size_t i;
+    json_t *row;
+    json_array_foreach(roots, i, row)
+    {
+        json_t *stacks = json_object_get(row, "stacks"), *first = json_array_get(stacks, 0);
+        json_t *kept = json_array();
+        if (first)
+            push(kept, json_pack("{s:O}", "text", json_object_get(first, "text")), ok);
+        put(row, "stacks", kept, ok);
+    }
 }
 
 rga_status_t
@@ -643,6 +676,7 @@ rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga
         put(root, "version", json_integer(1), &b.ok);
         put(root, "axis_ns", json_integer(axis), &b.ok);
         json_t *summary = rga_summary_to_json(&s);
+        trim_roots(summary, &b.ok);
         cap_strings(summary, &b.ok);
         put(root, "summary", summary, &b.ok);
         put(root, "label_sets", label_sets_json(r, &b.ok), &b.ok);

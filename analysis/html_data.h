@@ -3,7 +3,10 @@
  *
  * The page (analysis/html/) draws everything from this object; it never sees
  * the report itself. What goes in:
- *   - "summary": the summary JSON (summary_json.h) for the header and tables;
+ *   - "summary": the summary JSON (summary_json.h) for the header and tables,
+ *     its root causes cut to the RGA_HTML_MAX_ROOTS largest with one stack
+ *     text each (the per-waiter and per-label-set lists left out: the
+ *     page draws paths instead);
  *   - "label_sets", "frames", "stacks": only what the samples, blame rows and
  *     kept intervals name, renumbered densely;
  *   - "samples" and "blame" rows (already aggregated by the profiler), for the
@@ -26,7 +29,8 @@
  *     root and text as indices into "roots" and "texts"; label paths also
  *     the subject thread). A path keeps its longest segments ("kept" of
  *     "segments"): at most max_path_segments, and max_path_total over all
- *     paths shared evenly (at least 100 each); the shares stay exact. A report
+ *     paths shared evenly (at least 60 each); the shares stay exact (the
+ *     RGA_HTML_MAX_PATH_SHARES largest, the rest in one row of root -1). A report
  *     without a timeline has {"available": false, "reason"}.
  * When the report has at most max_intervals intervals (after the filter)
  * all are kept and "buckets" is empty. Otherwise the kept ones are the
@@ -66,8 +70,11 @@ typedef struct rga_html_limits {
  * label sets cover the tables' rows. */
 #define RGA_HTML_MAX_PATH_SEGMENTS 5000
 #define RGA_HTML_MAX_LABEL_PATHS 50
-/* About 2 MB of page for every path together, however many threads. */
-#define RGA_HTML_MAX_PATH_TOTAL 60000
+/* About 1.3 MB of page for every path together, however many threads. */
+#define RGA_HTML_MAX_PATH_TOTAL 40000
+/* Rows of the page's root-cause table and of a path's shares. */
+#define RGA_HTML_MAX_ROOTS 100
+#define RGA_HTML_MAX_PATH_SHARES 20
 /* Bytes of one name, label or frame text in the page (cut at a character,
  * then "…"): a 1 MiB thread name once made a 6 MB page that crashed the
  * browser's tab. The summary and the other views keep the whole text. */

@@ -378,8 +378,10 @@
   }
 
   const rootCauses = summary.root_causes || { available: false };
-  /* A root of the path tables as [kind, seq, what]; its name for people. */
+  /* A root of the path tables as [kind, seq, what] (null: the smaller roots together); its name for people. */
+  const OTHER_ROOTS = ["other", 0, "smaller roots together"];
   function rootName(root) {
+    if (root === OTHER_ROOTS) return "(others)";
     return root[1] ? threadName(root[1]) : "(no GVL holder)";
   }
   /* The root's largest stack from the summary's root causes (its stacks over the whole report). */
@@ -408,7 +410,7 @@
         "), behind other threads " + fmtDur(p.covered - p.own) + " (" + pct(p.covered - p.own, p.covered) + "); " +
         p.handoffs + " hand-offs, drawn as arrows" + (p.kept < p.segments ? "; the " + p.kept + " longest of " + p.segments +
         " segments are outlined (the shares count them all)" : "") + "."));
-    const rowsData = p.shares.map(([root, own, ns]) => ({ root: paths.roots[root], own, ns }));
+    const rowsData = p.shares.map(([root, own, ns]) => ({ root: root < 0 ? OTHER_ROOTS : paths.roots[root], own, ns }));
     box.append(table("Shares by root cause", [
       { title: "root", value: (r) => rootName(r.root), text: true },
       { title: "what", value: (r) => r.root[2] + (r.own ? " (own time)" : ""), text: true },
@@ -1089,7 +1091,7 @@
       const p = selectedPath();
       return p ? { covered: p.covered, own: p.own, handoffs: p.handoffs, kept: p.kept, total: p.segments, segments: pathSegments(p),
         drawnSegments: pathDrawn.segments, arrows: pathDrawn.arrows,
-        shares: p.shares.map(([root, own, ns]) => ({ root: paths.roots[root], own, ns })) } : null;
+        shares: p.shares.map(([root, own, ns]) => ({ root: root < 0 ? OTHER_ROOTS : paths.roots[root], own, ns })) } : null;
     },
   };
 })();
