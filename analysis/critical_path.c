@@ -753,12 +753,5 @@ rga_critical_path_to_json(const rga_critical_path_t *p)
 rga_status_t
 rga_critical_path_write_json(const rga_critical_path_t *p, FILE *out, rga_error_t *err)
 {
-    json_t *o = rga_critical_path_to_json(p);
-    if (!o)
-        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the critical path JSON");
-    int rc = json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    if (rc != 0 || fputc('\n', out) == EOF || ferror(out))
-        return rga_error_set(err, RGA_ERR_IO, "write error: %s", strerror(errno));
-    return RGA_OK;
+    return rga_json_write(rga_critical_path_to_json(p), out, "the critical path JSON", err);
 }

@@ -360,7 +360,7 @@ walk_interval(rga_rc_index_t *ix, size_t ti, size_t i, int64_t a, int64_t b)
         return;
     }
     int32_t rel = ix->releaser[i];
-    if (rel < 0) {
+    if (rel < 0 || (size_t)rel == ti) { /* none known, or the waiter itself: no other thread woke it */
         emit(ix, a, b, root_of(RGA_RC_NO_RELEASER, cause, (long)ti, iv->label_set));
         return;
     }

@@ -13,7 +13,8 @@
  *   - blocked on mutex, condvar, queue or join with a releaser R: the same
  *     span of R's time is explained, recursively (what R was doing while T
  *     waited for it);
- *   - blocked on one of those with no releaser known: the chain stops there
+ *   - blocked on one of those with no releaser known (or the waiter itself
+ *     named as its releaser): the chain stops there
  *     and says so (no_releaser); blocked on another Ractor: cut at the Ractor
  *     boundary (ractor); blocked on io, sleep, process, other or unknown: an
  *     external cause (blocked);

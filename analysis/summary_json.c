@@ -343,14 +343,19 @@ rga_summary_to_json(const rga_summary_t *s)
 }
 
 rga_status_t
-rga_summary_write_json(const rga_summary_t *s, FILE *out, rga_error_t *err)
+rga_json_write(json_t *o, FILE *out, const char *what, rga_error_t *err)
 {
-    json_t *root = rga_summary_to_json(s);
-    if (!root)
-        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the JSON summary");
-    int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(root);
+    if (!o)
+        return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building %s", what);
+    int rc = json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(o);
     if (rc != 0 || fputc('\n', out) == EOF || ferror(out))
         return rga_error_set(err, RGA_ERR_IO, "write error: %s", strerror(errno));
     return RGA_OK;
+}
+
+rga_status_t
+rga_summary_write_json(const rga_summary_t *s, FILE *out, rga_error_t *err)
+{
+    return rga_json_write(rga_summary_to_json(s), out, "the JSON summary", err);
 }

@@ -34,6 +34,10 @@
 void rga_json_put(json_t *obj, const char *key, json_t *value, bool *ok);
 void rga_json_push(json_t *arr, json_t *value, bool *ok);
 
+/* Writes o indented, and a newline, then releases it; o NULL (a failed
+ * build) is RGA_ERR_NOMEM naming what, a failed write RGA_ERR_IO. */
+rga_status_t rga_json_write(json_t *o, FILE *out, const char *what, rga_error_t *err);
+
 /* New reference, or NULL on allocation failure. */
 json_t *rga_summary_to_json(const rga_summary_t *s);
 

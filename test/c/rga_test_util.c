@@ -274,3 +274,33 @@ rga_test_timeline(const rga_test_thread_t *threads, size_t n_threads, const rga_
     put(&buf, &len, &cap, "],\n \"edges\":[]}\n");
     return buf;
 }
+
+rga_report_t *
+rga_test_load_fixture(const char *name)
+{
+    char path[1024];
+    size_t len;
+    snprintf(path, sizeof(path), "%s/%s", RGA_FIXTURES, name);
+    char *text = rga_test_slurp(path, &len);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    rga_report_t *r = rga_test_load(text);
+    free(text);
+    return r;
+}
+
+char *
+rga_test_render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    rga_view_opts_t none = {0};
+    rga_error_t err;
+    rga_status_t st = rga_render_report(r, view, opts ? opts : &none, out, &err);
+    fclose(out);
+    if (st != RGA_OK)
+        fail_msg("%s: %s", view, err.reason);
+    return buf;
+}

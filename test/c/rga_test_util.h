@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "rga.h"
 #include "report.h"
 
 /* Runs the report generator with args into a new temp file; returns its
@@ -52,6 +53,13 @@ typedef struct rga_test_interval {
  * ("\"frames\": ..., ") written first, or NULL. Returns malloc'd text. */
 char *rga_test_timeline(const rga_test_thread_t *threads, size_t n_threads, const rga_test_interval_t *intervals,
                         size_t n_intervals, const char *extra);
+
+/* Loads test/fixtures/NAME, asserting success. */
+rga_report_t *rga_test_load_fixture(const char *name);
+
+/* The view rendered into a malloc'd NUL-terminated string (opts NULL:
+ * defaults); fails the test naming the view when it fails. */
+char *rga_test_render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts);
 
 /* A small hand-written report with known numbers (see rga_test_util.c). */
 extern const char rga_test_small_report[];

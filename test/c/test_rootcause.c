@@ -317,20 +317,22 @@ test_cycle_is_cut_and_counted(void **state)
     rga_report_free(r);
 }
 
-/* A Queue wait whose releaser is not known stops there, said; a join on
- * that thread goes through it to the same place. */
+/* A Queue wait whose releaser is not known (or is the waiter itself) stops
+ * there, said; a join on that thread goes through it to the same place. */
 static void
 test_unknown_releaser_is_said(void **state)
 {
     (void)state;
     static const rga_test_thread_t th[] = {{1, "main", 1}, {2, "consumer", 1}};
     static const rga_test_interval_t iv[] = {
-        {1, RUN, 0, 1, 0, NULL, 0},     {2, RUN, 1, 2, 0, NULL, 0},    {1, BLK, 1, 100, 0, "join", 2},
-        {2, BLK, 2, 99, 0, "queue", 0}, {2, RUN, 99, 100, 0, NULL, 0},
+        {1, RUN, 0, 1, 0, NULL, 0},     {2, RUN, 1, 2, 0, NULL, 0},      {1, BLK, 1, 100, 0, "join", 2},
+        {2, BLK, 2, 50, 0, "queue", 0}, {2, BLK, 50, 99, 0, "queue", 2}, /* named as its own releaser: no other thread woke it */
+        {2, RUN, 99, 100, 0, NULL, 0},
     };
     rga_report_t *r = timeline(th, 2, iv, sizeof(iv) / sizeof(iv[0]), NULL);
     rga_rootcauses_t rc = build(r);
     assert_int_equal(flow_ns(&rc, 2, RGA_RC_NO_RELEASER, 2), 97 * MS);
+    assert_int_equal(rc.cycles, 0);
     assert_int_equal(flow_ns(&rc, 1, RGA_RC_NO_RELEASER, 2), 97 * MS);
     assert_int_equal(flow_ns(&rc, 1, RGA_RC_RUNNING, 2), 2 * MS);
     for (size_t i = 0; i < rc.n_roots; i++)

@@ -25,37 +25,10 @@
 
 #define MS 1000000LL
 
-static rga_report_t *
-load_fixture(void)
-{
-    size_t len;
-    char *text = rga_test_slurp(RGA_FIXTURES "/chains_report.json", &len);
-    assert_non_null(text);
-    rga_report_t *r = rga_test_load(text);
-    free(text);
-    return r;
-}
-
-static char *
-render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    assert_non_null(out);
-    rga_view_opts_t none = {0};
-    rga_error_t err;
-    rga_status_t st = rga_render_report(r, view, opts ? opts : &none, out, &err);
-    fclose(out);
-    if (st != RGA_OK)
-        fail_msg("%s: %s", view, err.reason);
-    return buf;
-}
-
 static json_t *
 render_json(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
 {
-    char *text = render(r, view, opts);
+    char *text = rga_test_render(r, view, opts);
     json_error_t jerr;
     json_t *root = json_loads(text, 0, &jerr);
     if (!root)
@@ -84,7 +57,7 @@ static void
 test_summary_json_roots(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     json_t *root = render_json(r, "json", NULL);
     const json_t *rc = json_object_get(root, "root_causes");
     assert_true(json_is_true(json_object_get(rc, "available")));
@@ -137,14 +110,14 @@ static void
 test_summary_filter(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     rga_view_opts_t opts = {0};
     opts.thread = "w2";
     json_t *root = render_json(r, "json", &opts);
     const json_t *rc = json_object_get(root, "root_causes");
     assert_int_equal(int_at(rc, "waited_ns"), 194 * MS);
     json_decref(root);
-    char *text = render(r, "summary", &opts);
+    char *text = rga_test_render(r, "summary", &opts);
     assert_non_null(strstr(text, "Root causes (who, at the end of each wait chain"));
     assert_non_null(strstr(text, "  holder (#2)  blocked: sleep        187ms"));
     free(text);
@@ -155,7 +128,7 @@ static void
 test_critical_path_of_a_thread(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     rga_cp_spec_t spec = {"w2", 0, 0, false, 0};
     rga_critical_path_t p;
     rga_error_t err;
@@ -200,7 +173,7 @@ static void
 test_critical_path_of_a_label(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     rga_view_opts_t opts = {0};
     opts.critical_path = "label=endpoint=/req";
     json_t *root = render_json(r, "critical_path_json", &opts);
@@ -226,7 +199,7 @@ static void
 test_critical_path_errors(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     rga_critical_path_t p;
     rga_error_t err;
     rga_cp_spec_t bad[] = {{"nobody", 0, 0, false, 0},
@@ -251,12 +224,12 @@ static void
 test_root_graph(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     rga_view_opts_t opts = {0};
     opts.blame = "root";
     opts.min_share = 0.0;
     opts.min_share_set = 1;
-    char *dot = render(r, "dot", &opts);
+    char *dot = rga_test_render(r, "dot", &opts);
     Agraph_t *g = agmemread(dot);
     assert_non_null(g);
     Agnode_t *w2 = agnode(g, "t5", 0), *holder = agnode(g, "t2", 0), *hog = agnode(g, "t7", 0),
@@ -295,7 +268,7 @@ static void
 test_weighted_profiles(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     rga_profile_t p;
     rga_error_t err;
     assert_int_equal(rga_profile_build_weighted(r, NULL, RGA_WEIGHT_ROOT, &p, &err), RGA_OK);
@@ -312,7 +285,7 @@ test_weighted_profiles(void **state)
     rga_profile_free(&p);
     rga_view_opts_t opts = {0};
     opts.blame = "root";
-    char *top = render(r, "top", &opts);
+    char *top = rga_test_render(r, "top", &opts);
     assert_non_null(strstr(top, "Flat profile: wait explained at its roots 789ms"));
     free(top);
     rga_report_free(r);
@@ -323,7 +296,7 @@ static void
 test_page_paths(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("chains_report.json");
     rga_filter_t f;
     rga_error_t err;
     rga_filter_spec_t all = {0};

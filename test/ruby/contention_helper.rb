@@ -5,6 +5,7 @@
 # by expected numbers; the tests check conservation laws and known
 # contention shapes with stated tolerances.
 require "json"
+require "tmpdir"
 require "test/unit"
 require "rperf"
 
@@ -80,6 +81,22 @@ module ContentionHelper
       sleep 0.05
     end
     assert status.success?, File.read(log)
+  end
+
+  # The report of `Rperf.contention { body }` run in a child Ruby, loaded
+  # (Ractor workloads can hang on their own: run_ruby_child's timeout).
+  def contention_in_child(body, timeout: 60)
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "r.json")
+      run_ruby_child(dir, <<~RUBY, timeout: timeout)
+        Warning[:experimental] = false
+        require "rperf"
+        Rperf.contention do
+        #{body}
+        end.save(#{path.inspect})
+      RUBY
+      Rperf::Report.load(path)
+    end
   end
 
   # Per-thread conservation: running + gvl_wait + blocked + gc equals the

@@ -9,7 +9,8 @@
 # asserts a law that holds whatever the scheduler does: shares of at least
 # 95 % (or 90 % where the GVL's hand-offs add a few ms), the hog's part no
 # larger than the time the request waited for the GVL, conservation exact.
-require "tmpdir"
+# Threads are named rc-*: a report also lists threads other tests left
+# alive, and names are how these tests find theirs.
 require_relative "contention_helper"
 
 class TestRootCauses < Test::Unit::TestCase
@@ -43,6 +44,16 @@ class TestRootCauses < Test::Unit::TestCase
     spans_a.sum { |a0, a1| spans_b.sum { |b0, b1| [[a1, b1].min - [a0, b0].max, 0].max } }
   end
 
+  # n threads named prefix-0.. that each take the lock once.
+  def lock_waiters(lock, n, prefix)
+    n.times.map do |i|
+      Thread.new do
+        Thread.current.name = "#{prefix}-#{i}"
+        lock.synchronize { nil }
+      end
+    end
+  end
+
   def hold_the_lock(lock, ready)
     lock.synchronize do
       ready << true
@@ -56,21 +67,15 @@ class TestRootCauses < Test::Unit::TestCase
     ready = Queue.new
     report = Rperf.contention do
       holder = Thread.new do
-        Thread.current.name = "holder"
+        Thread.current.name = "rc-holder"
         hold_the_lock(lock, ready)
       end
       ready.pop
-      waiters = 3.times.map do |i|
-        Thread.new do
-          Thread.current.name = "waiter-#{i}"
-          lock.synchronize { nil }
-        end
-      end
-      [holder, *waiters].each(&:join)
+      [holder, *lock_waiters(lock, 3, "rc-waiter")].each(&:join)
     end
     assert_conservation(report)
-    holder = seq_of(report, "holder")
-    waiters = (0..2).map { |i| seq_of(report, "waiter-#{i}") }
+    holder = seq_of(report, "rc-holder")
+    waiters = (0..2).map { |i| seq_of(report, "rc-waiter-#{i}") }
     mutex_ns = waiters.sum { |w| blocked_spans(report, w, "mutex").sum { |a, b| b - a } }
     assert_operator mutex_ns, :>=, 0.45e9, "three threads waited about 200 ms each for the lock"
     blocked = waiters.flat_map { |w| roots_of(report, w, wait: "blocked") }
@@ -84,7 +89,7 @@ class TestRootCauses < Test::Unit::TestCase
     refute_nil root
     assert_equal "sleep", root.cause
     assert_match(/Kernel#sleep < .*hold_the_lock/, root.stacks.first["text"], "the stack inside the synchronize block")
-    path = report.critical_path(thread: "waiter-2")
+    path = report.critical_path(thread: "rc-waiter-2")
     deep = path["segments"].max_by { |s| s["end_ns"] - s["start_ns"] }
     assert_equal holder, deep["root"]["thread"]
     assert_operator deep["hops"].size, :>=, 1
@@ -100,11 +105,11 @@ class TestRootCauses < Test::Unit::TestCase
     held = []
     report = Rperf.contention do
       hog = Thread.new do
-        Thread.current.name = "hog"
+        Thread.current.name = "rc-hog"
         hog_compute(1.0)
       end
       request = Thread.new do
-        Thread.current.name = "request"
+        Thread.current.name = "rc-request"
         lock.synchronize do
           held << now_ns
           locked << true
@@ -113,24 +118,18 @@ class TestRootCauses < Test::Unit::TestCase
         end
       end
       locked.pop
-      waiters = 2.times.map do |i|
-        Thread.new do
-          Thread.current.name = "lock-waiter-#{i}"
-          lock.synchronize { nil }
-        end
-      end
-      [request, *waiters, hog].each(&:join)
+      [request, *lock_waiters(lock, 2, "rc-lock-waiter"), hog].each(&:join)
     end
     assert_conservation(report)
     start = report.meta["start_monotonic_ns"]
     holding = [[held[0] - start, held[1] - start]]
-    request = seq_of(report, "request")
-    hog = seq_of(report, "hog")
+    request = seq_of(report, "rc-request")
+    hog = seq_of(report, "rc-hog")
     gvl_waits = ->(seq) { report.intervals.select { |iv| iv.thread == seq && iv.state == 1 }.map { |iv| [iv.start_ns, iv.end_ns] } }
-    on_chains = [request, seq_of(report, "lock-waiter-0"), seq_of(report, "lock-waiter-1")].flat_map(&gvl_waits)
+    on_chains = [request, seq_of(report, "rc-lock-waiter-0"), seq_of(report, "rc-lock-waiter-1")].flat_map(&gvl_waits)
     total_overlap = 0
     total_hog = 0
-    %w[lock-waiter-0 lock-waiter-1].each do |name|
+    %w[rc-lock-waiter-0 rc-lock-waiter-1].each do |name|
       waiter = seq_of(report, name)
       waits = blocked_spans(report, waiter, "mutex")
       by_hog = roots_of(report, waiter, wait: "blocked").select { |r| r["thread"] == hog }.sum { |r| r["ns"] }
@@ -161,23 +160,23 @@ class TestRootCauses < Test::Unit::TestCase
     queue = Queue.new
     report = Rperf.contention do
       worker = Thread.new do
-        Thread.current.name = "worker"
+        Thread.current.name = "rc-worker"
         queue.pop
       end
       feeder = Thread.new do
-        Thread.current.name = "feeder"
+        Thread.current.name = "rc-feeder"
         feed_late(queue)
       end
       joiner = Thread.new do
-        Thread.current.name = "joiner"
+        Thread.current.name = "rc-joiner"
         worker.join
       end
       [joiner, feeder].each(&:join)
     end
     assert_conservation(report)
-    joiner = seq_of(report, "joiner")
-    worker = seq_of(report, "worker")
-    feeder = seq_of(report, "feeder")
+    joiner = seq_of(report, "rc-joiner")
+    worker = seq_of(report, "rc-worker")
+    feeder = seq_of(report, "rc-feeder")
     join_ns = blocked_spans(report, joiner, "join").sum { |a, b| b - a }
     assert_operator join_ns, :>=, 0.2e9
     direct = report.blocked_edges.select { |e| e.waiter == joiner && e.cause == "join" }
@@ -187,35 +186,27 @@ class TestRootCauses < Test::Unit::TestCase
     assert_equal ["sleep"], by_feeder.select { |r| r["ns"] > 0.1 * join_ns }.map { |r| r["cause"] }.uniq
     root = report.root_causes.find { |r| r.thread == feeder && r.cause == "sleep" }
     assert_match(/feed_late/, root.stacks.first["text"])
-    text = report.to_critical_path(thread: "joiner")
-    assert_match(/join → worker \(#\d+\) queue → feeder \(#\d+\): blocked: sleep/, text)
+    text = report.to_critical_path(thread: "rc-joiner")
+    assert_match(/join → rc-worker \(#\d+\) queue → rc-feeder \(#\d+\): blocked: sleep/, text)
   end
 
   # A join on a thread that waits on another Ractor: the chain is cut at the
   # Ractor boundary and says so.
   def test_chain_cut_at_the_ractor_boundary
-    Dir.mktmpdir do |dir|
-      path = File.join(dir, "r.json")
-      run_ruby_child(dir, <<~RUBY, timeout: 60)
-        Warning[:experimental] = false
-        require "rperf"
-        Rperf.contention do
-          r = Ractor.new { sleep 0.3; :done }
-          taker = Thread.new { Thread.current.name = "taker"; r.take }
-          joiner = Thread.new { Thread.current.name = "joiner"; taker.join }
-          joiner.join
-        end.save(#{path.inspect})
-      RUBY
-      report = Rperf::Report.load(path)
-      assert_conservation(report)
-      joiner = seq_of(report, "joiner")
-      taker = seq_of(report, "taker")
-      join_ns = blocked_spans(report, joiner, "join").sum { |a, b| b - a }
-      assert_operator join_ns, :>=, 0.2e9
-      cut = roots_of(report, joiner, wait: "blocked").select { |r| r["thread"] == taker && r["kind"] == "ractor" }
-      assert_operator cut.sum { |r| r["ns"] }, :>=, 0.9 * join_ns, "cut at the taker's Ractor#take"
-      assert_equal "waiting on another Ractor (cut)", cut.first["what"]
-    end
+    report = contention_in_child(<<~RUBY)
+      r = Ractor.new { sleep 0.3; :done }
+      taker = Thread.new { Thread.current.name = "rc-taker"; r.take }
+      joiner = Thread.new { Thread.current.name = "rc-joiner"; taker.join }
+      joiner.join
+    RUBY
+    assert_conservation(report)
+    joiner = seq_of(report, "rc-joiner")
+    taker = seq_of(report, "rc-taker")
+    join_ns = blocked_spans(report, joiner, "join").sum { |a, b| b - a }
+    assert_operator join_ns, :>=, 0.2e9
+    cut = roots_of(report, joiner, wait: "blocked").select { |r| r["thread"] == taker && r["kind"] == "ractor" }
+    assert_operator cut.sum { |r| r["ns"] }, :>=, 0.9 * join_ns, "cut at the taker's Ractor#take"
+    assert_equal "waiting on another Ractor (cut)", cut.first["what"]
   end
 
   # Counters mode keeps no timeline: the root-cause views say so.
