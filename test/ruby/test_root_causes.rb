@@ -95,30 +95,50 @@ class TestRootCauses < Test::Unit::TestCase
     assert_operator deep["hops"].size, :>=, 1
   end
 
-  def hog_compute(seconds) = burn_work(seconds)
+  # Computes until told to stop (a Queue that gets an item), so that it is
+  # computing for all of the request's critical section, however late that
+  # comes on a busy machine.
+  def hog_compute(stop)
+    x = 0
+    x = (x + ContentionHelper.spin(20_000)) % 1_000_003 while stop.empty?
+    x
+  end
 
   # A request holds a Mutex and computes, sharing the GVL with a hog; two
   # threads wait for the Mutex meanwhile.
   def test_lock_holder_waiting_for_the_gvl_roots_at_the_hog
     lock = Mutex.new
     locked = Queue.new
+    hog_started = Queue.new
+    stop = Queue.new
     held = []
+    ContentionHelper.iterations_per_second # calibrated before, not inside the critical section
     report = Rperf.contention do
       hog = Thread.new do
         Thread.current.name = "rc-hog"
-        hog_compute(1.0)
+        hog_started << true
+        hog_compute(stop)
       end
+      hog_started.pop
+      waiting = Queue.new
       request = Thread.new do
         Thread.current.name = "rc-request"
         lock.synchronize do
-          held << now_ns
           locked << true
+          # Computes once both waiters are blocked on the lock.
+          waiters = waiting.pop
+          Thread.pass until waiters.all? { |t| t.status == "sleep" }
+          held << now_ns
           burn_work(0.3)
           held << now_ns
         end
       end
       locked.pop
-      [request, *lock_waiters(lock, 2, "rc-lock-waiter"), hog].each(&:join)
+      waiters = lock_waiters(lock, 2, "rc-lock-waiter")
+      waiting << waiters
+      [request, *waiters].each(&:join)
+      stop << true
+      hog.join
     end
     assert_conservation(report)
     start = report.meta["start_monotonic_ns"]
