@@ -40,6 +40,9 @@ usage(FILE *out)
             "      --speedscope FILE    speedscope JSON, one profile per thread\n"
             "      --top                self and cumulative time per function (flat view)\n"
             "      --html FILE          one self-contained interactive page (opens offline)\n"
+            "      --critical-path THREAD|label=KEY=VALUE\n"
+            "                           what the thread's or label's time went to, wait chains\n"
+            "                           followed to their root (with --json: as JSON)\n"
             "  -o, --output FILE        write the standard-output view to FILE\n"
             "\n"
             "Filters and shaping:\n"
@@ -51,9 +54,12 @@ usage(FILE *out)
             "      --by thread|label|ractor   wait-graph nodes (default thread)\n"
             "      --edges gvl|blocked|all    wait-graph edges: GVL waits (default), release edges of\n"
             "                           blocked threads (waiter -> the thread that woke it), or both\n"
+            "      --blame direct|root  wait graph: edges to the root of each wait chain (root);\n"
+            "                           profile views: the stacks that made others wait, directly\n"
+            "                           (blame and release stacks) or at the chains' roots\n"
             "      --min-share F        keep wait-graph edges of at least F of all wait (0..1; 0 keeps\n"
             "                           every edge); default: the largest, up to 80%% of it, at most 12\n"
-            "      --from T, --to T     timeline/perfetto window, e.g. 10ms, 1.5s, 200us\n"
+            "      --from T, --to T     timeline/perfetto/critical-path window, e.g. 10ms, 1.5s, 200us\n"
             "      --width N            timeline columns (default: terminal width)\n"
             "      --top N              rows of the top tables (summary: default 10; --top view: 20)\n"
             "      --ascii              timeline with ASCII glyphs\n"
@@ -129,7 +135,8 @@ exit_for(rga_status_t st, bool input)
     case RGA_ERR_SYNTAX:
     case RGA_ERR_VERSION:
     case RGA_ERR_SCHEMA:
-    case RGA_ERR_REFERENCE: return EXIT_BAD_INPUT;
+    case RGA_ERR_REFERENCE:
+    case RGA_ERR_MISSING: return EXIT_BAD_INPUT;
     default: return EXIT_SOFTWARE;
     }
 }

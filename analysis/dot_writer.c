@@ -7,6 +7,7 @@
  * are dashed, coloured by cause and labelled with cause and time.
  */
 #include "dot_writer.h"
+#include "rootcause.h"
 #include "term_text.h"
 #include "units.h"
 
@@ -117,6 +118,35 @@ style_release_edge(Agedge_t *edge, const rga_wg_edge_t *e, int64_t total_blocked
     set(edge, "blocked_ns", ns);
 }
 
+/* A root edge (--blame root): labelled with what the root was doing, solid
+ * for GVL waits, dashed and coloured by the waiter's cause for blocked
+ * waits; width by its share of its kind's total. */
+static void
+style_root_edge(Agedge_t *edge, const rga_wg_edge_t *e, const rga_waitgraph_t *wg)
+{
+    int64_t total = e->cause < 0 ? wg->total_wait_ns : wg->total_blocked_ns;
+    double share = total > 0 ? (double)e->wait_ns / (double)total : 0.0;
+    rga_rc_root_t root = {(uint8_t)(e->root & 0xff), (uint8_t)((e->root >> 8) & 0xff), -1, -1};
+    char what[96], time[32], label[192], pen[32], ns[32];
+    rga_rc_root_what(&root, what, sizeof(what));
+    rga_format_duration(e->wait_ns, time, sizeof(time));
+    snprintf(label, sizeof(label), "%s: %s %s (%.0f%%)", e->cause < 0 ? "GVL" : rga_cause_name(e->cause), what, time,
+             share * 100.0);
+    snprintf(pen, sizeof(pen), "%.2f", 1.0 + 6.0 * share);
+    snprintf(ns, sizeof(ns), "%lld", (long long)e->wait_ns);
+    set(edge, "label", label);
+    set(edge, "penwidth", pen);
+    set(edge, "root", rga_rc_kind_name(root.kind));
+    set(edge, "root_what", what);
+    set(edge, "wait_ns", ns);
+    if (e->cause >= 0) {
+        set(edge, "style", "dashed");
+        set(edge, "color", cause_color(e->cause));
+        set(edge, "fontcolor", cause_color(e->cause));
+        set(edge, "cause", rga_cause_name(e->cause));
+    }
+}
+
 Agraph_t *
 rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
 {
@@ -132,7 +162,13 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
     if (wg->n_pruned)
         snprintf(pruned, sizeof(pruned), "; %zu smaller edge%s left out (their time is in the node totals)",
                  wg->n_pruned, wg->n_pruned == 1 ? "" : "s");
-    if (wg->kinds == RGA_EDGES_GVL) {
+    if (wg->roots) {
+        char blocked[32];
+        rga_format_duration(wg->total_blocked_ns, blocked, sizeof(blocked));
+        snprintf(buf, sizeof(buf),
+                 "Root causes (waiter -> the root of its wait chains): GVL waits %s, blocked waits %s%s", total,
+                 blocked, pruned);
+    } else if (wg->kinds == RGA_EDGES_GVL) {
         snprintf(buf, sizeof(buf), "GVL wait graph (waiter -> holder), total wait %s%s", total, pruned);
     } else {
         char blocked[32];
@@ -205,8 +241,10 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
                 char on[32], released[32];
                 rga_format_duration(n->blocked_ns, on, sizeof(on));
                 rga_format_duration(n->released_ns, released, sizeof(released));
-                snprintf(buf + used, sizeof(buf) - (size_t)used, "\\nblocked until woken %s, released %s", on,
-                         released);
+                snprintf(buf + used, sizeof(buf) - (size_t)used,
+                         wg->roots ? "\\nblocked waits %s, root of others' %s"
+                                   : "\\nblocked until woken %s, released %s",
+                         on, released);
             }
             /* Filled by the wait it suffered: GVL wait, or blocked time in a release graph. */
             double share = wg->kinds == RGA_EDGES_BLOCKED
@@ -232,10 +270,18 @@ rga_dot_build(const rga_waitgraph_t *wg, rga_error_t *err)
     for (size_t i = 0; i < wg->n_edges; i++) {
         const rga_wg_edge_t *e = &wg->edges[i];
         char key[32];
-        snprintf(key, sizeof(key), "%d", e->cause); /* a GVL and a release edge may join the same two nodes */
-        Agedge_t *edge = agedge(g, nodes[e->from], nodes[e->to], e->cause < 0 ? NULL : key, 1);
+        /* A GVL and a release edge, or root edges of several roots, may join the same two nodes. */
+        if (e->root >= 0)
+            snprintf(key, sizeof(key), "%d/%d", e->cause, e->root);
+        else
+            snprintf(key, sizeof(key), "%d", e->cause);
+        Agedge_t *edge = agedge(g, nodes[e->from], nodes[e->to], e->cause < 0 && e->root < 0 ? NULL : key, 1);
         if (!edge)
             goto nomem;
+        if (e->root >= 0) {
+            style_root_edge(edge, e, wg);
+            continue;
+        }
         if (e->cause >= 0) {
             style_release_edge(edge, e, wg->total_blocked_ns);
             continue;

@@ -5,6 +5,8 @@
  * columns and the key names would otherwise be most of the bytes.
  */
 #include "html_data.h"
+#include "critical_path.h"
+#include "intern.h"
 #include "summary.h"
 #include "summary_json.h"
 #include "term_text.h"
@@ -441,6 +443,195 @@ timeline_json(builder_t *b, const rga_html_limits_t *lim, int64_t axis)
     return obj;
 }
 
+/* Critical paths: the shared tables of roots and texts, and one path each. */
+typedef struct paths {
+    const rga_report_t *r;
+    rga_rc_index_t *ix;
+    rga_key_table_t roots; /* kind | cause << 8, thread, 0... -> index */
+    json_t *root_rows;
+    rga_intern_t texts;
+    size_t max_segments;
+    bool ok;
+} paths_t;
+
+static json_int_t
+root_index(paths_t *x, const rga_rc_root_t *root)
+{
+    int64_t key[RGA_KEY_WIDTH] = {(int64_t)root->kind | (int64_t)root->cause << 8, root->thread, 0, 0, 0, 0};
+    const rga_key_entry_t *e = rga_key_table_find(&x->roots, key);
+    if (e)
+        return e->sum[0];
+    json_int_t i = (json_int_t)x->roots.n;
+    char what[96];
+    const rga_report_t *r = x->r;
+    if (rga_key_table_add(&x->roots, key, i, 0) < 0)
+        x->ok = false;
+    push(x->root_rows,
+         json_pack("[s, I, s]", rga_rc_kind_name(root->kind),
+                   (json_int_t)(root->thread >= 0 ? r->threads[root->thread].seq : 0),
+                   rga_rc_root_what(root, what, sizeof(what))),
+         &x->ok);
+    return i;
+}
+
+/* The thread whose lane explains a segment: the root's, or for a hand-off
+ * the last thread that waited (for the GVL), or the subject's own. */
+static int64_t
+segment_lane(const rga_critical_path_t *p, const rga_cp_segment_t *s)
+{
+    const rga_report_t *r = p->report;
+    if (s->root.thread >= 0)
+        return r->threads[s->root.thread].seq;
+    if (s->n_hops > 0)
+        return r->threads[p->hops[s->first_hop + s->n_hops - 1].thread].seq;
+    return r->threads[s->thread].seq;
+}
+
+static json_t *
+path_json(paths_t *x, const rga_cp_spec_t *spec)
+{
+    rga_critical_path_t p;
+    if (rga_critical_path_build_on(x->ix, NULL, x->r, spec, &p, NULL) != RGA_OK)
+        return json_null(); /* nothing of it in the timeline */
+    unsigned char *keep = rga_cp_longest(&p, x->max_segments);
+    json_t *col[6];
+    static const char *const names[6] = {"start", "dur", "lane", "root", "text", "thread"};
+    for (int c = 0; c < 6; c++)
+        col[c] = json_array();
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "from", (json_int_t)p.from_ns, "to", (json_int_t)p.to_ns,
+                          "covered", (json_int_t)p.covered_ns, "own", (json_int_t)p.own_ns, "handoffs",
+                          (json_int_t)p.handoffs, "segments", (json_int_t)p.n_segments);
+    if (!keep || !o)
+        x->ok = false;
+    int64_t prev = 0;
+    size_t kept = 0, *order = keep ? rga_cp_order(&p, keep, &kept) : NULL;
+    if (!order)
+        x->ok = false;
+    for (size_t k = 0; x->ok && k < kept; k++) {
+        const rga_cp_segment_t *s = &p.segments[order[k]];
+        char text[2048];
+        size_t t = rga_intern(&x->texts, rga_cp_segment_text(&p, s, text, sizeof(text)));
+        if (t == (size_t)-1)
+            x->ok = false;
+        push(col[0], json_integer(s->start_ns - prev), &x->ok);
+        push(col[1], json_integer(s->end_ns - s->start_ns), &x->ok);
+        push(col[2], json_integer(segment_lane(&p, s)), &x->ok);
+        push(col[3], json_integer(root_index(x, &s->root)), &x->ok);
+        push(col[4], json_integer((json_int_t)t), &x->ok);
+        if (p.by_label)
+            push(col[5], json_integer(x->r->threads[s->thread].seq), &x->ok);
+        prev = s->start_ns;
+    }
+    free(order);
+    json_t *shares = json_array();
+    int64_t rest = 0;
+    for (size_t i = 0; x->ok && shares && i < p.n_shares; i++) {
+        if (i >= RGA_HTML_MAX_PATH_SHARES) {
+            rest += p.shares[i].ns;
+            continue;
+        }
+        push(shares,
+             json_pack("[I, b, I]", root_index(x, &p.shares[i].root), p.shares[i].own, (json_int_t)p.shares[i].ns),
+             &x->ok);
+    }
+    if (rest > 0 && shares)
+        push(shares, json_pack("[i, b, I]", -1, 0, (json_int_t)rest), &x->ok);
+    for (int c = 0; c < 6; c++) {
+        if (o && (c < 5 || p.by_label))
+            put(o, names[c], col[c], &x->ok);
+        else
+            json_decref(col[c]);
+    }
+    if (o) {
+        put(o, "kept", json_integer((json_int_t)kept), &x->ok);
+        put(o, "shares", shares, &x->ok);
+    } else {
+        json_decref(shares);
+    }
+    free(keep);
+    rga_critical_path_free(&p);
+    return o;
+}
+
+/* "paths": the listed threads' critical paths and the largest label sets'. */
+static json_t *
+paths_json(const rga_report_t *r, const rga_filter_t *filter, const rga_summary_t *s, const rga_html_limits_t *lim,
+           bool *ok)
+{
+    if (!s->roots.available)
+        return json_pack("{s:b, s:s}", "available", 0, "reason", rga_summary_no_roots_reason(r));
+    size_t n_paths = s->roots.n_labels < lim->max_label_paths ? s->roots.n_labels : lim->max_label_paths;
+    for (size_t t = 0; t < r->n_threads; t++)
+        n_paths += rga_filter_thread_index(filter, t);
+    size_t share = n_paths ? lim->max_path_total / n_paths : lim->max_path_segments;
+    if (share < 60)
+        share = 60;
+    paths_t x = {r,   NULL, {0}, json_array(), {0}, share < lim->max_path_segments ? share : lim->max_path_segments,
+                 true};
+    rga_key_table_init(&x.roots);
+    rga_intern_init(&x.texts);
+    json_t *threads = json_object(), *labels = json_object();
+    if (!x.root_rows || !threads || !labels || rga_rc_index_build(r, &x.ix, NULL) != RGA_OK)
+        x.ok = false;
+    for (size_t t = 0; x.ok && t < r->n_threads; t++) {
+        if (!rga_filter_thread_index(filter, t))
+            continue;
+        char seq[32];
+        snprintf(seq, sizeof(seq), "%lld", (long long)r->threads[t].seq);
+        rga_cp_spec_t spec = {seq, 0, 0, false, 0};
+        put(threads, seq, path_json(&x, &spec), &x.ok);
+    }
+    for (size_t i = 0, n = 0; x.ok && i < s->roots.n_labels && n < lim->max_label_paths; i++) {
+        int64_t id = s->roots.labels[i].label_set;
+        char key[32];
+        snprintf(key, sizeof(key), "%lld", (long long)id);
+        rga_cp_spec_t spec = {NULL, 0, 0, true, id};
+        put(labels, key, path_json(&x, &spec), &x.ok);
+        n++;
+    }
+    json_t *texts = json_array();
+    for (size_t i = 0; x.ok && texts && i < x.texts.n; i++)
+        push(texts, page_text(rga_intern_str(&x.texts, i)), &x.ok);
+    json_t *o = x.ok ? json_pack("{s:b, s:O, s:O, s:O, s:O}", "available", 1, "roots", x.root_rows, "texts", texts,
+                                 "threads", threads, "labels", labels)
+                     : NULL;
+    if (!o)
+        *ok = false;
+    json_decref(x.root_rows);
+    json_decref(texts);
+    json_decref(threads);
+    json_decref(labels);
+    rga_key_table_free(&x.roots);
+    rga_intern_free(&x.texts);
+    rga_rc_index_free(x.ix);
+    return o;
+}
+
+/* The summary's root causes as the page uses them: the largest roots, each
+ * with its first stack's text. */
+static void
+trim_roots(json_t *summary, bool *ok)
+{
+    json_t *rc = json_object_get(summary, "root_causes");
+    if (!rc)
+        return;
+    json_object_del(rc, "waiters");
+    json_object_del(rc, "label_sets");
+    json_t *roots = json_object_get(rc, "roots");
+    while (json_array_size(roots) > RGA_HTML_MAX_ROOTS)
+        json_array_remove(roots, json_array_size(roots) - 1);
+    size_t i;
+    json_t *row;
+    json_array_foreach(roots, i, row)
+    {
+        json_t *stacks = json_object_get(row, "stacks"), *first = json_array_get(stacks, 0);
+        json_t *kept = json_array();
+        if (first)
+            push(kept, json_pack("{s:O}", "text", json_object_get(first, "text")), ok);
+        put(row, "stacks", kept, ok);
+    }
+}
+
 rga_status_t
 rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga_html_limits_t *limits, json_t **out,
                     rga_error_t *err)
@@ -453,6 +644,12 @@ rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga
         lim.width_px = RGA_HTML_WIDTH_PX;
     if (lim.max_edges == 0)
         lim.max_edges = RGA_HTML_MAX_EDGES;
+    if (lim.max_path_segments == 0)
+        lim.max_path_segments = RGA_HTML_MAX_PATH_SEGMENTS;
+    if (lim.max_label_paths == 0)
+        lim.max_label_paths = RGA_HTML_MAX_LABEL_PATHS;
+    if (lim.max_path_total == 0)
+        lim.max_path_total = RGA_HTML_MAX_PATH_TOTAL;
     rga_summary_t s;
     rga_status_t st = rga_summary_build(r, filter, &s, err);
     if (st != RGA_OK)
@@ -479,6 +676,7 @@ rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga
         put(root, "version", json_integer(1), &b.ok);
         put(root, "axis_ns", json_integer(axis), &b.ok);
         json_t *summary = rga_summary_to_json(&s);
+        trim_roots(summary, &b.ok);
         cap_strings(summary, &b.ok);
         put(root, "summary", summary, &b.ok);
         put(root, "label_sets", label_sets_json(r, &b.ok), &b.ok);
@@ -486,6 +684,7 @@ rga_html_data_build(const rga_report_t *r, const rga_filter_t *filter, const rga
         put(root, "blame", blame_json(&b), &b.ok);
         put(root, "edges", edges_json(&b, lim.max_edges), &b.ok);
         put(root, "intervals", timeline_json(&b, &lim, axis), &b.ok);
+        put(root, "paths", paths_json(r, filter, &s, &lim, &b.ok), &b.ok);
         /* Last: the tables above filled them. */
         put(root, "frames", json_incref(b.frames), &b.ok);
         put(root, "stacks", json_incref(b.stacks), &b.ok);

@@ -75,7 +75,9 @@ enum {
     OPT_STATE,
     OPT_ROOT_FRAMES,
     OPT_HTML,
-    OPT_MAX_INFLATED
+    OPT_MAX_INFLATED,
+    OPT_CRITICAL_PATH,
+    OPT_BLAME
 };
 
 static bool
@@ -174,6 +176,8 @@ parse_args(cli_t *cli, int argc, char **argv)
         {"version", no_argument, NULL, OPT_VERSION},
         {"jansson-only", no_argument, NULL, OPT_JANSSON_ONLY},
         {"max-inflated", required_argument, NULL, OPT_MAX_INFLATED},
+        {"critical-path", required_argument, NULL, OPT_CRITICAL_PATH},
+        {"blame", required_argument, NULL, OPT_BLAME},
         {NULL, 0, NULL, 0},
     };
     int c, rc = EXIT_OK;
@@ -218,6 +222,18 @@ parse_args(cli_t *cli, int argc, char **argv)
                 return fail_usage("--root-frames %s: expected thread, label or thread,label", optarg);
             break;
         case OPT_HTML: rc = add_job(cli, "html", optarg); break;
+        case OPT_CRITICAL_PATH:
+            if (!*optarg || (strncmp(optarg, "label=", 6) == 0 && (!strchr(optarg + 6, '=') || optarg[6] == '=')))
+                return fail_usage("--critical-path %s: expected a thread (seq or name) or label=KEY=VALUE", optarg);
+            if (cli->opts.critical_path)
+                return fail_usage("%s", "--critical-path can be given once");
+            cli->opts.critical_path = optarg;
+            break;
+        case OPT_BLAME:
+            if (strcmp(optarg, "direct") && strcmp(optarg, "root"))
+                return fail_usage("--blame %s: expected direct or root", optarg);
+            cli->opts.blame = optarg;
+            break;
         case 'o': cli->output = optarg; break;
         case OPT_THREAD: cli->opts.thread = optarg; break;
         case OPT_RACTOR:
@@ -351,6 +367,17 @@ main(int argc, char **argv)
     if (optind >= argc)
         return fail_usage("%s", "no report given");
 
+    /* --critical-path is a view of its own: text, or JSON in place of the summary's. */
+    if (cli.opts.critical_path) {
+        size_t json = cli.n_jobs;
+        for (size_t i = 0; i < cli.n_jobs; i++)
+            if (strcmp(cli.jobs[i].view, "json") == 0)
+                json = i;
+        if (json < cli.n_jobs)
+            cli.jobs[json].view = "critical_path_json";
+        else if ((rc = add_job(&cli, "critical_path", NULL)) != EXIT_OK)
+            return rc;
+    }
     size_t stdout_jobs = 0;
     for (size_t i = 0; i < cli.n_jobs; i++)
         stdout_jobs += cli.jobs[i].path == NULL;
@@ -359,11 +386,16 @@ main(int argc, char **argv)
         stdout_jobs = 1;
     }
     /* Options that only shape views not asked for would be silently ignored: refuse them. */
-    bool profile_job = false, collapsed_job = false;
+    bool profile_job = false, collapsed_job = false, graph_job = false;
     for (size_t i = 0; i < cli.n_jobs; i++) {
         profile_job |= rga_view_is_profile(cli.jobs[i].view);
         collapsed_job |= strcmp(cli.jobs[i].view, "collapsed") == 0;
+        graph_job |= strcmp(cli.jobs[i].view, "dot") == 0 || strcmp(cli.jobs[i].view, "svg") == 0 ||
+                     strcmp(cli.jobs[i].view, "png") == 0;
     }
+    if (cli.opts.blame && !profile_job && !graph_job)
+        return fail_usage("%s", "--blame applies to the wait graph (--dot, --svg, --png) and the profile views "
+                                "(--pprof, --collapsed, --speedscope, --top)");
     if (cli.opts.state && !profile_job)
         return fail_usage("%s", "--state applies to the profile views (--pprof, --collapsed, --speedscope, --top)");
     if (cli.opts.roots && !collapsed_job)
@@ -374,7 +406,8 @@ main(int argc, char **argv)
                           "--top, --collapsed)");
     if (stdout_jobs > 1)
         return fail_usage("%s", "more than one view for standard output (--summary, --timeline, --json, --dot, "
-                                "--top, --collapsed without FILE): give one, and write the others to files");
+                                "--top, --collapsed without FILE, --critical-path): give one, and write the others "
+                                "to files");
 
     size_t n_reports = (size_t)(argc - optind);
     size_t n_stdin = 0;

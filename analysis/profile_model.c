@@ -2,6 +2,7 @@
  * profile_model.h). Writes nothing. */
 #include "profile_model.h"
 #include "intern.h"
+#include "rootcause.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -55,8 +56,84 @@ done:
     return st;
 }
 
+/* Growing list of owned rows. */
+typedef struct rows {
+    rga_sample_t *rows;
+    size_t n, cap;
+    bool failed;
+} rows_t;
+
+static void
+add_row(rows_t *x, int64_t stack, int64_t ns, int64_t thread, int64_t label_set)
+{
+    if (x->failed || ns <= 0 || stack < 0)
+        return;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 64;
+        rga_sample_t *p = realloc(x->rows, cap * sizeof(*p));
+        if (!p) {
+            x->failed = true;
+            return;
+        }
+        x->rows = p;
+        x->cap = cap;
+    }
+    x->rows[x->n++] = (rga_sample_t){stack, ns, thread, label_set};
+}
+
+typedef struct root_rows {
+    rows_t *rows;
+    int64_t thread, label_set;
+} root_rows_t;
+
+static void
+add_root_stack(int64_t stack, int64_t ns, void *arg)
+{
+    root_rows_t *x = arg;
+    add_row(x->rows, stack, ns, x->thread, x->label_set);
+}
+
+/* The blame rows of a weighted profile. */
+static rga_status_t
+blame_rows(const rga_report_t *r, rga_profile_weight_t weight, rows_t *x, rga_error_t *err)
+{
+    if (weight == RGA_WEIGHT_DIRECT) {
+        for (size_t i = 0; i < r->n_blame; i++)
+            add_row(x, r->blame[i].stack, r->blame[i].blame_ns, r->blame[i].holder, r->blame[i].label_set);
+        for (size_t i = 0; i < r->n_blocked_edges; i++) {
+            const rga_blocked_edge_t *e = &r->blocked_edges[i];
+            add_row(x, e->releaser_stack, e->blocked_ns, e->releaser, e->releaser_label_set);
+        }
+        return RGA_OK;
+    }
+    rga_rootcauses_t rc;
+    rga_rc_stacks_t *stacks = NULL;
+    rga_status_t st = rga_rootcauses_build(r, NULL, &rc, err);
+    if (st == RGA_OK && rc.available)
+        st = rga_rc_stacks_build(r, &stacks, err);
+    for (size_t i = 0; st == RGA_OK && stacks && i < rc.parts.n; i++) {
+        const rga_key_entry_t *e = &rc.parts.entries[i];
+        rga_rc_root_t root = {(uint8_t)(e->key[0] & 0xff), (uint8_t)((e->key[0] >> 8) & 0xff), (int32_t)e->key[1],
+                              e->key[2]};
+        if (root.thread < 0)
+            continue;
+        root_rows_t rr = {x, r->threads[root.thread].seq, e->key[2]};
+        rga_rc_stacks_split(stacks, &root, e->sum[0], add_root_stack, &rr);
+    }
+    rga_rc_stacks_free(stacks);
+    rga_rootcauses_free(&rc);
+    return st;
+}
+
 rga_status_t
 rga_profile_build(const rga_report_t *r, const rga_filter_t *filter, rga_profile_t *out, rga_error_t *err)
+{
+    return rga_profile_build_weighted(r, filter, RGA_WEIGHT_SAMPLES, out, err);
+}
+
+rga_status_t
+rga_profile_build_weighted(const rga_report_t *r, const rga_filter_t *filter, rga_profile_weight_t weight,
+                           rga_profile_t *out, rga_error_t *err)
 {
     memset(out, 0, sizeof(*out));
     out->report = r;
@@ -69,14 +146,30 @@ rga_profile_build(const rga_report_t *r, const rga_filter_t *filter, rga_profile
         rga_profile_free(out);
         return st;
     }
-    out->samples = calloc(r->n_samples ? r->n_samples : 1, sizeof(*out->samples));
+    const rga_sample_t *rows = r->samples;
+    size_t n_rows = r->n_samples;
+    out->weight = (int)weight;
+    if (weight != RGA_WEIGHT_SAMPLES) {
+        rows_t x = {NULL, 0, 0, false};
+        st = blame_rows(r, weight, &x, err);
+        out->owned = x.rows;
+        if (st == RGA_OK && x.failed)
+            st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the profile");
+        if (st != RGA_OK) {
+            rga_profile_free(out);
+            return st;
+        }
+        rows = x.rows;
+        n_rows = x.n;
+    }
+    out->samples = calloc(n_rows ? n_rows : 1, sizeof(*out->samples));
     if (!out->samples) {
         rga_profile_free(out);
         return rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the profile");
     }
     bool empty_stack = false;
-    for (size_t i = 0; i < r->n_samples; i++) {
-        const rga_sample_t *s = &r->samples[i];
+    for (size_t i = 0; i < n_rows; i++) {
+        const rga_sample_t *s = &rows[i];
         if (filter && !rga_filter_sample(filter, r, s))
             continue;
         out->samples[out->n_samples++] = s;
@@ -95,6 +188,7 @@ void
 rga_profile_free(rga_profile_t *p)
 {
     free(p->samples);
+    free(p->owned);
     free(p->frame_function);
     free(p->functions);
     memset(p, 0, sizeof(*p));

@@ -11,7 +11,13 @@
  * and [GC sweeping] frames are functions of their own.
  *
  * It does not merge equal stacks across threads or label sets (each output
- * decides that) and does not read timelines, edges or blame.
+ * decides that). Weighted by blame instead of samples (--blame), its rows
+ * are the stacks that made others wait, each under the thread that ran it:
+ * RGA_WEIGHT_DIRECT the blame rows (GVL holders, weight × waiters) and the
+ * releasers' stacks (blocked_edges.releaser_stack, the blocked time each
+ * release ended); RGA_WEIGHT_ROOT every wait's root (rootcause.h) split over
+ * the root thread's stacks in the root's state. A root with no such sample
+ * (hand-off, a thread never sampled in that state) has no row.
  *
  * Ownership: the model borrows the report (samples, names and paths point
  * into it): keep the report alive and unchanged while the model is used.
@@ -37,6 +43,8 @@ typedef struct rga_profile {
     const rga_report_t *report;
     const rga_sample_t **samples;
     size_t n_samples;         /* selected, in report order */
+    rga_sample_t *owned;      /* blame rows the samples point to (weighted builds) */
+    int weight;               /* rga_profile_weight_t it was built with */
     uint32_t *frame_function; /* by frame id: index into functions */
     rga_profile_function_t *functions;
     size_t n_functions;
@@ -49,6 +57,14 @@ typedef struct rga_profile {
  * or RGA_ERR_NOMEM (out is then empty and needs no free). */
 rga_status_t rga_profile_build(const rga_report_t *r, const rga_filter_t *filter, rga_profile_t *out,
                                rga_error_t *err);
+
+/* What a profile weighs: the samples, or who made others wait (see above). */
+typedef enum rga_profile_weight { RGA_WEIGHT_SAMPLES, RGA_WEIGHT_DIRECT, RGA_WEIGHT_ROOT } rga_profile_weight_t;
+
+/* rga_profile_build with a choice of rows. The filter applies to each row's
+ * thread, label set and stack state. RGA_ERR_NOMEM only. */
+rga_status_t rga_profile_build_weighted(const rga_report_t *r, const rga_filter_t *filter,
+                                        rga_profile_weight_t weight, rga_profile_t *out, rga_error_t *err);
 void rga_profile_free(rga_profile_t *p);
 
 /* The functions of s's stack, root first, into buf (room for p->max_depth).

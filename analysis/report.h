@@ -78,6 +78,7 @@ enum rga_cause {
 
 typedef struct rga_meta {
     char *tool, *tool_version, *ruby_version, *program, *mode;
+    char *recording; /* "full" or "counters" ("" when the report does not say: full) */
     int64_t pid, frequency, start_time_ns, start_monotonic_ns, duration_ns, sequence;
 } rga_meta_t;
 
@@ -269,6 +270,10 @@ const rga_ractor_t *rga_report_ractor(const rga_report_t *report, int64_t id);
 /* "Ractor 2", "Ractor 1 (main)", or "Ractor ?" for a row whose Ractor is
  * not identified (one thread's row); truncated to fit `size`. */
 void rga_ractor_name(const rga_report_t *report, int64_t id, char *buf, size_t size);
+
+/* "name (#seq)", or "#seq" for an unnamed thread, the name escaped for a
+ * terminal (term_text.h). Returns buf. */
+char *rga_thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t size);
 
 /* Value of key in the label set with this id, or NULL. */
 const char *rga_report_label_value(const rga_report_t *report, int64_t label_set, const char *key);

@@ -763,6 +763,7 @@ load_meta(loader_t *ld, const elem_t *e, const json_t *v)
         {"ruby_version", offsetof(rga_meta_t, ruby_version)},
         {"program", offsetof(rga_meta_t, program)},
         {"mode", offsetof(rga_meta_t, mode)},
+        {"recording", offsetof(rga_meta_t, recording)},
     };
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         char **slot = (char **)((char *)m + strs[i].off);

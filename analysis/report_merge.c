@@ -561,6 +561,7 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
     out->meta.ruby_version = dupstr(base->meta.ruby_version);
     out->meta.program = dupstr(base->meta.program);
     out->meta.mode = dupstr(base->meta.mode);
+    out->meta.recording = dupstr(base->meta.recording);
     out->meta.sequence = 0;
     out->cause_of_id = malloc(RGA_CAUSE_COUNT);
     if (!out->cause_of_id)
@@ -569,7 +570,7 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
         out->cause_of_id[c] = (uint8_t)c;
     out->n_cause_ids = RGA_CAUSE_COUNT;
     if (!out->meta.tool || !out->meta.tool_version || !out->meta.ruby_version || !out->meta.program ||
-        !out->meta.mode)
+        !out->meta.mode || !out->meta.recording)
         goto nomem;
     out->intervals = malloc((total_intervals ? total_intervals : 1) * sizeof(rga_interval_t));
     if (!out->intervals)

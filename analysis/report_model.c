@@ -4,6 +4,7 @@
  * report_merge.c. Everything here is read-only except rga_report_free().
  */
 #include "report.h"
+#include "term_text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ rga_report_free(rga_report_t *r)
     free(m->tool);
     free(m->tool_version);
     free(m->ruby_version);
+    free(m->recording);
     free(m->program);
     free(m->mode);
     for (size_t i = 0; i < r->n_threads; i++)
@@ -176,4 +178,17 @@ rga_holder_kind_name(rga_holder_kind_t kind)
     case RGA_HOLDER_UNKNOWN: return "unknown";
     }
     return "unknown";
+}
+
+char *
+rga_thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t size)
+{
+    long i = rga_report_thread_index(r, seq);
+    char name[128];
+    rga_term_escape(i >= 0 ? r->threads[i].name : "", name, sizeof(name));
+    if (name[0])
+        snprintf(buf, size, "%s (#%lld)", name, (long long)seq);
+    else
+        snprintf(buf, size, "#%lld", (long long)seq);
+    return buf;
 }

@@ -5,6 +5,7 @@
  */
 #include "rga.h"
 #include "collapsed_writer.h"
+#include "critical_path.h"
 #include "dot_writer.h"
 #include "filter.h"
 #include "html_writer.h"
@@ -23,7 +24,8 @@
 
 #include <string.h>
 
-static const char *const views[] = {"summary", "timeline", "dot", "svg", "png", "perfetto", "json", "html"};
+static const char *const views[] = {"summary",  "timeline", "dot",  "svg",           "png",
+                                    "perfetto", "json",     "html", "critical_path", "critical_path_json"};
 static const char *const profile_views[] = {"pprof", "collapsed", "speedscope", "top"};
 
 static int
@@ -56,13 +58,34 @@ check_window(const rga_report_t *r, int64_t from_ns, rga_error_t *err)
     return rga_error_set(err, RGA_ERR_ARGUMENT, "--from %s is at or past the end of the report (%s)", from, len);
 }
 
+/* --blame: NULL, "direct" or "root". */
+static rga_status_t
+check_blame(const char *blame, rga_error_t *err)
+{
+    if (!blame || strcmp(blame, "direct") == 0 || strcmp(blame, "root") == 0)
+        return RGA_OK;
+    return rga_error_set(err, RGA_ERR_ARGUMENT, "--blame %s: expected direct or root", blame);
+}
+
+static bool
+blame_root(const char *blame)
+{
+    return blame && strcmp(blame, "root") == 0;
+}
+
 /* The views that read samples: one model, then the view's writer. */
 static rga_status_t
 render_profile(const rga_report_t *r, const rga_filter_t *filter, const char *view, const rga_view_opts_t *opts,
                FILE *out, rga_error_t *err)
 {
     rga_profile_t p;
-    rga_status_t st = rga_profile_build(r, filter, &p, err);
+    rga_status_t st = check_blame(opts->blame, err);
+    if (st != RGA_OK)
+        return st;
+    rga_profile_weight_t weight = !opts->blame              ? RGA_WEIGHT_SAMPLES
+                                  : blame_root(opts->blame) ? RGA_WEIGHT_ROOT
+                                                            : RGA_WEIGHT_DIRECT;
+    st = rga_profile_build_weighted(r, filter, weight, &p, err);
     if (st != RGA_OK)
         return st;
     if (strcmp(view, "pprof") == 0) {
@@ -84,6 +107,26 @@ render_profile(const rga_report_t *r, const rga_filter_t *filter, const char *vi
     return st;
 }
 
+/* One thread's or label's critical path, as text or JSON. */
+static rga_status_t
+render_critical_path(const rga_report_t *r, const char *view, const rga_view_opts_t *opts, FILE *out,
+                     rga_error_t *err)
+{
+    rga_cp_spec_t spec = {opts->critical_path, opts->from_ns, opts->to_ns, false, 0};
+    rga_critical_path_t p;
+    rga_status_t st = rga_critical_path_build(r, &spec, &p, err);
+    if (st != RGA_OK)
+        return st;
+    if (strcmp(view, "critical_path_json") == 0) {
+        st = rga_critical_path_write_json(&p, out, err);
+    } else {
+        rga_cp_text_opts_t to = {opts->color != 0, opts->top, opts->columns > 0 ? (size_t)opts->columns : 0};
+        st = rga_critical_path_write_text(&p, out, &to, err);
+    }
+    rga_critical_path_free(&p);
+    return st;
+}
+
 int
 rga_view_known(const char *view)
 {
@@ -99,7 +142,7 @@ rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t
     if (!rga_view_known(view))
         return rga_error_set(err, RGA_ERR_ARGUMENT,
                              "unknown view \"%s\" (summary, timeline, dot, svg, png, perfetto, json, pprof, "
-                             "collapsed, speedscope, top, html)",
+                             "collapsed, speedscope, top, html, critical_path, critical_path_json)",
                              view ? view : "(null)");
     rga_filter_spec_t spec = {opts->thread, (long long)opts->ractor, opts->labels, opts->n_labels, opts->state};
     rga_filter_t filter;
@@ -133,6 +176,8 @@ rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t
         st = rga_perfetto_write(r, &filter, opts->from_ns, opts->to_ns, out, err);
     } else if (strcmp(view, "html") == 0) {
         st = rga_html_write(r, &filter, out, err);
+    } else if (strncmp(view, "critical_path", 13) == 0) {
+        st = render_critical_path(r, view, opts, out, err);
     } else {
         rga_group_by_t by;
         rga_edge_kinds_t kinds;
@@ -140,10 +185,14 @@ rga_render_report(const rga_report_t *r, const char *view, const rga_view_opts_t
             st = rga_error_set(err, RGA_ERR_ARGUMENT, "--by %s: expected thread, label or ractor", opts->by);
         } else if (!rga_edge_kinds_parse(opts->edges, &kinds)) {
             st = rga_error_set(err, RGA_ERR_ARGUMENT, "--edges %s: expected gvl, blocked or all", opts->edges);
-        } else {
+        } else if ((st = check_blame(opts->blame, err)) == RGA_OK) {
             rga_waitgraph_t g;
-            st = rga_waitgraph_build_kinds(r, &filter, by, kinds, opts->min_share_set ? opts->min_share : -1.0, &g,
-                                           err);
+            double share = opts->min_share_set ? opts->min_share : -1.0;
+            /* The root graph follows every wait: GVL and blocked unless --edges says which. */
+            if (blame_root(opts->blame))
+                st = rga_waitgraph_build_roots(r, &filter, by, opts->edges ? kinds : RGA_EDGES_ALL, share, &g, err);
+            else
+                st = rga_waitgraph_build_kinds(r, &filter, by, kinds, share, &g, err);
             if (st == RGA_OK) {
                 st = strcmp(view, "dot") == 0 ? rga_dot_write(&g, out, err) : rga_graph_render(&g, view, out, err);
                 rga_waitgraph_free(&g);

@@ -22,6 +22,15 @@
  * the state filter (opts.state) besides the thread/Ractor/label filters.
  *   "html"     one self-contained interactive page: header, tables, timeline,
  *              wait graph and flame graphs (html_writer.h)
+ *   "critical_path", "critical_path_json"
+ *              the critical path of opts.critical_path (a thread, or
+ *              "label=KEY=VALUE") over [from_ns, to_ns), as text or JSON
+ *              (critical_path.h)
+ *
+ * opts.blame "root" makes the wait graph draw waiter → root edges and the
+ * profile views weigh the roots' stacks by the wait they explain
+ * (rootcause.h); "direct" weighs the profile views by blame and release
+ * stacks (who ended each wait); NULL keeps the samples.
  *
  * Threading: the analysis itself is reentrant, but Graphviz keeps global
  * state, so call the "dot"/"svg"/"png" views from one thread at a time (the
@@ -53,10 +62,12 @@ typedef struct rga_view_opts {
     int64_t ractor;            /* filter: Ractor id; 0 = all */
     const char *const *labels; /* filter: "key=value" strings, all must match */
     size_t n_labels;
-    size_t top;        /* summary: rows of the top-N tables; 0 = 10 */
-    int columns;       /* summary: terminal width stack rows fit in; 0 = 100 */
-    const char *state; /* profile views: "running" | "gvl_wait" | "blocked" | "gc"; NULL = all */
-    unsigned roots;    /* collapsed: RGA_ROOT_THREAD | RGA_ROOT_LABEL extra root frames */
+    size_t top;                /* summary: rows of the top-N tables; 0 = 10 */
+    int columns;               /* summary: terminal width stack rows fit in; 0 = 100 */
+    const char *state;         /* profile views: "running" | "gvl_wait" | "blocked" | "gc"; NULL = all */
+    unsigned roots;            /* collapsed: RGA_ROOT_THREAD | RGA_ROOT_LABEL extra root frames */
+    const char *critical_path; /* critical_path views: "THREAD" or "label=KEY=VALUE" */
+    const char *blame;         /* dot/svg/png and profile views: "direct" | "root"; NULL = default */
 } rga_view_opts_t;
 
 #define RGA_ROOT_THREAD 1u

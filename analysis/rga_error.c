@@ -82,6 +82,7 @@ rga_status_name(rga_status_t code)
     case RGA_ERR_ARGUMENT: return "argument";
     case RGA_ERR_NOMEM: return "out of memory";
     case RGA_ERR_RENDER: return "render";
+    case RGA_ERR_MISSING: return "missing";
     }
     return "unknown";
 }

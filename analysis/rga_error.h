@@ -21,7 +21,8 @@ typedef enum rga_status {
     RGA_ERR_REFERENCE = 5, /* an id that points nowhere */
     RGA_ERR_ARGUMENT = 6,  /* bad view name or option value */
     RGA_ERR_NOMEM = 7,     /* allocation failed */
-    RGA_ERR_RENDER = 8     /* Graphviz failed to build, lay out or render */
+    RGA_ERR_RENDER = 8,    /* Graphviz failed to build, lay out or render */
+    RGA_ERR_MISSING = 9    /* the report lacks what the view needs (a timeline for a critical path) */
 } rga_status_t;
 
 typedef struct rga_error {

@@ -382,6 +382,11 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
         goto nomem;
     if (build_causes(r, filter, s, stack_sums) != 0)
         goto nomem;
+    if ((st = rga_rootcauses_build(r, filter, &s->roots, err)) != RGA_OK ||
+        (s->roots.available && (st = rga_rc_stacks_build(r, &s->root_stacks, err)) != RGA_OK)) {
+        rga_summary_free(s);
+        goto done;
+    }
     goto done;
 nomem:
     st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the summary");
@@ -404,5 +409,18 @@ rga_summary_free(rga_summary_t *s)
     free(s->releases);
     free(s->methods);
     free(s->release_stacks);
+    rga_rootcauses_free(&s->roots);
+    rga_rc_stacks_free(s->root_stacks);
     memset(s, 0, sizeof(*s));
+}
+
+const char *
+rga_summary_no_roots_reason(const rga_report_t *r)
+{
+    if (r->n_intervals > 0)
+        return "";
+    if (r->meta.recording && strcmp(r->meta.recording, "counters") == 0)
+        return "the report was recorded in counters mode, which keeps no timeline; root causes need a full "
+               "recording";
+    return "the report has no timeline (counters mode or timeline: false); root causes need a full recording";
 }

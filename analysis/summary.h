@@ -9,7 +9,10 @@
  * passes the filter. Lists are sorted, largest first. A report with blocked
  * causes (minor 1) adds blocked time by cause per thread and label set,
  * release edges (restricted like holders, by waiter), the releasers' stacks
- * (restricted like blame, by releaser) and blocked methods.
+ * (restricted like blame, by releaser) and blocked methods. A report with a
+ * timeline adds the root causes (rootcause.h): every wait of the listed
+ * threads and label sets followed along its chain to its root, the roots'
+ * stacks, and each label set's time by root (its critical path's shares).
  *
  * The summary borrows strings from the report: keep the report alive while
  * the summary is used. Free with rga_summary_free().
@@ -21,6 +24,7 @@
 
 #include "filter.h"
 #include "report.h"
+#include "rootcause.h"
 
 typedef struct rga_summary_thread {
     int64_t seq;
@@ -101,7 +105,17 @@ typedef struct rga_summary {
     size_t n_methods;
     rga_summary_stack_t *release_stacks; /* releasers' stacks when they woke a waiter (lock blame) */
     size_t n_release_stacks;
+    /* Root causes (roots.available: the report has a timeline) and the
+     * samples grouped to name their stacks. */
+    rga_rootcauses_t roots;
+    rga_rc_stacks_t *root_stacks;
 } rga_summary_t;
+
+/* Why a report has no root causes, for the views to say ("" when it has). */
+const char *rga_summary_no_roots_reason(const rga_report_t *r);
+
+/* Stacks shown per root: one in the text summary, this many in JSON. */
+#define RGA_SUMMARY_ROOT_STACKS 5
 
 rga_status_t rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *out,
                                rga_error_t *err);

@@ -31,18 +31,6 @@ heading(FILE *out, const char *title, bool color)
     fprintf(out, "\n%s%s%s\n", color ? "\033[1;4m" : "", title, color ? "\033[0m" : "");
 }
 
-static char *
-thread_label(const rga_report_t *r, int64_t seq, char *buf, size_t size)
-{
-    long i = rga_report_thread_index(r, seq);
-    char name[128];
-    rga_term_escape(i >= 0 ? r->threads[i].name : "", name, sizeof(name));
-    if (name[0])
-        snprintf(buf, size, "%s (#%lld)", name, (long long)seq);
-    else
-        snprintf(buf, size, "#%lld", (long long)seq);
-    return buf;
-}
 
 static int
 add_state_row(rga_table_t *t, const char *first, const char *second, int64_t lifetime, const int64_t *state_ns,
@@ -83,7 +71,7 @@ write_threads(const rga_summary_t *s, FILE *out, bool color)
     for (size_t i = 0; i < s->n_threads && rc == 0; i++) {
         const rga_summary_thread_t *th = &s->threads[i];
         char name[160], ractor[32], life[32], run[32], wait[32], blk[32], gc[32], pct[32];
-        thread_label(r, th->seq, name, sizeof(name));
+        rga_thread_label(r, th->seq, name, sizeof(name));
         if (ractor_row(s, th->ractor) && !ractor_row(s, th->ractor)->identified)
             snprintf(ractor, sizeof(ractor), "?");
         else
@@ -189,7 +177,7 @@ write_waiters(const rga_summary_t *s, FILE *out, bool color, size_t top)
         const rga_summary_thread_t *th = &s->threads[s->waiters[i]];
         char name[160], wait[32], waits[32], mean[32], pct[32];
         int64_t w = th->state_ns[RGA_STATE_GVL_WAIT];
-        thread_label(s->report, th->seq, name, sizeof(name));
+        rga_thread_label(s->report, th->seq, name, sizeof(name));
         rga_format_duration(w, wait, sizeof(wait));
         snprintf(waits, sizeof(waits), "%lld", (long long)th->waits);
         if (th->waits > 0)
@@ -222,7 +210,7 @@ write_holders(const rga_summary_t *s, FILE *out, bool color, size_t top)
         const rga_summary_holder_t *h = &s->holders[i];
         char name[160], wait[32], share[32], count[32];
         if (h->kind == RGA_HOLDER_THREAD)
-            thread_label(s->report, h->seq, name, sizeof(name));
+            rga_thread_label(s->report, h->seq, name, sizeof(name));
         else if (h->kind == RGA_HOLDER_GC)
             snprintf(name, sizeof(name), "[GC]");
         else if (h->kind == RGA_HOLDER_HANDOFF)
@@ -303,7 +291,7 @@ write_causes(const rga_summary_t *s, FILE *out, bool color)
         if (!th->has_causes || th->state_ns[RGA_STATE_BLOCKED] == 0)
             continue;
         char name[160];
-        thread_label(s->report, th->seq, name, sizeof(name));
+        rga_thread_label(s->report, th->seq, name, sizeof(name));
         rc = add_cause_rows(&t, name, th->state_ns[RGA_STATE_BLOCKED], th->cause_ns);
         rows++;
     }
@@ -359,7 +347,7 @@ write_other_methods(const rga_summary_t *s, FILE *out, bool color, size_t top)
         if (m->cause != RGA_CAUSE_OTHER)
             continue;
         char name[160], method[256], time[32], count[32];
-        thread_label(s->report, m->thread, name, sizeof(name));
+        rga_thread_label(s->report, m->thread, name, sizeof(name));
         rga_term_escape(m->method, method, sizeof(method));
         rga_format_duration(m->blocked_ns, time, sizeof(time));
         snprintf(count, sizeof(count), "%lld", (long long)m->count);
@@ -394,10 +382,10 @@ write_releasers(const rga_summary_t *s, FILE *out, bool color, size_t top)
         const rga_summary_release_t *x = &s->releases[i];
         char releaser[160], waiter[160], time[32], count[32];
         if (x->releaser)
-            thread_label(s->report, x->releaser, releaser, sizeof(releaser));
+            rga_thread_label(s->report, x->releaser, releaser, sizeof(releaser));
         else
             snprintf(releaser, sizeof(releaser), "[no releaser found]");
-        thread_label(s->report, x->waiter, waiter, sizeof(waiter));
+        rga_thread_label(s->report, x->waiter, waiter, sizeof(waiter));
         rga_format_duration(x->blocked_ns, time, sizeof(time));
         if (x->releaser)
             snprintf(count, sizeof(count), "%lld", (long long)x->count);
@@ -411,6 +399,113 @@ write_releasers(const rga_summary_t *s, FILE *out, bool color, size_t top)
         rga_table_print(&t, out, 2, color);
     rga_table_free(&t);
     return rc;
+}
+
+/* A note when root causes cannot be shown or were cut somewhere. */
+static void
+roots_note(const rga_summary_t *s, FILE *out)
+{
+    const rga_rootcauses_t *rc = &s->roots;
+    if (!rc->available) {
+        fprintf(out, "  %s\n", rga_summary_no_roots_reason(s->report));
+        return;
+    }
+    if (s->report->stats.dropped_intervals > 0)
+        fprintf(out, "  the timeline dropped %lld intervals: chains through them end in \"no data\"\n",
+                (long long)s->report->stats.dropped_intervals);
+    if (rc->cycles || rc->depth_cuts) {
+        char a[32], b[32];
+        fprintf(out, "  chains cut: %lld at a cycle (%s), %lld deeper than %d hops (%s)\n", (long long)rc->cycles,
+                rga_format_duration(rc->cycle_ns, a, sizeof(a)), (long long)rc->depth_cuts, RGA_RC_MAX_DEPTH,
+                rga_format_duration(rc->depth_ns, b, sizeof(b)));
+    }
+}
+
+/* Root causes: every wait (GVL and releasable blocks) followed along its
+ * chain; "via others" is what reached the root through another waiting thread. */
+static int
+write_roots(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t columns)
+{
+    const rga_rootcauses_t *rc = &s->roots;
+    heading(out, "Root causes (who, at the end of each wait chain, made threads wait: GVL and locks)", color);
+    if (!rc->available || rc->n_roots == 0) {
+        if (rc->available)
+            fprintf(out, "  no thread waited\n");
+        roots_note(s, out);
+        return 0;
+    }
+    rga_table_t t;
+    if (rga_table_init(&t, 6,
+                       (const char *const[]){"root", "what", "caused wait", "share", "via others",
+                                             "stack (leaf first)"}) != 0)
+        return -1;
+    rga_table_left(&t, 1);
+    rga_table_left(&t, 5);
+    int rc_ = 0;
+    for (size_t i = 0; i < rc->n_roots && i < top && rc_ == 0; i++) {
+        const rga_rc_total_t *x = &rc->roots[i];
+        char who[160], what[64], time[32], share[32], via[32], stack[512] = "";
+        rga_rc_root_who(s->report, &x->root, who, sizeof(who));
+        rga_rc_root_what(&x->root, what, sizeof(what));
+        rga_format_duration(x->ns, time, sizeof(time));
+        rga_format_percent(x->ns, rc->waited_ns, share, sizeof(share));
+        rga_format_percent(x->chain_ns, x->ns, via, sizeof(via));
+        rga_rc_stack_t st;
+        long n = rga_rc_top_stacks(&rc->parts, s->root_stacks, &x->root, &st, 1);
+        if (n < 0) {
+            rc_ = -1;
+            break;
+        }
+        size_t width = columns > 100 ? columns - 70 : 30;
+        if (n == 1)
+            rga_stack_line_keep(s->report, st.stack, width, 3, stack, sizeof(stack));
+        const char *cells[] = {who, what, time, share, via, stack};
+        rc_ = rga_table_add(&t, cells, NULL);
+    }
+    if (rc_ == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    if (rc_ == 0)
+        roots_note(s, out);
+    return rc_;
+}
+
+/* Each label set's time by root: its critical path's shares. */
+static int
+write_label_paths(const rga_summary_t *s, FILE *out, bool color, size_t top)
+{
+    const rga_rootcauses_t *rc = &s->roots;
+    if (!rc->available || rc->n_labels == 0)
+        return 0;
+    heading(out, "Critical path by label set (its time by root cause, wait chains followed)", color);
+    rga_table_t t;
+    if (rga_table_init(&t, 6, (const char *const[]){"labels", "time", "root", "what", "time", "share"}) != 0)
+        return -1;
+    rga_table_left(&t, 2);
+    rga_table_left(&t, 3);
+    int rc_ = 0;
+    for (size_t i = 0; i < rc->n_labels && i < top && rc_ == 0; i++) {
+        const rga_rc_label_t *l = &rc->labels[i];
+        char raw[256], text[256], total[32];
+        rga_term_escape(rga_label_set_text(s->report, l->label_set, raw, sizeof(raw)), text, sizeof(text));
+        rga_format_duration(l->time_ns, total, sizeof(total));
+        for (size_t k = 0; k < l->n && k < 3 && rc_ == 0; k++) {
+            const rga_rc_share_t *x = &rc->label_shares[l->first + k];
+            char who[160], what[96], time[32], share[32];
+            rga_rc_root_who(s->report, &x->root, who, sizeof(who));
+            rga_rc_root_what(&x->root, what, sizeof(what) - 16);
+            if (x->own) /* the label set's own thread, no wait on another */
+                strcat(what, " (own time)");
+            rga_format_duration(x->ns, time, sizeof(time));
+            rga_format_percent(x->ns, l->time_ns, share, sizeof(share));
+            const char *cells[] = {k == 0 ? text : "", k == 0 ? total : "", who, what, time, share};
+            rc_ = rga_table_add(&t, cells, NULL);
+        }
+    }
+    if (rc_ == 0)
+        rga_table_print(&t, out, 2, color);
+    rga_table_free(&t);
+    return rc_;
 }
 
 /* A stack table row: one displayed line and the time of every stack that
@@ -596,6 +691,10 @@ rga_summary_write_text(const rga_summary_t *s, FILE *out, const rga_summary_text
         rc = write_holders(s, out, color, top);
     if (rc == 0)
         rc = write_releasers(s, out, color, top);
+    if (rc == 0)
+        rc = write_roots(s, out, color, top, columns);
+    if (rc == 0)
+        rc = write_label_paths(s, out, color, top);
     if (rc == 0)
         rc = write_stacks(s, out, color, top, columns, 1, "Top wait stacks (where threads waited for the GVL)",
                           "no samples in GVL wait", s->wait_stacks, s->n_wait_stacks);

@@ -87,8 +87,14 @@ rga_top_write_text(const rga_top_t *t, size_t max_rows, bool color, FILE *out, r
     if (max_rows == 0)
         max_rows = 20;
     size_t shown = t->n_rows < max_rows ? t->n_rows : max_rows;
-    char total[32];
-    fprintf(out, "Flat profile: %s time %s over %zu thread%s, %zu function%s (%zu shown)\n", mode,
+    char total[32], what[64];
+    if (p->weight == RGA_WEIGHT_ROOT)
+        snprintf(what, sizeof(what), "wait explained at its roots");
+    else if (p->weight == RGA_WEIGHT_DIRECT)
+        snprintf(what, sizeof(what), "wait caused, directly");
+    else
+        snprintf(what, sizeof(what), "%s time", mode);
+    fprintf(out, "Flat profile: %s %s over %zu thread%s, %zu function%s (%zu shown)\n", what,
             rga_format_duration(p->total_ns, total, sizeof(total)), t->n_threads, t->n_threads == 1 ? "" : "s",
             t->n_rows, t->n_rows == 1 ? "" : "s", shown);
     static const char *const header[] = {"self", "self%", "sum%", "cum", "cum%", "function", "file"};
@@ -102,16 +108,19 @@ rga_top_write_text(const rga_top_t *t, size_t max_rows, bool color, FILE *out, r
     for (size_t i = 0; i < shown && st == RGA_OK; i++) {
         const rga_top_row_t *row = &t->rows[i];
         const rga_profile_function_t *f = function_of(t, row);
-        char self[32], self_pct[16], sum_pct[16], cum[32], cum_pct[16];
+        char self[32], self_pct[16], sum_pct[16], cum[32], cum_pct[16], name[1024], file[1024];
         sum = rga_weight_add(sum, row->self_ns);
+        /* Names come from the profiled program: no byte a terminal acts on. */
+        rga_term_escape(f->name, name, sizeof(name));
+        rga_term_escape(f->synthetic ? "" : f->file, file, sizeof(file));
         const char *cells[7] = {
             rga_format_duration(row->self_ns, self, sizeof(self)),
             rga_format_percent(row->self_ns, p->total_ns, self_pct, sizeof(self_pct)),
             rga_format_percent(sum, p->total_ns, sum_pct, sizeof(sum_pct)),
             rga_format_duration(row->cum_ns, cum, sizeof(cum)),
             rga_format_percent(row->cum_ns, p->total_ns, cum_pct, sizeof(cum_pct)),
-            f->name,
-            f->synthetic ? "" : f->file,
+            name,
+            file,
         };
         if (rga_table_add(&table, cells, NULL) != 0)
             st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory writing the top view");

@@ -6,6 +6,7 @@
  * talk to Graphviz.
  */
 #include "waitgraph.h"
+#include "rootcause.h"
 #include "summary.h"
 
 #include <stdlib.h>
@@ -162,10 +163,10 @@ add_node_totals(builder_t *b, const rga_report_t *r)
 }
 
 static size_t
-edge_hash(size_t from, size_t to, int cause, size_t n_slots)
+edge_hash(size_t from, size_t to, int cause, int root, size_t n_slots)
 {
     uint64_t h = ((uint64_t)from * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)to + 0x632BE59BD9B4E019ull) ^
-                 ((uint64_t)(cause + 1) << 56);
+                 ((uint64_t)(cause + 1) << 56) ^ ((uint64_t)(root + 1) << 40);
     h ^= h >> 29;
     return (size_t)(h & (n_slots - 1));
 }
@@ -179,7 +180,7 @@ grow_slots(builder_t *b)
     if (!slots)
         return -1;
     for (size_t i = 0; i < b->g->n_edges; i++) {
-        size_t h = edge_hash(b->g->edges[i].from, b->g->edges[i].to, b->g->edges[i].cause, n);
+        size_t h = edge_hash(b->g->edges[i].from, b->g->edges[i].to, b->g->edges[i].cause, b->g->edges[i].root, n);
         while (slots[h])
             h = (h + 1) & (n - 1);
         slots[h] = i + 1;
@@ -191,14 +192,14 @@ grow_slots(builder_t *b)
 }
 
 static int
-add_edge(builder_t *b, size_t from, size_t to, int cause, int64_t wait_ns, int64_t count)
+add_edge(builder_t *b, size_t from, size_t to, int cause, int root, int64_t wait_ns, int64_t count)
 {
     if ((b->g->n_edges + 1) * 2 > b->n_slots && grow_slots(b) != 0)
         return -1;
-    size_t h = edge_hash(from, to, cause, b->n_slots);
+    size_t h = edge_hash(from, to, cause, root, b->n_slots);
     for (; b->edge_slots[h]; h = (h + 1) & (b->n_slots - 1)) {
         rga_wg_edge_t *e = &b->g->edges[b->edge_slots[h] - 1];
-        if (e->from == from && e->to == to && e->cause == cause) {
+        if (e->from == from && e->to == to && e->cause == cause && e->root == root) {
             e->wait_ns += wait_ns;
             e->count += count;
             return 0;
@@ -213,7 +214,7 @@ add_edge(builder_t *b, size_t from, size_t to, int cause, int64_t wait_ns, int64
         b->g->edges = p;
         b->cap_edges = cap;
     }
-    b->g->edges[b->g->n_edges++] = (rga_wg_edge_t){from, to, wait_ns, count, cause};
+    b->g->edges[b->g->n_edges++] = (rga_wg_edge_t){from, to, wait_ns, count, cause, root};
     return 0;
 }
 
@@ -229,7 +230,9 @@ cmp_edge(const void *a, const void *b)
         return x->from < y->from ? -1 : 1;
     if (x->to != y->to)
         return x->to < y->to ? -1 : 1;
-    return x->cause - y->cause;
+    if (x->cause != y->cause)
+        return x->cause - y->cause;
+    return x->root - y->root;
 }
 
 /* The node a release edge end stands for under the grouping. */
@@ -259,7 +262,7 @@ add_release_edges(builder_t *b, const rga_report_t *r, const rga_filter_t *filte
             continue;
         long from = release_node(b, r, by, e->waiter, e->waiter_label_set, e->ractor);
         long to = from < 0 ? -1 : release_node(b, r, by, e->releaser, e->releaser_label_set, e->ractor);
-        if (to < 0 || add_edge(b, (size_t)from, (size_t)to, e->cause, e->blocked_ns, e->count) != 0)
+        if (to < 0 || add_edge(b, (size_t)from, (size_t)to, e->cause, -1, e->blocked_ns, e->count) != 0)
             return -1;
         g->nodes[from].blocked_ns += e->blocked_ns;
         g->nodes[to].released_ns += e->blocked_ns;
@@ -275,34 +278,54 @@ rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filter, rga_group
     return rga_waitgraph_build_kinds(r, filter, by, RGA_EDGES_GVL, min_share, g, err);
 }
 
-rga_status_t
-rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
-                          rga_edge_kinds_t kinds, double min_share, rga_waitgraph_t *g, rga_error_t *err)
+/* The index tables of an empty graph. 0, or -1 when out of memory. */
+static int
+builder_open(builder_t *b, const rga_report_t *r, rga_waitgraph_t *g, rga_group_by_t by, rga_edge_kinds_t kinds)
 {
     memset(g, 0, sizeof(*g));
     g->by = by;
     g->report = r;
     g->kinds = kinds;
+    memset(b, 0, sizeof(*b));
+    b->g = g;
+    b->thread_node = malloc((r->n_threads + 1) * sizeof(long));
+    b->label_node = malloc((r->n_label_sets + 1) * sizeof(long));
+    b->ractor_node = malloc((r->n_ractors + 1) * sizeof(long));
+    if (!b->thread_node || !b->label_node || !b->ractor_node)
+        return -1;
+    for (size_t i = 0; i <= r->n_threads; i++)
+        b->thread_node[i] = -1;
+    for (size_t i = 0; i <= r->n_label_sets; i++)
+        b->label_node[i] = -1;
+    for (size_t i = 0; i <= r->n_ractors; i++)
+        b->ractor_node[i] = -1;
+    for (size_t i = 0; i < 3; i++)
+        b->special[i] = -1;
+    return 0;
+}
+
+static void
+builder_close(builder_t *b)
+{
+    free(b->thread_node);
+    free(b->label_node);
+    free(b->ractor_node);
+    free(b->edge_slots);
+}
+
+static int prune(builder_t *b, const rga_report_t *r, bool story, double min_share);
+
+rga_status_t
+rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+                          rga_edge_kinds_t kinds, double min_share, rga_waitgraph_t *g, rga_error_t *err)
+{
     bool story = min_share < 0.0;
     if (!story && !(min_share <= 1.0))
         return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
     rga_status_t st = RGA_OK;
     builder_t b;
-    memset(&b, 0, sizeof(b));
-    b.g = g;
-    b.thread_node = malloc((r->n_threads + 1) * sizeof(long));
-    b.label_node = malloc((r->n_label_sets + 1) * sizeof(long));
-    b.ractor_node = malloc((r->n_ractors + 1) * sizeof(long));
-    if (!b.thread_node || !b.label_node || !b.ractor_node)
+    if (builder_open(&b, r, g, by, kinds) != 0)
         goto nomem;
-    for (size_t i = 0; i <= r->n_threads; i++)
-        b.thread_node[i] = -1;
-    for (size_t i = 0; i <= r->n_label_sets; i++)
-        b.label_node[i] = -1;
-    for (size_t i = 0; i <= r->n_ractors; i++)
-        b.ractor_node[i] = -1;
-    for (size_t i = 0; i < 3; i++)
-        b.special[i] = -1;
     for (size_t i = 0; i < r->n_edges && (kinds & RGA_EDGES_GVL); i++) {
         const rga_edge_t *e = &r->edges[i];
         bool holder_is_thread = e->holder_kind == RGA_HOLDER_THREAD;
@@ -332,7 +355,7 @@ rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga
             else
                 to = node_for(&b, r, RGA_NODE_THREAD, e->holder, e->ractor);
         }
-        if (to < 0 || add_edge(&b, (size_t)from, (size_t)to, -1, e->wait_ns, e->count) != 0)
+        if (to < 0 || add_edge(&b, (size_t)from, (size_t)to, -1, -1, e->wait_ns, e->count) != 0)
             goto nomem;
         g->nodes[from].wait_ns += e->wait_ns;
         g->nodes[to].caused_ns += e->wait_ns;
@@ -340,9 +363,24 @@ rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga
     }
     if ((kinds & RGA_EDGES_BLOCKED) && add_release_edges(&b, r, filter, by) != 0)
         goto nomem;
-    add_node_totals(&b, r);
-    /* Prune small edges, each kind against its own total, then nodes left
-     * without any edge. */
+    if (prune(&b, r, story, min_share) != 0)
+        goto nomem;
+    goto done;
+nomem:
+    st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");
+    rga_waitgraph_free(g);
+done:
+    builder_close(&b);
+    return st;
+}
+
+/* The node totals, then small edges pruned, each kind against its own
+ * total, then nodes left without any edge. 0, or -1 when out of memory. */
+static int
+prune(builder_t *b, const rga_report_t *r, bool story, double min_share)
+{
+    rga_waitgraph_t *g = b->g;
+    add_node_totals(b, r);
     if (g->n_edges > 1) /* edges is NULL when there are none */
         qsort(g->edges, g->n_edges, sizeof(*g->edges), cmp_edge);
     size_t kept = 0, kept_of_kind[2] = {0, 0};
@@ -372,7 +410,7 @@ rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga
         if (!remap || !used) {
             free(remap);
             free(used);
-            goto nomem;
+            return -1;
         }
         for (size_t i = 0; i < g->n_edges; i++)
             used[g->edges[i].from] = used[g->edges[i].to] = true;
@@ -391,15 +429,70 @@ rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga
         free(remap);
         free(used);
     }
-    goto done;
-nomem:
-    st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");
-    rga_waitgraph_free(g);
-done:
-    free(b.thread_node);
-    free(b.label_node);
-    free(b.ractor_node);
-    free(b.edge_slots);
+    return 0;
+}
+
+/* One root edge per entry of the root causes' edges table that passes. */
+static int
+add_root_edges(builder_t *b, const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+               const rga_rootcauses_t *rc)
+{
+    rga_waitgraph_t *g = b->g;
+    for (size_t i = 0; i < rc->edges.n; i++) {
+        const int64_t *k = rc->edges.entries[i].key;
+        int64_t ns = rc->edges.entries[i].sum[0];
+        bool gvl = k[5] < 0;
+        if (!(g->kinds & (gvl ? RGA_EDGES_GVL : RGA_EDGES_BLOCKED)))
+            continue;
+        long wi = rga_report_thread_index(r, k[3]);
+        const rga_thread_t *root = k[1] >= 0 ? &r->threads[k[1]] : NULL;
+        bool waiter_ok = wi >= 0 && rga_filter_thread_index(filter, (size_t)wi) &&
+                         rga_filter_label_set(filter, r, k[4]);
+        bool root_ok = root && rga_filter_thread_index(filter, (size_t)k[1]) &&
+                       rga_filter_label_set(filter, r, k[2]);
+        if (wi < 0 || (!waiter_ok && !root_ok))
+            continue;
+        int64_t ractor = r->threads[wi].ractor;
+        long from = release_node(b, r, by, k[3], k[4], ractor);
+        long to = from < 0 ? -1
+                  : root   ? release_node(b, r, by, root->seq, k[2], root->ractor)
+                           : node_for(b, r, RGA_NODE_HANDOFF, 0, 0);
+        if (to < 0 || add_edge(b, (size_t)from, (size_t)to, gvl ? -1 : (int)k[5], (int)k[0], ns, 0) != 0)
+            return -1;
+        if (gvl) {
+            g->nodes[from].wait_ns += ns;
+            g->nodes[to].caused_ns += ns;
+            g->total_wait_ns += ns;
+        } else {
+            g->nodes[from].blocked_ns += ns;
+            g->nodes[to].released_ns += ns;
+            g->total_blocked_ns += ns;
+        }
+    }
+    return 0;
+}
+
+rga_status_t
+rga_waitgraph_build_roots(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+                          rga_edge_kinds_t kinds, double min_share, rga_waitgraph_t *g, rga_error_t *err)
+{
+    bool story = min_share < 0.0;
+    if (!story && !(min_share <= 1.0))
+        return rga_error_set(err, RGA_ERR_ARGUMENT, "--min-share must be between 0 and 1");
+    rga_rootcauses_t rc;
+    rga_status_t st = rga_rootcauses_build_flags(r, NULL, RGA_RC_EDGES, &rc, err);
+    if (st != RGA_OK)
+        return st;
+    builder_t b;
+    if (builder_open(&b, r, g, by, kinds) != 0 || add_root_edges(&b, r, filter, by, &rc) != 0 ||
+        prune(&b, r, story, min_share) != 0) {
+        st = rga_error_set(err, RGA_ERR_NOMEM, "out of memory building the wait graph");
+        rga_waitgraph_free(g);
+    } else {
+        g->roots = true;
+    }
+    builder_close(&b);
+    rga_rootcauses_free(&rc);
     return st;
 }
 

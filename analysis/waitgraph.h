@@ -57,9 +57,11 @@ typedef struct rga_wg_node {
 } rga_wg_node_t;
 
 typedef struct rga_wg_edge {
-    size_t from, to;        /* node indices: waiter → holder (or releaser) */
-    int64_t wait_ns, count; /* a release edge: blocked time and wakes */
-    int cause;              /* -1: a GVL wait edge; else the enum rga_cause of a release edge */
+    size_t from, to;        /* node indices: waiter → holder (or releaser, or root) */
+    int64_t wait_ns, count; /* a release edge: blocked time and wakes; a root edge: count 0 */
+    int cause;              /* -1: a GVL wait edge; else the enum rga_cause of a release edge (or of
+                               the blocked waits of a root edge) */
+    int root;               /* -1: a direct edge; else a root edge: rga_rc_kind_t | cause << 8 of its root */
 } rga_wg_edge_t;
 
 typedef struct rga_waitgraph {
@@ -73,6 +75,7 @@ typedef struct rga_waitgraph {
     size_t n_pruned;       /* of both kinds */
     rga_edge_kinds_t kinds;
     int64_t total_blocked_ns; /* over all filtered release edges */
+    bool roots;               /* edges go to the roots of the wait chains (rga_waitgraph_build_roots) */
 } rga_waitgraph_t;
 
 #define RGA_WG_STORY_COVER 0.8
@@ -93,6 +96,16 @@ rga_status_t rga_waitgraph_build(const rga_report_t *r, const rga_filter_t *filt
  * release edges against all blocked time that has a releaser, so a few
  * long release edges never push every GVL edge out, nor the reverse. */
 rga_status_t rga_waitgraph_build_kinds(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
+                                       rga_edge_kinds_t kinds, double min_share, rga_waitgraph_t *out,
+                                       rga_error_t *err);
+/* The root-cause graph: an edge from a waiter to the root of its wait chains
+ * (rootcause.h) — the thread that ran, was in GC or was blocked on an
+ * external cause, or hand-off — one per (waiter, root, kind of wait). GVL
+ * waits count as waits (wait_ns, caused_ns), blocked waits (kinds
+ * RGA_EDGES_BLOCKED) as blocked (blocked_ns, released_ns); an edge passes the
+ * filter when its waiter or its root does. Pruning as above. A report
+ * without a timeline has no edge. */
+rga_status_t rga_waitgraph_build_roots(const rga_report_t *r, const rga_filter_t *filter, rga_group_by_t by,
                                        rga_edge_kinds_t kinds, double min_share, rga_waitgraph_t *out,
                                        rga_error_t *err);
 void rga_waitgraph_free(rga_waitgraph_t *g);

@@ -10,9 +10,17 @@
  * gvl_wait_ns, label totals sum to thread totals, ids all resolve.
  * It does not model sampling noise or clock granularity.
  *
+ * --causes writes a minor-1 report: a thread's consecutive slices in one
+ * state and label set are one interval (as the profiler writes them), and
+ * a blocked interval that ends when its thread becomes runnable was, seven
+ * times in ten, released by the thread that ran in its Ractor just before
+ * (mutex, queue, condvar or join); the others are io or sleep. Blocked
+ * causes per thread and label row, interval_causes and blocked_edges follow,
+ * so the minor-1 laws hold exactly too, and wait chains form.
+ *
  * usage: rga_gen_report [--threads N] [--ractors R] [--labels L] [--slices S]
  *                       [--size MB] [--seed X] [--start-ns T] [--seq N]
- *                       [--pid P] [--drops] [-o FILE]
+ *                       [--pid P] [--drops] [--causes] [-o FILE]
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -54,7 +62,21 @@ typedef struct gthread {
     int last_state;  /* -1 none */
     int last_holder; /* holder slot waited on last slice, -1 none */
     int64_t start_slice, end_slice;
+    /* --causes: the interval being extended, and blocked time by cause */
+    bool pend;
+    int pend_state, pend_label, pend_stack;
+    int64_t pend_start, pend_end;
+    int64_t cause_ns[10];
 } gthread_t;
+
+/* --causes: the intervals, written sorted by start once all are made. */
+typedef struct giv {
+    int64_t start, end;
+    int thread, state, label, stack, cause, releaser; /* releaser: thread index + 1, 0 none */
+} giv_t;
+
+static giv_t *givs;
+static size_t n_givs, cap_givs;
 
 typedef struct edge_slot {
     bool used;
@@ -64,6 +86,10 @@ typedef struct edge_slot {
 
 static edge_slot_t *edge_table;
 static size_t edge_cap, edge_used;
+/* --causes: release edges in the same kind of table (holder = releaser * 16
+ * + cause), swapped in while they are added. */
+static edge_slot_t *release_table;
+static size_t release_cap, release_used;
 
 static edge_slot_t *edge_get(int waiter, int holder, int wls, int hls);
 
@@ -110,8 +136,91 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: rga_gen_report [--threads N] [--ractors R] [--labels L] [--slices S] [--size MB]\n"
-                    "                      [--seed X] [--start-ns T] [--seq N] [--pid P] [--drops] [-o FILE]\n");
+                    "                      [--seed X] [--start-ns T] [--seq N] [--pid P] [--drops] [--causes]\n"
+                    "                      [-o FILE]\n");
     exit(64);
+}
+
+static void
+swap_tables(void)
+{
+    edge_slot_t *t = edge_table;
+    size_t c = edge_cap, u = edge_used;
+    edge_table = release_table;
+    edge_cap = release_cap;
+    edge_used = release_used;
+    release_table = t;
+    release_cap = c;
+    release_used = u;
+}
+
+enum { C_IO = 1, C_SLEEP = 2, C_MUTEX = 3, C_CONDVAR = 4, C_QUEUE = 5, C_JOIN = 6, N_CAUSES = 10 };
+static const char *const cause_names[N_CAUSES] = {"unknown", "io",   "sleep",  "mutex",   "condvar",
+                                                  "queue",   "join", "ractor", "process", "other"};
+
+/* --causes: the interval thread t was extending ends; runnable_now says it
+ * ends because t became runnable, released (perhaps) by the thread that ran
+ * in its Ractor just before (run_holder, -1 none, in label set run_label).
+ * Blocked time by cause goes to cause_ns and ltc (per thread and label). */
+static void
+flush_interval(gthread_t *th, int t, bool runnable_now, int run_holder, int run_label, int64_t *ltc, int nlabels)
+{
+    gthread_t *g = &th[t];
+    if (!g->pend)
+        return;
+    g->pend = false;
+    giv_t v = {g->pend_start, g->pend_end, t, g->pend_state, g->pend_label, g->pend_stack, -1, 0};
+    if (v.state == 2) {
+        if (runnable_now && run_holder >= 0 && run_holder != t && rnd_below(10) < 7) {
+            static const int releasable[4] = {C_MUTEX, C_QUEUE, C_CONDVAR, C_JOIN};
+            v.cause = releasable[rnd_below(4)];
+            v.releaser = run_holder + 1;
+            swap_tables();
+            edge_slot_t *e = edge_get(t, run_holder * 16 + v.cause, g->pend_label, run_label);
+            e->wait_ns += v.end - v.start;
+            e->count++;
+            swap_tables();
+        } else {
+            v.cause = rnd_below(2) ? C_IO : C_SLEEP;
+        }
+        g->cause_ns[v.cause] += v.end - v.start;
+        ltc[((size_t)t * (size_t)nlabels + (size_t)v.label) * N_CAUSES + (size_t)v.cause] += v.end - v.start;
+    }
+    if (n_givs == cap_givs) {
+        cap_givs = cap_givs ? cap_givs * 2 : 4096;
+        givs = realloc(givs, cap_givs * sizeof(*givs));
+        if (!givs) {
+            perror("rga_gen_report");
+            exit(70);
+        }
+    }
+    givs[n_givs++] = v;
+}
+
+/* ,"blocked_by_cause":{...} of the nonzero causes (and "release_unknown_ns":0:
+ * every releasable wait here has a releaser). */
+static void
+write_causes(FILE *out, const int64_t *cause_ns, bool release_unknown)
+{
+    fprintf(out, ",\"blocked_by_cause\":{");
+    bool any = false;
+    for (int c = 0; c < N_CAUSES; c++)
+        if (cause_ns[c]) {
+            fprintf(out, "%s\"%s\":%" PRId64, any ? "," : "", cause_names[c], cause_ns[c]);
+            any = true;
+        }
+    fputc('}', out);
+    if (release_unknown)
+        fprintf(out, ",\"release_unknown_ns\":0");
+}
+
+static int
+cmp_giv(const void *a, const void *b)
+{
+    const giv_t *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->thread - y->thread;
 }
 
 int
@@ -120,13 +229,17 @@ main(int argc, char **argv)
     int nthreads = 8, nractors = 1, nlabels = 4;
     long long slices = 2000, start_ns = 1000000000LL, sequence = 0, pid = 4242;
     double size_mb = 0;
-    bool drops = false;
+    bool drops = false, causes = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--drops") == 0) {
             drops = true;
+            continue;
+        }
+        if (strcmp(a, "--causes") == 0) {
+            causes = true;
             continue;
         }
         if (!v)
@@ -176,10 +289,19 @@ main(int argc, char **argv)
     int64_t *blame = calloc((size_t)nthreads * nstacks * (size_t)nlabels, sizeof(int64_t));
     int64_t *ltot = calloc((size_t)nthreads * (size_t)nlabels * 5, sizeof(int64_t));
     int *holder_of = calloc((size_t)nractors + 1, sizeof(int));
-    if (!edge_table || !th || !samples || !blame || !ltot || !holder_of) {
+    /* --causes: who ran in each Ractor the slice before, and in which label set */
+    int *ran_before = calloc((size_t)nractors + 1, sizeof(int)),
+        *ran_label = calloc((size_t)nractors + 1, sizeof(int));
+    int64_t *ltc = calloc((size_t)nthreads * (size_t)nlabels * N_CAUSES, sizeof(int64_t));
+    release_cap = edge_cap;
+    release_table = calloc(release_cap, sizeof(*release_table));
+    if (!edge_table || !th || !samples || !blame || !ltot || !holder_of || !ran_before || !ran_label || !ltc ||
+        !release_table) {
         perror("rga_gen_report");
         return 70;
     }
+    for (int r = 0; r <= nractors; r++)
+        ran_before[r] = -1;
     for (int t = 0; t < nthreads; t++) {
         th[t].ractor = 1 + t % nractors;
         /* Thread 0 of each Ractor lives throughout; others start and end at random. */
@@ -271,22 +393,47 @@ main(int argc, char **argv)
                 if (t == holder && nwait > 0)
                     blame[((size_t)t * nstacks + (size_t)stack) * (size_t)nlabels + (size_t)g->label_set] += d *
                                                                                                              nwait;
+                if (causes) {
+                    if (g->pend && (g->pend_state != state || g->pend_label != g->label_set))
+                        flush_interval(th, t, state != 2, ran_before[r], ran_label[r], ltc, nlabels);
+                    if (!g->pend) {
+                        g->pend = true;
+                        g->pend_state = state;
+                        g->pend_label = g->label_set;
+                        g->pend_stack = rnd_below(50) ? stack : -1;
+                        g->pend_start = now;
+                    }
+                    g->pend_end = now + d;
+                    continue;
+                }
                 fprintf(iv, "%s\n[%d,%d,%" PRId64 ",%" PRId64 ",%d,%d]", first_iv ? "" : ",", t + 1, state, now,
                         now + d, g->label_set, rnd_below(50) ? stack : -1);
                 first_iv = false;
                 n_intervals++;
             }
+            ran_before[r] = holder >= 0 && gc_state < 0 ? holder : -1;
+            ran_label[r] = holder >= 0 ? th[holder].label_set : 0;
         }
         now += d;
         for (int t = 0; t < nthreads; t++)
             if (th[t].alive && s + 1 == th[t].end_slice) {
                 th[t].last_seen = now;
                 th[t].ended = true;
+                flush_interval(th, t, false, -1, 0, ltc, nlabels);
             }
     }
     int64_t duration = now;
+    for (int t = 0; t < nthreads; t++)
+        flush_interval(th, t, false, -1, 0, ltc, nlabels);
+    if (causes) {
+        qsort(givs, n_givs, sizeof(*givs), cmp_giv);
+        n_intervals = (long long)n_givs;
+        for (size_t i = 0; i < n_givs; i++)
+            fprintf(iv, "%s\n[%d,%d,%" PRId64 ",%" PRId64 ",%d,%d]", i ? "," : "", givs[i].thread + 1, givs[i].state,
+                    givs[i].start, givs[i].end, givs[i].label, givs[i].stack);
+    }
 
-    fprintf(out, "{\"format\":\"rperf-gvl-report\",\"version\":1,\"minor\":0,\n");
+    fprintf(out, "{\"format\":\"rperf-gvl-report\",\"version\":1,\"minor\":%d,\n", causes ? 1 : 0);
     fprintf(out,
             "\"meta\":{\"tool\":\"rperf-gvl\",\"tool_version\":\"0.1.0\",\"ruby_version\":\"3.3.8\",\"pid\":%lld,"
             "\"program\":\"bench/app.rb\",\"mode\":\"wall\",\"frequency\":1000,\"start_time_ns\":%lld,"
@@ -315,10 +462,13 @@ main(int argc, char **argv)
                 "%s{\"seq\":%d,\"name\":\"%s\",\"native_id\":%d,\"ractor\":%d,\"first_seen_ns\":%" PRId64
                 ",\"last_seen_ns\":%" PRId64 ",\"exited\":%s,\"running_ns\":%" PRId64 ",\"gvl_wait_ns\":%" PRId64
                 ",\"blocked_ns\":%" PRId64 ",\"gc_mark_ns\":%" PRId64 ",\"gc_sweep_ns\":%" PRId64
-                ",\"acquisitions\":%" PRId64 ",\"waits\":%" PRId64 "}",
+                ",\"acquisitions\":%" PRId64 ",\"waits\":%" PRId64,
                 t ? ",\n" : "", t + 1, name, 10000 + t, g->ractor, g->first_seen, g->last_seen,
                 g->end_slice < slices ? "true" : "false", g->state_ns[0], g->state_ns[1], g->state_ns[2],
                 g->state_ns[3], g->state_ns[4], g->acquisitions, g->waits);
+        if (causes)
+            write_causes(out, g->cause_ns, true);
+        fputc('}', out);
     }
     static const char *const endpoints[] = {"GET /users/:id", "POST /orders", "GET /search",
                                             "job:mailer",     "job:report",   "GET /health"};
@@ -338,8 +488,11 @@ main(int argc, char **argv)
                 continue;
             fprintf(out,
                     "%s\n{\"thread\":%d,\"label_set\":%d,\"running_ns\":%" PRId64 ",\"gvl_wait_ns\":%" PRId64
-                    ",\"blocked_ns\":%" PRId64 ",\"gc_mark_ns\":%" PRId64 ",\"gc_sweep_ns\":%" PRId64 "}",
+                    ",\"blocked_ns\":%" PRId64 ",\"gc_mark_ns\":%" PRId64 ",\"gc_sweep_ns\":%" PRId64,
                     first ? "" : ",", t + 1, l, x[0], x[1], x[2], x[3], x[4]);
+            if (causes)
+                write_causes(out, &ltc[((size_t)t * (size_t)nlabels + (size_t)l) * N_CAUSES], false);
+            fputc('}', out);
             first = false;
         }
     fprintf(out, "],\n\"frames\":[[\"<GVL>\",\"[GVL blocked]\"],[\"<GVL>\",\"[GVL wait]\"],"
@@ -405,7 +558,36 @@ main(int argc, char **argv)
                 fprintf(out, "%s[%zu,%d,%d,%" PRId64 "]", first ? "" : ",", s, t + 1, l, w);
                 first = false;
             }
-    fprintf(out, "]}\n");
+    fprintf(out, "]");
+    if (causes) {
+        fprintf(out, ",\n\"causes\":[");
+        for (int c = 0; c < N_CAUSES; c++)
+            fprintf(out, "%s\"%s\"", c ? "," : "", cause_names[c]);
+        fprintf(out, "],\n\"interval_causes\":[");
+        first = true;
+        for (size_t i = 0; i < n_givs; i++) {
+            if (givs[i].state != 2)
+                continue;
+            fprintf(out, "%s\n[%d,%" PRId64 ",%d,%d]", first ? "" : ",", givs[i].thread + 1, givs[i].start,
+                    givs[i].cause, givs[i].releaser);
+            first = false;
+        }
+        fprintf(out, "],\n\"blocked_edges\":[");
+        first = true;
+        for (size_t i = 0; i < release_cap; i++) {
+            edge_slot_t *e = &release_table[i];
+            if (!e->used)
+                continue;
+            fprintf(out,
+                    "%s\n{\"ractor\":%d,\"waiter\":%d,\"releaser\":%d,\"cause\":\"%s\",\"waiter_label_set\":%d,"
+                    "\"releaser_label_set\":%d,\"blocked_ns\":%" PRId64 ",\"count\":%" PRId64 "}",
+                    first ? "" : ",", th[e->waiter].ractor, e->waiter + 1, e->holder / 16 + 1,
+                    cause_names[e->holder % 16], e->wls, e->hls, e->wait_ns, e->count);
+            first = false;
+        }
+        fprintf(out, "]");
+    }
+    fprintf(out, "}\n");
     if (ferror(out) || (path && fclose(out) != 0)) {
         perror("rga_gen_report");
         return 74;
@@ -416,5 +598,10 @@ main(int argc, char **argv)
     free(blame);
     free(ltot);
     free(holder_of);
+    free(ran_before);
+    free(ran_label);
+    free(ltc);
+    free(release_table);
+    free(givs);
     return 0;
 }

@@ -4,10 +4,12 @@
 # spend most of their lives blocked, waiting for the lock; the report says
 # so (blocked on "mutex", released by the thread that held it, from the code
 # that held it: "Top release stacks"), where the GVL figures alone would
-# only say "blocked".
+# only say "blocked". "Root causes" follows each wait through the waiters
+# Ruby woke one at a time, to the worker sleeping inside the lock.
 #
 #   ruby -Ilib -Ibuild/ext examples/lock_contention.rb [report.json]
 #   build/bin/rperf-gvl report.json --edges all --svg waitgraph.svg
+#   build/bin/rperf-gvl report.json --critical-path worker-3
 require "rperf"
 
 out = ARGV[0]

@@ -5,7 +5,9 @@
  * checks that the integer-tuple fast path agrees with jansson-only parsing
  * and that the recorded span of "intervals" is that array, and, when a
  * report loads, renders the views that walk every table (summary, timeline,
- * JSON, Perfetto, DOT, the profiles, HTML) into memory; the text views must not let a control
+ * JSON, Perfetto, DOT, the profiles, HTML; root causes in the summary, the
+ * root-cause graph and profile, the critical paths of the first thread and
+ * of a label) into memory; the text views must not let a control
  * byte through (names and labels come from the profiled program). Then it
  * merges the report with a copy of itself placed right after it on the time
  * axis (a two-report series: the merge path, its overflow checks, and the
@@ -107,7 +109,7 @@ render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
     size_t len = 0;
     rga_output_close(&out, &buf, &len, &err);
     bool text = strcmp(view, "summary") == 0 || strcmp(view, "timeline") == 0 || strcmp(view, "collapsed") == 0 ||
-                strcmp(view, "top") == 0;
+                strcmp(view, "top") == 0 || strcmp(view, "critical_path") == 0;
     for (size_t i = 0; st == RGA_OK && text && buf && i < len; i++)
         if (terminal_control_at((const unsigned char *)buf, i, len))
             abort();
@@ -163,6 +165,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opts.columns = 40 + (int)(size % 80);
     for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
         render(r, views[i], &opts);
+    /* Root causes: the graph and the profile weighted by them, and the
+     * critical paths of the first thread and of the first label pair. */
+    rga_view_opts_t roots = opts;
+    roots.blame = size % 2 ? "root" : "direct";
+    render(r, "dot", &roots);
+    render(r, "top", &roots);
+    roots.blame = "root";
+    render(r, "collapsed", &roots);
+    if (r->n_threads > 0) {
+        char subject[600];
+        snprintf(subject, sizeof(subject), "%lld", (long long)r->threads[0].seq);
+        roots.critical_path = subject;
+        render(r, "critical_path", &roots);
+        render(r, "critical_path_json", &roots);
+        for (size_t i = 0; i < r->n_label_sets; i++)
+            if (r->label_sets[i].n_labels > 0) {
+                snprintf(subject, sizeof(subject), "label=%s=%s", r->label_sets[i].keys[0],
+                         r->label_sets[i].values[0]);
+                render(r, "critical_path", &roots);
+                break;
+            }
+    }
     merge_series(data, size, r, &opts);
     rga_report_free(r);
     return 0;

@@ -3,10 +3,13 @@
  * there). Plain browser JavaScript, no library, no network.
  *
  * Parts, in the order of the page: header facts, the timeline (canvas, one
- * lane per thread grouped by Ractor, zoom and pan), the wait graph (SVG
- * drawn here), the icicle flame graph (folded here from the samples or the
- * blame rows), and the sortable tables. One selection (a thread, a Ractor
- * or a label set) is shared by every part.
+ * lane per thread grouped by Ractor, zoom and pan; the selected thread's or
+ * label set's critical path outlined on the lanes that explain it, with an
+ * arrow at each hand-off, and its shares by root cause below), the wait
+ * graph (SVG drawn here), the icicle flame graph (folded here from the
+ * samples or the blame rows), and the sortable tables (root causes and
+ * release stacks among them). One selection (a thread, a Ractor or a label
+ * set) is shared by every part.
  *
  * It does NOT compute profiler numbers: totals come from the data block; the
  * page only sums what it draws.
@@ -301,10 +304,120 @@
       g.fillStyle = cssVar("--panel");
       g.fillRect(0, AXIS_H + row.row * ROW_H, cssWidth, ROW_H);
     }
+    drawPath(g, fg);
     const range = $("timeline-range");
     range.textContent = "showing " + fmtDur(view.from) + " – " + fmtDur(view.to) + " (" + fmtDur(span) + ")";
     range.dataset.fromNs = String(Math.round(view.from));
     range.dataset.toNs = String(Math.round(view.to));
+  }
+
+  // ---- critical path: the selected thread's or label set's, on the lanes that explain it ---------
+
+  const paths = data.paths;
+  const pathDrawn = { segments: 0, arrows: 0 };
+  function selectedPath() {
+    if (!paths.available) return null;
+    if (selection.kind === "thread") return paths.threads[String(selection.id)] || null;
+    if (selection.kind === "label") return paths.labels[String(selection.id)] || null;
+    return null;
+  }
+  /* The kept segments of a path with absolute starts. */
+  function pathSegments(p) {
+    const out = [];
+    let s = 0;
+    for (let i = 0; i < p.start.length; i++) {
+      s += p.start[i];
+      out.push({ start: s, end: s + p.dur[i], lane: p.lane[i], root: p.root[i], text: p.text[i],
+        thread: p.thread ? p.thread[i] : null });
+    }
+    return out;
+  }
+  /* Each segment outlined on its lane; where the next one of the same
+   * thread starts on another lane, an arrow between the lanes: a hand-off. */
+  function drawPath(g, fg) {
+    pathDrawn.segments = pathDrawn.arrows = 0;
+    const p = selectedPath();
+    if (!p) return;
+    const sel = cssVar("--select");
+    const laneY = (seq) => (laneOfSeq.has(seq) ? AXIS_H + lanes[laneOfSeq.get(seq)].row * ROW_H : null);
+    const segs = pathSegments(p);
+    g.lineWidth = 2;
+    g.strokeStyle = sel;
+    g.fillStyle = sel;
+    let prevBySubject = new Map();
+    for (const s of segs) {
+      const y = laneY(s.lane);
+      const key = s.thread === null ? 0 : s.thread;
+      const prev = prevBySubject.get(key);
+      prevBySubject.set(key, s);
+      if (y === null || s.end <= view.from || s.start >= view.to) continue;
+      const x0 = Math.max(timeToX(s.start), 0), x1 = Math.min(timeToX(s.end), cssWidth);
+      g.globalAlpha = 0.25;
+      g.fillRect(x0, y + 2, Math.max(x1 - x0, 1), ROW_H - 4);
+      g.globalAlpha = 1;
+      g.strokeRect(x0, y + 2, Math.max(x1 - x0, 1), ROW_H - 4);
+      pathDrawn.segments++;
+      const py = prev ? laneY(prev.lane) : null;
+      if (!prev || py === null || prev.end !== s.start || prev.lane === s.lane) continue;
+      // The arrow points from the lane the path leaves to the one it reaches.
+      const x = timeToX(s.start), y0 = py + ROW_H / 2, y1 = y + ROW_H / 2, dir = y1 > y0 ? 1 : -1;
+      g.beginPath();
+      g.moveTo(x, y0);
+      g.lineTo(x, y1 - dir * 4);
+      g.stroke();
+      g.beginPath();
+      g.moveTo(x - 4, y1 - dir * 7);
+      g.lineTo(x + 4, y1 - dir * 7);
+      g.lineTo(x, y1);
+      g.closePath();
+      g.fill();
+      pathDrawn.arrows++;
+    }
+    g.lineWidth = 1;
+    g.strokeStyle = fg;
+  }
+
+  const rootCauses = summary.root_causes || { available: false };
+  /* A root of the path tables as [kind, seq, what] (null: the smaller roots together); its name for people. */
+  const OTHER_ROOTS = ["other", 0, "smaller roots together"];
+  function rootName(root) {
+    if (root === OTHER_ROOTS) return "(others)";
+    return root[1] ? threadName(root[1]) : "(no GVL holder)";
+  }
+  /* The root's largest stack from the summary's root causes (its stacks over the whole report). */
+  function rootStack(root) {
+    const row = (rootCauses.roots || []).find((r) => r.kind === root[0] && r.thread === root[1] && r.what === root[2]);
+    return row && row.stacks && row.stacks.length ? row.stacks[0].text : "";
+  }
+  function drawPathPanel() {
+    const box = $("path-panel");
+    box.replaceChildren();
+    const p = selectedPath();
+    if (!paths.available) {
+      box.append(el("p", { class: "note" }, "No critical paths: " + paths.reason + "."));
+      return;
+    }
+    if (!p) {
+      box.append(el("p", { class: "note" }, selection.kind === "thread" || selection.kind === "label"
+        ? "No critical path for this selection (nothing of it in the timeline, or a label set beyond the largest 50)."
+        : "Select a thread or a label set to see its critical path: what its time went to, each wait followed to its root."));
+      return;
+    }
+    const subject = selection.kind === "thread" ? threadName(selection.id) : "label set " + (labelText.get(selection.id) || selection.id);
+    box.append(el("h3", {}, "Critical path of " + subject),
+      el("p", { class: "note" }, fmtDur(p.from) + " – " + fmtDur(p.to) + ": " + fmtDur(p.covered) +
+        (selection.kind === "label" ? " of thread time" : "") + "; own time " + fmtDur(p.own) + " (" + pct(p.own, p.covered) +
+        "), behind other threads " + fmtDur(p.covered - p.own) + " (" + pct(p.covered - p.own, p.covered) + "); " +
+        p.handoffs + " hand-offs, drawn as arrows" + (p.kept < p.segments ? "; the " + p.kept + " longest of " + p.segments +
+        " segments are outlined (the shares count them all)" : "") + "."));
+    const rowsData = p.shares.map(([root, own, ns]) => ({ root: root < 0 ? OTHER_ROOTS : paths.roots[root], own, ns }));
+    box.append(table("Shares by root cause", [
+      { title: "root", value: (r) => rootName(r.root), text: true },
+      { title: "what", value: (r) => r.root[2] + (r.own ? " (own time)" : ""), text: true },
+      { title: "time", value: (r) => r.ns, show: (r) => fmtDur(r.ns) },
+      { title: "share", value: (r) => r.ns, show: (r) => pct(r.ns, p.covered) },
+      { title: "stack (leaf first)", value: (r) => rootStack(r.root), text: true }],
+    rowsData, (r) => r.root[1] && select("thread", r.root[1])));
   }
 
   /* "#rrggbb" (or any CSS colour) → [r, g, b], through the canvas's own parser. */
@@ -540,6 +653,10 @@
     const box = $("legend");
     STATES.forEach((_, s) => box.append(el("span", {}, el("span", { class: "swatch", style: "background:var(--" + STATES[s] + ")" }), STATE_NAMES[s])));
     box.append(el("span", {}, "blank: thread not alive, or no interval recorded"));
+    if (paths.available) {
+      box.append(el("span", {}, el("span", { class: "swatch", style: "background:var(--select)" }),
+        "outlined: the selection's critical path, on the lanes that explain it (arrows: hand-offs)"));
+    }
     const note = $("timeline-note");
     const parts = [];
     if (iv.aggregated > 0) {
@@ -916,6 +1033,24 @@
       dur("wait_ns", "wait caused"), { title: "share", value: (r) => r.wait_ns, show: (r) => pct(r.wait_ns, holderTotal) },
       { title: "waits", value: (r) => r.count }],
     summary.top_holders, (r) => r.kind === "thread" && select("thread", r.seq), (r) => r.kind === "thread" && selection.kind === "thread" && selection.id === r.seq));
+    if (rootCauses.available) {
+      add(table("Root causes (who, at the end of each wait chain, made threads wait: GVL and locks)", [
+        { title: "root", value: (r) => (r.thread ? threadName(r.thread) : "(no GVL holder)"), text: true },
+        { title: "what", value: (r) => r.what, text: true },
+        dur("ns", "caused wait"), { title: "share", value: (r) => r.ns, show: (r) => pct(r.ns, rootCauses.waited_ns) },
+        { title: "via others", value: (r) => r.chain_ns / (r.ns || 1), show: (r) => pct(r.chain_ns, r.ns) },
+        { title: "stack (leaf first)", value: (r) => (r.stacks.length ? r.stacks[0].text : ""), text: true }],
+      rootCauses.roots, (r) => r.thread && select("thread", r.thread), (r) => selection.kind === "thread" && selection.id === r.thread));
+    } else {
+      box.append(el("p", { class: "empty" }, "Root causes: " + rootCauses.reason + "."));
+    }
+    if (summary.top_release_stacks) {
+      const total = summary.top_release_stacks.reduce((a, r) => a + r.ns, 0);
+      add(table("Top release stacks (what releasers ran when they woke a waiter)", [
+        dur("ns", "time"), { title: "share", value: (r) => r.ns, show: (r) => pct(r.ns, total) },
+        { title: "stack (leaf first)", value: (r) => r.text, text: true }],
+      summary.top_release_stacks));
+    }
   }
 
   // ---- wiring -----------------------------------------------------------------------------
@@ -930,10 +1065,12 @@
   drawFlameModes();
   drawFlame();
   drawTables();
+  drawPathPanel();
   listeners.push(() => {
     refreshLaneLabels();
     invalidate();
     drawTimeline();
+    drawPathPanel();
     refreshWaitGraph();
     flameRoot = [];
     drawFlame();
@@ -949,5 +1086,12 @@
     laneTop: (seq) => (laneOfSeq.has(seq) ? AXIS_H + lanes[laneOfSeq.get(seq)].row * ROW_H : null),
     rowHeight: ROW_H,
     selection: () => ({ kind: selection.kind, id: selection.id }),
+    /* What the timeline outlines of the selection's critical path, as last drawn. */
+    criticalPath: () => {
+      const p = selectedPath();
+      return p ? { covered: p.covered, own: p.own, handoffs: p.handoffs, kept: p.kept, total: p.segments, segments: pathSegments(p),
+        drawnSegments: pathDrawn.segments, arrows: pathDrawn.arrows,
+        shares: p.shares.map(([root, own, ns]) => ({ root: root < 0 ? OTHER_ROOTS : paths.roots[root], own, ns })) } : null;
+    },
   };
 })();

@@ -635,6 +635,10 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     o.top = (size_t)hash_long(opts, "top", 0);
     VALUE state = opt_str(opts, "state");
     o.state = NIL_P(state) ? NULL : StringValueCStr(state);
+    VALUE critical_path = opt_str(opts, "critical_path");
+    o.critical_path = NIL_P(critical_path) ? NULL : StringValueCStr(critical_path);
+    VALUE blame = opt_str(opts, "blame");
+    o.blame = NIL_P(blame) ? NULL : StringValueCStr(blame);
     o.roots = (RTEST(hash_fetch(opts, "thread_root")) ? RGA_ROOT_THREAD : 0u) |
               (RTEST(hash_fetch(opts, "label_root")) ? RGA_ROOT_LABEL : 0u);
     VALUE labels = hash_fetch(opts, "labels");
@@ -660,6 +664,8 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
     RB_GC_GUARD(keep);
     RB_GC_GUARD(state);
     RB_GC_GUARD(edges);
+    RB_GC_GUARD(critical_path);
+    RB_GC_GUARD(blame);
     RB_GC_GUARD(parsed);
     if (rc != 0)
         raise_analysis_error(rperf_eRenderError, &err);

@@ -12,6 +12,9 @@ module Rperf
     EDGES = %w[gvl blocked all].freeze
     # Profile views keep the samples of one state (the CLI's --state).
     STATES = %w[running gvl_wait blocked gc].freeze
+    # The wait graph's edges to the roots of wait chains, the profile views'
+    # weights by who made others wait (the CLI's --blame).
+    BLAME = %w[direct root].freeze
     COLOR = { true => true, false => false, nil => false, "always" => true, "never" => false }.freeze
     WIDTH = (1..10_000).freeze
     TOP = (1..1_000_000).freeze
@@ -32,6 +35,7 @@ module Rperf
       labels: ->(v) { check_labels(v) },
       top: ->(v) { check_integer(:top, v, TOP) },
       state: ->(v) { check_choice(:state, v, STATES) },
+      blame: ->(v) { check_choice(:blame, v, BLAME) },
       thread_root: ->(v) { check_boolean(:thread_root, v) },
       label_root: ->(v) { check_boolean(:label_root, v) }
     }.freeze

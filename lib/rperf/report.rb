@@ -255,6 +255,36 @@ module Rperf
     # The timeline (IntervalRows: IntervalRow objects made on read).
     def intervals = cached(:intervals) { IntervalRows.new(@doc.fetch("intervals", [])) }
 
+    # Every wait (GVL wait, and blocked time on a Mutex, ConditionVariable,
+    # Queue or join) followed along its chain of waiting threads to its root
+    # (RootCauseRow), largest first. View options (thread:, labels:, ...)
+    # keep the waits of the threads and label sets they select. A report
+    # without a timeline (counters mode) raises RenderError: root causes
+    # need a full recording.
+    def root_causes(**opts)
+      roots = JSON.parse(render("json", opts))["root_causes"]
+      raise RenderError, "rperf: #{roots['reason']}" unless roots["available"]
+
+      roots["roots"].map { |row| RootCauseRow.from_report(deep_freeze(row)) }.freeze
+    end
+
+    # The critical path of one thread (thread: a seq or an exact name) or of a
+    # label (label: { key => value } or "key=value", one pair): its segments
+    # and its shares by root cause, as the frozen Hash of the CLI's
+    # `--critical-path ... --json` (String keys). from_ns:/to_ns: narrow the
+    # window. A report without a timeline raises RenderError.
+    def critical_path(thread: nil, label: nil, from_ns: nil, to_ns: nil)
+      subject = critical_path_subject(thread, label)
+      deep_freeze(JSON.parse(render("critical_path_json", { from_ns: from_ns, to_ns: to_ns }.compact,
+                                    critical_path: subject)))
+    end
+
+    # The same critical path as text (`rperf-gvl --critical-path`); takes
+    # color:, top: (segments listed) and the window.
+    def to_critical_path(thread: nil, label: nil, **opts)
+      render("critical_path", opts, critical_path: critical_path_subject(thread, label))
+    end
+
     # Sum of a waiter's edges (ns) by thread seq.
     def edge_sums
       cached(:edge_sums) { edges.each_with_object(Hash.new(0)) { |e, h| h[e.waiter] += e.wait_ns } }
@@ -364,10 +394,11 @@ module Rperf
     PROFILE_RENDERS = %w[pprof collapsed speedscope top].freeze
     NOT_PROFILE_KEYS = %w[intervals interval_causes edges blocked_edges blame].freeze
 
-    def parsed_for(view)
+    def parsed_for(view, checked)
       return @cache[:parsed] if @cache.key?(:parsed)
 
-      if PROFILE_RENDERS.include?(view)
+      # Stacks ranked by root cause read the timeline.
+      if PROFILE_RENDERS.include?(view) && checked[:blame].to_s != "root"
         return cached(:parsed_profile) do
           Rperf.__send__(:_c_parse_report, JSON.generate(@doc.except(*NOT_PROFILE_KEYS)))
         end
@@ -375,13 +406,29 @@ module Rperf
       cached(:parsed) { Rperf.__send__(:_c_parse_report, to_json) }
     end
 
-    def render(view, opts)
+    # thread: or label: (one of them) as the analysis module's subject.
+    def critical_path_subject(thread, label)
+      if thread.nil? == label.nil?
+        raise ArgumentError, "critical_path: give thread: (a seq or a name) or label: ({ key => value }), one of them"
+      end
+      return RenderOptions.check_thread(thread) if thread
+
+      pairs = label.is_a?(Hash) ? label.map { |k, v| "#{k}=#{v}" } : [label]
+      unless pairs.size == 1 && pairs[0].is_a?(String) && pairs[0].index("=").to_i.positive?
+        raise ArgumentError, "label: #{label.inspect} is invalid; expected one pair: { key => value } or \"key=value\""
+      end
+
+      "label=#{pairs[0].gsub("\0", "\\x00")}"
+    end
+
+    # extra: options set by the methods above (not the caller's keywords).
+    def render(view, opts, **extra)
       unless Rperf::HAVE_ANALYSIS
         raise UnsupportedError, "rperf: this build has no analysis module (needed for #{view})"
       end
 
-      checked = RenderOptions.normalize(opts)
-      parsed = parsed_for(view)
+      checked = RenderOptions.normalize(opts).merge(extra)
+      parsed = parsed_for(view, checked)
       out = Rperf.__send__(:_c_render, parsed, view, checked)
       BINARY_VIEWS.include?(view) ? out : out.force_encoding(Encoding::UTF_8)
     end

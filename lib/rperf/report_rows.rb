@@ -94,6 +94,18 @@ module Rperf
       extend RowBuilder
     end
 
+    # A root cause (Report#root_causes): where wait chains ended, and how much
+    # waiting of others they explain. kind: "running", "gc", "blocked",
+    # "handoff", "no_releaser", "ractor", "no_data", "cycle" or "depth";
+    # thread: the root thread's seq (0 for a hand-off); cause: the blocked
+    # cause for blocked, no_releaser and ractor (else nil); what: the text
+    # the views show; chain_ns: of ns, reached through another waiting
+    # thread; stacks: the root thread's largest stacks in that state
+    # ([{"stack", "ns", "text", "frames"}]).
+    RootCauseRow = Data.define(:kind, :thread, :name, :cause, :what, :ns, :chain_ns, :stacks) do
+      extend RowBuilder
+    end
+
     # One timeline interval: state is the report's number (0..4), stack -1
     # when none was captured.
     IntervalRow = Data.define(:thread, :state, :start_ns, :end_ns, :label_set, :stack) do

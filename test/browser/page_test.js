@@ -11,7 +11,12 @@
 //   - the GVL-wait flame graph holds exactly the samples ending in [GVL wait];
 //   - selecting a wait-graph node selects that thread in the lanes and tables;
 //   - zooming narrows the visible time range;
-//   - with blocked causes, the threads table lists each thread's causes.
+//   - with blocked causes, the threads table lists each thread's causes;
+//   - selecting a thread outlines its critical path, whose segments cover
+//     the thread's time in the report; the root-cause table is there when
+//     the report has a timeline, the release stacks table when it has
+//     release stacks; on the chains fixture, the known path, hand-off
+//     arrows and root causes.
 //
 //   node page_test.js [--screenshots DIR] NAME=PAGE.html=REPORT.json[,REPORT.json...] ...
 // A series of reports is merged the way the CLI merges them: each one's times
@@ -33,7 +38,8 @@ let tests = 0, assertions = 0, failures = 0, errors = 0;
 function loadSeries(files) {
   const reports = files.map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
   const t0 = Math.min(...reports.map((r) => r.meta.start_monotonic_ns));
-  const threads = new Set(), weight = new Map();
+  const threads = new Set(), weight = new Map(), span = new Map(); // span: seq => [first, last] on the axis
+  let releaseStacks = false, intervals = 0;
   let gvlWaitWeight = 0; // samples whose leaf is the synthetic [GVL wait] frame
   let longest = null, count = 0, axis = 0;
   const causes = new Map(); // thread seq => { cause: ns } (report minor 1)
@@ -47,6 +53,16 @@ function loadSeries(files) {
     const shift = r.meta.start_monotonic_ns - t0;
     axis = Math.max(axis, shift + r.meta.duration_ns);
     for (const t of r.threads) threads.add(t.seq);
+    releaseStacks ||= (r.blocked_edges || []).some((e) => e.releaser_stack !== undefined);
+    intervals += r.intervals.length;
+    for (const t of r.threads) {
+      const s = span.get(t.seq) || [Infinity, -Infinity];
+      span.set(t.seq, [Math.min(s[0], t.first_seen_ns + shift), Math.max(s[1], t.last_seen_ns + shift)]);
+    }
+    for (const [seq, , start, end] of r.intervals) {
+      const s = span.get(seq);
+      span.set(seq, [Math.min(s[0], start + shift), Math.max(s[1], end + shift)]);
+    }
     for (const [stack, w, seq] of r.samples) {
       weight.set(seq, (weight.get(seq) || 0) + w);
       const leaf = r.stacks[stack] && r.stacks[stack].length ? r.frames[r.stacks[stack][0]][1] : null;
@@ -65,7 +81,7 @@ function loadSeries(files) {
   // beyond that, those shorter than a pixel's worth at the default zoom
   // (axis / WIDTH_PX) are aggregated (analysis/html_data.h).
   if (longest) longest.aggregated = count > MAX_KEPT && longest.end - longest.start < axis / WIDTH_PX;
-  return { threads, weight, longest, gvlWaitWeight, causes };
+  return { threads, weight, longest, gvlWaitWeight, causes, span, releaseStacks, intervals, merged: reports.length > 1 };
 }
 
 function check(cond, message) {
@@ -203,10 +219,42 @@ async function runCase(browser, name, page, reports, shotDir) {
       const longest = await tab.evaluate(() => Math.max(0, ...[...document.querySelectorAll("#lane-labels .lane-label, #tables td, #waitgraph text")].map((e) => e.textContent.length)));
       check(longest <= 700, `an element shows ${longest} characters`);
     }],
+    ["selecting a thread outlines its critical path over the thread's time", async () => {
+      const tables = await tab.$$eval("#tables table caption, #tables p.empty", (cs) => cs.map((c) => c.textContent));
+      const rootTable = tables.some((c) => c.startsWith("Root causes (who"));
+      check(rootTable === expect.intervals > 0, `root-cause table ${rootTable}, report intervals ${expect.intervals}`);
+      const captions = await tab.$$eval("#tables table caption", (cs) => cs.map((c) => c.textContent));
+      const releaseTable = captions.some((c) => c.startsWith("Top release stacks"));
+      check(releaseTable === expect.releaseStacks, `release stacks table ${releaseTable}, report release stacks ${expect.releaseStacks}`);
+      if (expect.intervals === 0) {
+        const note = await tab.$eval("#path-panel", (e) => e.textContent);
+        return check(note.includes("need a full recording") || note.includes("no timeline"), `path panel says "${note}"`);
+      }
+      const [seq, [first, last]] = [...expect.span.entries()].sort((a, b) => (b[1][1] - b[1][0]) - (a[1][1] - a[1][0]))[0];
+      await tab.click(`#lane-labels .lane-label[data-seq="${seq}"]`);
+      const p = await tab.evaluate(() => window.rperfPage.criticalPath());
+      check(p !== null, `no critical path for thread ${seq}`);
+      check(p.covered === last - first, `thread ${seq}: the path covers ${p.covered}, its time is ${last - first}`);
+      check(p.drawnSegments > 0, "no segment outlined");
+      if (p.kept === p.total) {
+        const sum = p.segments.reduce((a, s) => a + (s.end - s.start), 0);
+        check(sum === p.covered, `segments sum to ${sum}, covered ${p.covered}`);
+      }
+      check(p.shares.reduce((a, s) => a + s.ns, 0) === p.covered, "the shares do not sum to the covered time");
+      const panel = await tab.$eval("#path-panel", (e) => e.textContent);
+      check(panel.includes("Critical path of"), `path panel says "${panel.slice(0, 120)}"`);
+      await tab.keyboard.press("Escape");
+    }],
+    ...(name === "chains" ? chainsChecks(tab) : []),
     ["no network request", async () => check(requests.length === 0, "requests: " + requests.join(", "))],
     ["still no console errors after interaction", async () => check(consoleErrors.length === 0, "console errors: " + consoleErrors.join(" | "))],
   ];
   if (shotDir) {
+    if (name === "chains") {
+      await tab.click('#lane-labels .lane-label[data-seq="5"]');
+      await shoot(tab, shotDir, name, "criticalpath", "#timeline-section");
+      await tab.keyboard.press("Escape");
+    }
     await shoot(tab, shotDir, name, "timeline", "#timeline-section");
     await shoot(tab, shotDir, name, "waitgraph", "#waitgraph-section");
     await shoot(tab, shotDir, name, "flamegraph", "#flame-section");
@@ -222,6 +270,53 @@ async function runCase(browser, name, page, reports, shotDir) {
     }
   }
   await tab.close();
+}
+
+/* test/fixtures/chains_report.json: a convoy behind a holder that sleeps in
+ * the lock, and a request waiting for the GVL behind a hog; the answers are
+ * known (test/c/test_rootcause_views.c checks the same numbers in C). */
+function chainsChecks(tab) {
+  const MS = 1e6;
+  return [
+    ["chains: w2's path runs through w1 and w0 to the holder, with an arrow per hand-off", async () => {
+      await tab.click('#lane-labels .lane-label[data-seq="5"]');
+      const p = await tab.evaluate(() => window.rperfPage.criticalPath());
+      check(p.covered === 196 * MS && p.handoffs === 4, `covered ${p.covered}, hand-offs ${p.handoffs}`);
+      check(p.arrows === 4, `${p.arrows} arrows drawn, 4 hand-offs`);
+      const deep = p.segments.find((s) => s.end - s.start === 187 * MS);
+      check(deep && deep.lane === 2, "the 187 ms segment is not on the holder's lane");
+      check(p.shares[0].root[1] === 2 && p.shares[0].root[2] === "blocked: sleep" && p.shares[0].ns === 187 * MS,
+        "first share " + JSON.stringify(p.shares[0]));
+      const rows = await tab.$$eval("#path-panel tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      check(rows[0][0] === "holder #2" && rows[0][1] === "blocked: sleep" && rows[0][2] === "187ms", "panel row " + rows[0]);
+      check(rows[0][4].startsWith("Kernel#sleep"), "the root's stack: " + rows[0][4]);
+      await tab.keyboard.press("Escape");
+    }],
+    ["chains: a label set's path runs behind the hog", async () => {
+      await tab.evaluate(() => {
+        const t = [...document.querySelectorAll("#tables table")].find((x) => x.caption.textContent === "Label sets");
+        [...t.querySelectorAll("tbody tr")].find((tr) => tr.textContent.includes("endpoint=/req")).click();
+      });
+      const p = await tab.evaluate(() => window.rperfPage.criticalPath());
+      check(p && p.covered === 224 * MS, "label path covered " + (p && p.covered));
+      check(p.shares[0].root[1] === 7 && p.shares[0].ns === 200 * MS, "first share " + JSON.stringify(p.shares[0]));
+      check(p.drawnSegments === p.segments.length, `${p.drawnSegments} of ${p.segments.length} outlined`);
+      await tab.keyboard.press("Escape");
+    }],
+    ["chains: the root-cause table names the holder's sleep and the hog", async () => {
+      const rows = await tab.$$eval("#tables table", (ts) => {
+        const t = ts.find((x) => x.caption.textContent.startsWith("Root causes"));
+        return [...t.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map((td) => td.textContent));
+      });
+      check(rows[0].slice(0, 4).join("|") === "holder #2|blocked: sleep|564ms|71.2%", "row " + rows[0]);
+      check(rows[1].slice(0, 3).join("|") === "hog #7|running|200ms" && rows[1][5].startsWith("Object#compute"), "row " + rows[1]);
+      const release = await tab.$$eval("#tables table", (ts) => {
+        const t = ts.find((x) => x.caption.textContent.startsWith("Top release stacks"));
+        return [...t.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map((td) => td.textContent));
+      });
+      check(release[0][0] === "577ms" && release[0][2].startsWith("Thread::Mutex#synchronize"), "release row " + release[0]);
+    }],
+  ];
 }
 
 async function shoot(tab, dir, name, what, selector) {

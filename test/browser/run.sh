@@ -2,7 +2,7 @@
 # test/browser/run.sh — the browser tests: profiles real workloads (the demo's
 # examples/contended.rb, a Ractor run, a snapshot series, an empty profile),
 # adds a synthetic report large enough for the page to aggregate and the
-# hand-written report with blocked causes (test/fixtures), writes each
+# hand-written reports with blocked causes and with wait chains (test/fixtures), writes each
 # as an HTML page with the CLI (the series merged by it), and checks the
 # pages in headless Chromium (page_test.js). Screenshots of every page go to
 # BUILD/browser/screenshots.
@@ -23,7 +23,8 @@ ruby -I lib -I "$build/ext" test/browser/make_reports.rb "$out" >"$out/make_repo
 "$build/bin/rga_gen_report" --threads 8 --ractors 2 --slices 30000 --seed 7 -o "$out/synthetic.json"
 
 cp test/fixtures/causes_report.json "$out/causes.json" # blocked causes (report minor 1)
-for name in demo ractors empty synthetic causes longnames; do
+cp test/fixtures/chains_report.json "$out/chains.json" # wait chains with known roots
+for name in demo ractors empty synthetic causes longnames chains; do
   "$cli" "$out/$name.json" --html "$out/$name.html"
 done
 series="$out/snapshot-1.json,$out/snapshot-2.json,$out/snapshot-3.json"
@@ -36,4 +37,5 @@ node test/browser/page_test.js --screenshots "$out/screenshots" \
   "empty=$out/empty.html=$out/empty.json" \
   "synthetic=$out/synthetic.html=$out/synthetic.json" \
   "causes=$out/causes.html=$out/causes.json" \
+  "chains=$out/chains.html=$out/chains.json" \
   "longnames=$out/longnames.html=$out/longnames.json"

@@ -150,3 +150,157 @@ rga_test_load_generated(const char *args)
     }
     return r;
 }
+
+/* Appends printf output to a growing buffer. */
+static void
+put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+        va_end(ap);
+        assert_true(n >= 0);
+        if ((size_t)n < *cap - *len) {
+            *len += (size_t)n;
+            return;
+        }
+        *cap = (*cap + (size_t)n) * 2;
+        *buf = realloc(*buf, *cap);
+        assert_non_null(*buf);
+    }
+}
+
+char *
+rga_test_timeline(const rga_test_thread_t *threads, size_t n_threads, const rga_test_interval_t *ivs,
+                  size_t n_intervals, const char *extra)
+{
+    static const char *const states[] = {"running_ns", "gvl_wait_ns", "blocked_ns", "gc_mark_ns", "gc_sweep_ns"};
+    const long long MS = 1000000;
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    int max_label = 0, max_ractor = 1;
+    long long end = 1;
+    for (size_t i = 0; i < n_intervals; i++) {
+        if (ivs[i].label_set > max_label)
+            max_label = ivs[i].label_set;
+        if (ivs[i].end > end)
+            end = ivs[i].end;
+    }
+    for (size_t t = 0; t < n_threads; t++)
+        if (threads[t].ractor > max_ractor)
+            max_ractor = threads[t].ractor;
+    put(&buf, &len, &cap,
+        "{\"format\":\"rperf-gvl-report\",\"version\":1,\"minor\":1,\n"
+        " \"meta\":{\"tool\":\"rperf-gvl\",\"tool_version\":\"0.1.0\",\"ruby_version\":\"3.3.8\",\"pid\":7,"
+        "\"program\":\"chain.rb\",\"mode\":\"wall\",\"frequency\":1000,\"start_time_ns\":1,"
+        "\"start_monotonic_ns\":1000,\"duration_ns\":%lld,\"sequence\":0},\n \"stats\":{},\n",
+        end * MS);
+    if (extra)
+        put(&buf, &len, &cap, " %s\n", extra);
+    put(&buf, &len, &cap, " \"ractors\":[");
+    for (int r = 1; r <= max_ractor; r++)
+        put(&buf, &len, &cap, "%s{\"id\":%d,\"main\":%s}", r > 1 ? "," : "", r, r == 1 ? "true" : "false");
+    put(&buf, &len, &cap, "],\n \"label_sets\":[{\"id\":0,\"labels\":{}}");
+    for (int l = 1; l <= max_label; l++)
+        put(&buf, &len, &cap, ",{\"id\":%d,\"labels\":{\"req\":\"%d\"}}", l, l);
+    put(&buf, &len, &cap, "],\n \"threads\":[");
+    for (size_t t = 0; t < n_threads; t++) {
+        long long st[5] = {0}, first = -1, last = 0;
+        long long by_cause[RGA_CAUSE_COUNT] = {0};
+        for (size_t i = 0; i < n_intervals; i++) {
+            if (ivs[i].thread != threads[t].seq)
+                continue;
+            st[ivs[i].state] += (ivs[i].end - ivs[i].start) * MS;
+            if (ivs[i].state == RGA_STATE_BLOCKED)
+                by_cause[ivs[i].cause ? rga_cause_from_name(ivs[i].cause) : 0] += (ivs[i].end - ivs[i].start) * MS;
+            if (first < 0 || ivs[i].start < first)
+                first = ivs[i].start;
+            if (ivs[i].end > last)
+                last = ivs[i].end;
+        }
+        if (first < 0)
+            first = 0;
+        put(&buf, &len, &cap,
+            "%s\n  {\"seq\":%d,\"name\":\"%s\",\"ractor\":%d,\"first_seen_ns\":%lld,\"last_seen_ns\":%lld,"
+            "\"exited\":false,\"running_ns\":%lld,\"gvl_wait_ns\":%lld,\"blocked_ns\":%lld,\"gc_mark_ns\":%lld,"
+            "\"gc_sweep_ns\":%lld,\"acquisitions\":1,\"waits\":0,\"blocked_by_cause\":{",
+            t ? "," : "", threads[t].seq, threads[t].name, threads[t].ractor, first * MS, last * MS, st[0], st[1],
+            st[2], st[3], st[4]);
+        bool any = false;
+        for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+            if (by_cause[c]) {
+                put(&buf, &len, &cap, "%s\"%s\":%lld", any ? "," : "", rga_cause_name(c), by_cause[c]);
+                any = true;
+            }
+        put(&buf, &len, &cap, "}}");
+    }
+    put(&buf, &len, &cap, "],\n \"label_totals\":[");
+    bool first_row = true;
+    for (size_t t = 0; t < n_threads; t++)
+        for (int l = 0; l <= max_label; l++) {
+            long long st[5] = {0};
+            bool any = false;
+            for (size_t i = 0; i < n_intervals; i++)
+                if (ivs[i].thread == threads[t].seq && ivs[i].label_set == l) {
+                    st[ivs[i].state] += (ivs[i].end - ivs[i].start) * MS;
+                    any = true;
+                }
+            if (!any)
+                continue;
+            put(&buf, &len, &cap, "%s\n  {\"thread\":%d,\"label_set\":%d", first_row ? "" : ",", threads[t].seq, l);
+            for (int k = 0; k < 5; k++)
+                put(&buf, &len, &cap, ",\"%s\":%lld", states[k], st[k]);
+            put(&buf, &len, &cap, "}");
+            first_row = false;
+        }
+    put(&buf, &len, &cap, "],\n \"intervals\":[");
+    for (size_t i = 0; i < n_intervals; i++)
+        put(&buf, &len, &cap, "%s\n  [%d,%d,%lld,%lld,%d,-1]", i ? "," : "", ivs[i].thread, ivs[i].state,
+            ivs[i].start * MS, ivs[i].end * MS, ivs[i].label_set);
+    put(&buf, &len, &cap, "],\n \"causes\":[");
+    for (int c = 0; c < RGA_CAUSE_COUNT; c++)
+        put(&buf, &len, &cap, "%s\"%s\"", c ? "," : "", rga_cause_name(c));
+    put(&buf, &len, &cap, "],\n \"interval_causes\":[");
+    first_row = true;
+    for (size_t i = 0; i < n_intervals; i++) {
+        if (ivs[i].state != RGA_STATE_BLOCKED || !ivs[i].cause)
+            continue;
+        put(&buf, &len, &cap, "%s[%d,%lld,%d,%d]", first_row ? "" : ",", ivs[i].thread, ivs[i].start * MS,
+            rga_cause_from_name(ivs[i].cause), ivs[i].releaser);
+        first_row = false;
+    }
+    put(&buf, &len, &cap, "],\n \"edges\":[]}\n");
+    return buf;
+}
+
+rga_report_t *
+rga_test_load_fixture(const char *name)
+{
+    char path[1024];
+    size_t len;
+    snprintf(path, sizeof(path), "%s/%s", RGA_FIXTURES, name);
+    char *text = rga_test_slurp(path, &len);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    rga_report_t *r = rga_test_load(text);
+    free(text);
+    return r;
+}
+
+char *
+rga_test_render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    rga_view_opts_t none = {0};
+    rga_error_t err;
+    rga_status_t st = rga_render_report(r, view, opts ? opts : &none, out, &err);
+    fclose(out);
+    if (st != RGA_OK)
+        fail_msg("%s: %s", view, err.reason);
+    return buf;
+}

@@ -25,34 +25,6 @@
 
 #define MS 1000000LL
 
-static rga_report_t *
-load_fixture(void)
-{
-    size_t len;
-    char *text = rga_test_slurp(RGA_FIXTURES "/causes_report.json", &len);
-    assert_non_null(text);
-    rga_report_t *r = rga_test_load(text);
-    free(text);
-    return r;
-}
-
-/* The view rendered into a malloc'd NUL-terminated string. */
-static char *
-render(const rga_report_t *r, const char *view, const rga_view_opts_t *opts)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    assert_non_null(out);
-    rga_view_opts_t none = {0};
-    rga_error_t err;
-    rga_status_t st = rga_render_report(r, view, opts ? opts : &none, out, &err);
-    fclose(out);
-    if (st != RGA_OK)
-        fail_msg("%s: %s", view, err.reason);
-    return buf;
-}
-
 static rga_summary_t
 build(const rga_report_t *r, const rga_filter_spec_t *spec)
 {
@@ -70,7 +42,7 @@ static void
 test_summary_model(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
     rga_summary_t s = build(r, NULL);
     assert_true(s.has_causes);
     assert_int_equal(s.threads[2].seq, 3);
@@ -128,8 +100,8 @@ static void
 test_summary_text(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
-    char *text = render(r, "summary", NULL);
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
+    char *text = rga_test_render(r, "summary", NULL);
     const char *causes = strstr(text, "\nBlocked by cause (per thread)\n");
     assert_non_null(causes);
     /* The waiter's causes, largest first, each with its share of blocked. */
@@ -149,7 +121,7 @@ test_summary_text(void **state)
 
     /* A minor-0 report: none of these sections. */
     r = rga_test_load(rga_test_small_report);
-    text = render(r, "summary", NULL);
+    text = rga_test_render(r, "summary", NULL);
     assert_null(strstr(text, "Blocked by cause"));
     assert_null(strstr(text, "releaser"));
     assert_null(strstr(text, "Blocked in other methods"));
@@ -162,8 +134,8 @@ static void
 test_summary_json(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
-    char *text = render(r, "json", NULL);
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
+    char *text = rga_test_render(r, "json", NULL);
     json_error_t je;
     json_t *root = json_loads(text, 0, &je);
     assert_non_null(root);
@@ -182,7 +154,7 @@ test_summary_json(void **state)
     rga_report_free(r);
 
     r = rga_test_load(rga_test_small_report);
-    text = render(r, "json", NULL);
+    text = rga_test_render(r, "json", NULL);
     root = json_loads(text, 0, &je);
     assert_non_null(root);
     assert_null(json_object_get(root, "top_releasers"));
@@ -220,7 +192,7 @@ static void
 test_waitgraph_edges(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
     /* gvl (the default): today's graph, no release edge. */
     rga_waitgraph_t g = graph(r, RGA_EDGES_GVL, 0.0);
     assert_int_equal(g.n_edges, 1);
@@ -259,7 +231,7 @@ static void
 test_dot_release_edges_parse_back(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
     rga_waitgraph_t g = graph(r, RGA_EDGES_ALL, 0.0);
     char *text = NULL;
     size_t len = 0;
@@ -314,23 +286,23 @@ static void
 test_timeline_marks_causes(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
     rga_view_opts_t opts = {0};
     opts.width = 50; /* 20 ms a column */
-    char *text = render(r, "timeline", &opts);
+    char *text = rga_test_render(r, "timeline", &opts);
     /* waiter #3: running 100 ms, mutex 200 ms, running 100 ms, queue 300 ms, GVL wait 50 ms, running. */
     assert_non_null(strstr(text, "waiter #3  |█████mmmmmmmmmm█████qqqqqqqqqqqqqqq▒▒▒████████████|\n"));
     assert_non_null(strstr(text, "sleeper #4 |zzzzzzzzzzzzzzzzzzzzzzzzz█████oooooooooooooooooooo|\n"));
     assert_non_null(strstr(text, "\nblocked by cause: i io  z sleep  m mutex"));
     free(text);
     opts.ascii = 1;
-    text = render(r, "timeline", &opts);
+    text = rga_test_render(r, "timeline", &opts);
     assert_non_null(strstr(text, "main #1    |#####jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj#####|\n"));
     free(text);
     rga_report_free(r);
 
     r = rga_test_load(rga_test_small_report);
-    text = render(r, "timeline", &opts);
+    text = rga_test_render(r, "timeline", &opts);
     assert_null(strstr(text, "blocked by cause"));
     free(text);
     rga_report_free(r);
@@ -340,7 +312,7 @@ test_timeline_marks_causes(void **state)
 static json_t *
 trace_events(const rga_report_t *r)
 {
-    char *text = render(r, "perfetto", NULL);
+    char *text = rga_test_render(r, "perfetto", NULL);
     json_error_t je;
     json_t *root = json_loads(text, 0, &je);
     free(text);
@@ -353,7 +325,7 @@ static void
 test_perfetto_names_causes(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
     json_t *root = trace_events(r);
     json_t *events = json_object_get(root, "traceEvents");
     size_t i, blocked = 0, with_releaser = 0;
@@ -409,7 +381,7 @@ static void
 test_html_data_carries_causes(void **state)
 {
     (void)state;
-    rga_report_t *r = load_fixture();
+    rga_report_t *r = rga_test_load_fixture("causes_report.json");
     json_t *root = NULL, *iv = html_intervals(r, &root);
     json_t *thread = json_object_get(iv, "thread"), *start = json_object_get(iv, "start_delta");
     json_t *cause = json_object_get(iv, "cause"), *releaser = json_object_get(iv, "releaser");

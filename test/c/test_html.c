@@ -140,7 +140,7 @@ large_report_aggregates_without_losing_time(void **state)
     (void)state;
     rga_report_t *r = rga_test_load_generated("--threads 6 --ractors 2 --labels 3 --slices 3000 --seed 5");
     /* Buckets about a slice long, so some intervals span one and can be kept. */
-    rga_html_limits_t lim = {40, 3000, 0};
+    rga_html_limits_t lim = {40, 3000, 0, 0, 0, 0};
     json_t *data = build(r, NULL, &lim);
     const json_t *iv = json_object_get(data, "intervals");
     json_int_t kept = json_integer_value(json_object_get(iv, "kept"));
@@ -175,7 +175,7 @@ edges_beyond_the_cap_fold_into_other(void **state)
 {
     (void)state;
     rga_report_t *r = rga_test_load_generated("--threads 9 --labels 3 --slices 800 --seed 2");
-    rga_html_limits_t lim = {0, 0, 3};
+    rga_html_limits_t lim = {0, 0, 3, 0, 0, 0};
     json_t *data = build(r, NULL, &lim);
     size_t i, named = 0, other = 0;
     json_t *row;

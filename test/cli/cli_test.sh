@@ -465,5 +465,43 @@ expect_fail 64 '--edges bogus: expected gvl, blocked or all' --dot --edges bogus
 sed 's/\[3, 100000000, 3, 2\]/[3, 100000001, 3, 2]/' "$C" >"$WORK/badcause.json"
 expect_fail 2 'badcause.json: interval_causes\[2\]: matches no blocked interval' "$WORK/badcause.json"
 
+# --- root causes and critical paths ------------------------------------------------
+K=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures" && pwd)/chains_report.json
+run "$K"
+check "chains: summary has root causes" grep -qF 'Root causes (who, at the end of each wait chain' "$WORK/out"
+check "chains: the holder's sleep is the first root" \
+  grep -Eq '^  holder \(#2\) +blocked: sleep +564ms +71\.2% +66\.5% +Kernel#sleep < block in Object#hold' "$WORK/out"
+check "chains: critical path by label set" grep -Eq '^  endpoint=/req +224ms +hog \(#7\) +running +200ms +89\.3%$' "$WORK/out"
+run --critical-path w2 "$K"
+check "critical path exits 0" test "$rc" -eq 0
+check "critical path: the 3-hop segment" \
+  grep -Eq '^  13\.0ms +187ms +mutex → w1 \(#4\) mutex → w0 \(#3\) mutex → holder \(#2\): blocked: sleep$' "$WORK/out"
+check "critical path: own time and hand-offs" grep -q '^  own time 2.00ms (1.0%), behind other threads 194ms (99.0%), 4 hand-offs$' "$WORK/out"
+run --critical-path 5 --json "$K"
+check "critical path --json" grep -q '"format": "rperf-gvl-critical-path"' "$WORK/out"
+check "critical path --json covers its window" python3 -c "
+import json,sys; d=json.load(open('$WORK/out'))
+assert sum(s['end_ns']-s['start_ns'] for s in d['segments']) == d['covered_ns'] == d['to_ns']-d['from_ns']
+assert sum(x['ns'] for x in d['shares']) == d['covered_ns']"
+run --critical-path label=endpoint=/req --from 250ms --to 300ms "$K"
+check "critical path of a label in a window" grep -q '^Critical path of label endpoint=/req, 250ms .. 300ms (100ms of thread time on 2 threads)$' "$WORK/out"
+run --dot --blame root --min-share 0 "$K"
+check "--blame root: waiter -> root edges" bash -c "grep -A8 't5 -> t2' '$WORK/out' | grep -q 'root=blocked'"
+if command -v dot >/dev/null; then
+  check "--blame root DOT is valid" dot -Tsvg -o /dev/null "$WORK/out"
+fi
+run --top --blame root "$K"
+check "--top --blame root names the hog's method" grep -Eq '^  200ms +25\.3% .* Object#compute +hog\.rb:3$' "$WORK/out"
+expect_fail 64 '--critical-path nobody: no thread has that seq or name' --critical-path nobody "$K"
+expect_fail 64 '--critical-path label=x: expected' --critical-path label=x "$K"
+expect_fail 64 'holds none of its time' --critical-path 2 --from 300ms "$K"
+expect_fail 64 '--blame sideways: expected direct or root' --dot --blame sideways "$K"
+expect_fail 64 '--blame applies to the wait graph' --blame root "$K"
+expect_fail 64 'more than one view for standard output' --critical-path 2 --summary "$K"
+sed 's/"intervals": \[/"intervals": [], "old_intervals": [/; s/"interval_causes": \[/"old_causes": [/' "$K" >"$WORK/notimeline.json"
+expect_fail 2 'critical-path 2: the report has no timeline' --critical-path 2 "$WORK/notimeline.json"
+run "$WORK/notimeline.json"
+check "no timeline: the summary says root causes need one" grep -q 'root causes need a full recording' "$WORK/out"
+
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

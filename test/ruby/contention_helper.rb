@@ -4,6 +4,8 @@
 # defined by what they do (burn CPU with the GVL, sleep, read a pipe), not
 # by expected numbers; the tests check conservation laws and known
 # contention shapes with stated tolerances.
+require "json"
+require "tmpdir"
 require "test/unit"
 require "rperf"
 
@@ -83,8 +85,25 @@ module ContentionHelper
     assert status.success?, File.read(log)
   end
 
+  # The report of `Rperf.contention { body }` run in a child Ruby, loaded
+  # (Ractor workloads can hang on their own: run_ruby_child's timeout).
+  def contention_in_child(body, timeout: 60)
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "r.json")
+      run_ruby_child(dir, <<~RUBY, timeout: timeout)
+        Warning[:experimental] = false
+        require "rperf"
+        Rperf.contention do
+        #{body}
+        end.save(#{path.inspect})
+      RUBY
+      Rperf::Report.load(path)
+    end
+  end
+
   # Per-thread conservation: running + gvl_wait + blocked + gc equals the
   # lifetime within `tolerance` (fraction) plus 200µs of clock granularity.
+  # The root-cause laws hold too (assert_root_cause_laws).
   def assert_conservation(report, tolerance: 0.02)
     refute_empty report.threads, "a report has at least the calling thread"
     report.threads.each do |t|
@@ -93,6 +112,55 @@ module ContentionHelper
       assert_operator diff, :<=, life * tolerance + 200_000,
                       "thread #{t.seq} (#{t.name}): states sum to #{t.accounted_ns} ns, lifetime #{life} ns"
     end
+    assert_root_cause_laws(report)
+  end
+
+  RELEASABLE_CAUSES = %w[mutex condvar queue join].freeze
+
+  # Root causes (docs/guide.md, "Root causes"), exact to the nanosecond
+  # whatever the scheduler did: each waiter's roots sum to its waited
+  # intervals (GVL waits, and blocked ones on a Mutex, ConditionVariable,
+  # Queue or join), each label set's shares to its intervals, and the
+  # critical path of the longest-lived thread covers its window. A report
+  # without a timeline has none, and says so. (A build without the analysis
+  # module has no root causes to check.)
+  def assert_root_cause_laws(report)
+    return unless Rperf::HAVE_ANALYSIS
+
+    roots = JSON.parse(report.to_summary_json)["root_causes"]
+    if report.intervals.empty?
+      refute roots["available"]
+      assert_match(/need a full recording/, roots["reason"])
+      return
+    end
+    doc = report.to_h
+    causes = doc.fetch("causes", [])
+    cause_of = doc.fetch("interval_causes", []).to_a.to_h { |t, start, cause, _| [[t, start], causes[cause]] }
+    waited = Hash.new(0)
+    label_time = Hash.new(0)
+    with_intervals = {}
+    report.intervals.each do |iv|
+      with_intervals[iv.thread] = true
+      label_time[iv.label_set] += iv.duration_ns
+      wait = iv.state == 1 || (iv.state == 2 && RELEASABLE_CAUSES.include?(cause_of[[iv.thread, iv.start_ns]]))
+      waited[iv.thread] += iv.duration_ns if wait
+    end
+    explained = Hash.new(0)
+    roots["waiters"].each { |row| explained[row["waiter"]] += row["ns"] }
+    assert_equal waited.reject { |_, ns| ns.zero? }, explained.reject { |_, ns| ns.zero? },
+                 "each waiter's root causes sum to its waited intervals"
+    assert_equal explained.values.sum, roots["waited_ns"]
+    roots["label_sets"].each do |l|
+      assert_equal label_time[l["label_set"]], l["time_ns"], "label set #{l['label_set']}: its intervals' time"
+      assert_equal l["time_ns"], l["shares"].sum { |s| s["ns"] }, "label set #{l['label_set']}: shares sum to it"
+    end
+    longest = report.threads.select { |t| with_intervals[t.seq] }.max_by(&:lifetime_ns)
+    return unless longest
+
+    path = report.critical_path(thread: longest.seq)
+    assert_equal path["to_ns"] - path["from_ns"], path["covered_ns"], "the path covers its window"
+    assert_equal path["covered_ns"], path["segments"].sum { |s| s["end_ns"] - s["start_ns"] }
+    assert_equal path["covered_ns"], path["shares"].sum { |s| s["ns"] }
   end
 
   # A waiter's edges sum to its gvl_wait.

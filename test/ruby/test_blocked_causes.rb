@@ -518,24 +518,17 @@ class TestBlockedCauses < Test::Unit::TestCase
 
   # Ractor.receive: ractor time in the receiving Ractor, without a releaser.
   def test_ractor_receive
-    Dir.mktmpdir do |dir|
-      path = File.join(dir, "r.json")
-      run_ruby_child(dir, <<~RUBY, timeout: 60)
-        Warning[:experimental] = false
-        require "rperf"
-        Rperf.contention do
-          r = Ractor.new { Ractor.receive * 2 }
-          sleep 0.2
-          r.send(21)
-          r.take
-        end.save(#{path.inspect})
-      RUBY
-      d = JSON.parse(File.read(path))
-      assert_cause_laws(d)
-      receiver = d["threads"].find { |t| t["ractor"] != 1 && cause_ns(t, "ractor").positive? }
-      refute_nil receiver, "a thread of the new Ractor waited in Ractor.receive"
-      assert_operator cause_ns(receiver, "ractor"), :>=, 0.15e9
-      assert_empty edges_of(d, receiver["seq"]), "cross-Ractor waits name no releaser"
-    end
+    report = contention_in_child(<<~RUBY)
+      r = Ractor.new { Ractor.receive * 2 }
+      sleep 0.2
+      r.send(21)
+      r.take
+    RUBY
+    d = JSON.parse(report.to_json)
+    assert_cause_laws(d)
+    receiver = d["threads"].find { |t| t["ractor"] != 1 && cause_ns(t, "ractor").positive? }
+    refute_nil receiver, "a thread of the new Ractor waited in Ractor.receive"
+    assert_operator cause_ns(receiver, "ractor"), :>=, 0.15e9
+    assert_empty edges_of(d, receiver["seq"]), "cross-Ractor waits name no releaser"
   end
 end

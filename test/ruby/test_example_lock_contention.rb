@@ -3,13 +3,15 @@
 # examples/lock_contention.rb, run as the guide runs it (a child process that
 # saves its report): the workers' blocked time is mostly `mutex`, every mutex
 # wait that names a releaser names another worker, and the summary it prints
-# says so in the sections the guide quotes.
+# says so in the sections the guide quotes; the root causes of the workers'
+# Mutex waits are the workers' sleeps inside the lock (the query).
 require "test/unit"
 require "json"
 require "open3"
 require "rbconfig"
 require "timeout"
 require "tmpdir"
+require "rperf"
 
 class TestExampleLockContention < Test::Unit::TestCase
   ROOT = File.expand_path("../..", __dir__)
@@ -58,6 +60,15 @@ class TestExampleLockContention < Test::Unit::TestCase
       end
       assert_operator(from_query.sum { |e| e["blocked_ns"] }, :>=, 0.9 * released,
                       "the releases come from the query that held the lock")
+
+      assert_match(/^Root causes \(who, at the end of each wait chain/, out)
+      roots = JSON.parse(Rperf::Report.load(path).to_summary_json)["root_causes"]
+      waits = roots["waiters"].select { |r| seqs.include?(r["waiter"]) && r["wait"] == "blocked" }
+      in_query = waits.select { |r| seqs.include?(r["thread"]) && r["cause"] == "sleep" }
+      assert_operator(in_query.sum { |r| r["ns"] }, :>=, 0.95 * waits.sum { |r| r["ns"] },
+                      "the workers' sleeps under the lock are the root of their Mutex waits")
+      top = roots["roots"].find { |r| r["cause"] == "sleep" }
+      assert_match(/Kernel#sleep < .*run_query/, top["stacks"].first["text"])
     end
   end
 end
