@@ -94,7 +94,7 @@ start_ticks_of(int64_t pid)
     char *p = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
     if (!p)
         return 0;
-    p++;
+    /* From the ')' closing field 2, each step moves to the space before the next field. */
     for (int field = 2; field < 22 && p; field++)
         p = strchr(p + 1, ' ');
     return p ? strtoll(p + 1, NULL, 10) : 0;

@@ -7,7 +7,8 @@
  *
  * Label names become valid Prometheus names here: bytes outside
  * [A-Za-z0-9_] become '_', a leading digit gets a '_' before it, and the
- * names the exposition uses itself (kind, cause, le, quantile) and names
+ * names the exposition uses itself (kind, cause, le, quantile, what,
+ * state), the target labels Prometheus adds (job, instance) and names
  * starting with "__" get "label_" before them. Of two labels whose names
  * are equal after that, the first in name order is kept.
  */
@@ -97,7 +98,9 @@ put_value(buf_t *b, const char *v, size_t n)
     put(b, "\"", 1);
 }
 
-static const char *const own_names[] = {"kind", "cause", "le", "quantile"};
+/* The exposition's own label names, and those Prometheus gives every
+ * series of a target itself. */
+static const char *const own_names[] = {"kind", "cause", "le", "quantile", "what", "state", "job", "instance"};
 
 /* The Prometheus name of a program's label name (malloc'd). */
 static char *

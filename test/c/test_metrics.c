@@ -155,12 +155,13 @@ test_hostile_labels(void **state)
     (void)state;
     char *json = file_json(1, 0, 1, 0,
                            "{\"endpoint\":\"GET /a\\\"}\\\\\\n x=\\\"1\\u0000\",\"9lives\":\"v\",\"le\":\"x\","
-                           "\"__name__\":\"y\",\"k-é\":\"z\"}",
+                           "\"__name__\":\"y\",\"k-é\":\"z\",\"job\":\"j\"}",
                            1, 10, 1, 9, 0, 0, 14, 8, 900000);
     rga_metrics_file_t *f = parse_ok(json);
     char *text = render_files(&f, 1, 0);
-    assert_line(text, "rperf_wall_seconds_total{kind=\"request\",_9lives=\"v\",endpoint=\"GET /a\\\"}\\\\\\n "
-                      "x=\\\"1\xEF\xBF\xBD\",k___=\"z\",label___name__=\"y\",label_le=\"x\"} 0.00000001");
+    assert_line(text,
+                "rperf_wall_seconds_total{kind=\"request\",_9lives=\"v\",endpoint=\"GET /a\\\"}\\\\\\n "
+                "x=\\\"1\xEF\xBF\xBD\",k___=\"z\",label___name__=\"y\",label_job=\"j\",label_le=\"x\"} 0.00000001");
     free(text);
     rga_metrics_file_free(f);
     free(json);
@@ -403,17 +404,35 @@ static const char *const counters[] = {
     "rperf_label_sets_folded_total",
 };
 
+/* This process's start time in clock ticks: the 20th number after the ')'
+ * that ends the command name in /proc/self/stat (field 22). */
+static long
+my_start_ticks(void)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *save = NULL, *tok = strtok_r(strrchr(buf, ')') + 1, " ", &save); /* field 3 */
+    for (int field = 4; field <= 22 && tok; field++)
+        tok = strtok_r(NULL, " ", &save);
+    assert_non_null(tok);
+    return strtol(tok, NULL, 10);
+}
+
 static void
 test_dir_fold_keeps_counters(void **state)
 {
     (void)state;
     char *dir = make_dir();
-    long me = getpid(), gone = dead_pid();
+    long me = getpid(), gone = dead_pid(), start = my_start_ticks();
     char live_name[64], dead_name[64], temp_name[80];
-    snprintf(live_name, sizeof(live_name), "rperf-%ld-0.json", me);
+    snprintf(live_name, sizeof(live_name), "rperf-%ld-%ld.json", me, start);
     snprintf(dead_name, sizeof(dead_name), "rperf-%ld-0.json", gone);
     snprintf(temp_name, sizeof(temp_name), ".rperf-%ld-0.json.tmp", gone);
-    char *live = file_json(me, 0, 3, 100, "{\"endpoint\":\"GET /x\"}", 2, 20, 10, 10, 0, 0, 3, 5, 1000000);
+    char *live = file_json(me, start, 3, 100, "{\"endpoint\":\"GET /x\"}", 2, 20, 10, 10, 0, 0, 3, 5, 1000000);
     char *dead = file_json(gone, 0, 9, 200, "{\"endpoint\":\"GET /x\"}", 5, 50, 20, 30, 0, 0, 3, 5, 2500000);
     put_file(dir, live_name, live);
     put_file(dir, dead_name, dead);
@@ -452,6 +471,20 @@ test_dir_fold_keeps_counters(void **state)
     assert_string_equal(after, again);
     assert_false(exists(dir, dead_name));
     free(again);
+
+    /* A file of this pid with another start time is a process that died
+     * before this one took its pid: folded. */
+    char reused_name[64];
+    snprintf(reused_name, sizeof(reused_name), "rperf-%ld-%ld.json", me, start - 1);
+    char *reused = file_json(me, start - 1, 5, 1, "{\"endpoint\":\"GET /x\"}", 1, 1, 1, 0, 0, 0, 0, 0, 0);
+    put_file(dir, reused_name, reused);
+    assert_int_equal(render_dir(dir, RGA_METRICS_FOLD, &again, &err), RGA_OK);
+    assert_false(exists(dir, reused_name));
+    assert_true(exists(dir, live_name));
+    assert_line(again, "rperf_threads 3");
+    assert_line(again, "rperf_unit_gvl_wait_seconds_count{kind=\"request\",endpoint=\"GET /x\"} 8");
+    free(again);
+    free(reused);
 
     /* A second dead process later: the aggregate grows, nothing goes back. */
     long gone2 = dead_pid();
