@@ -234,6 +234,11 @@ module Rperf
       warn "rperf: the profile could not restart in the forked child #{Process.pid}: #{e.message}"
     end
 
+    # Label sets the registry could not take (Rperf::Metrics reports them).
+    def dropped_label_sets
+      @label_mutex.synchronize { @dropped_label_sets }
+    end
+
     # The frozen labels Hash of a label set id, or nil.
     def label_set(id)
       @label_mutex.synchronize { @label_sets[id] }
