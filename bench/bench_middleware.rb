@@ -8,8 +8,12 @@
 # per request is printed side by side, and the cost is the difference to
 # the bare app. "profiler calls only" is the floor the log cannot go under:
 # Rperf.profile with the label and two Rperf.thread_contention reads.
+# "logfmt + metrics" less "logfmt" is what counting each request into a
+# metrics directory adds.
 #
 #   ruby -Ilib -Ibuild/ext bench/bench_middleware.rb [requests_per_run] [runs] [counters|wall]
+require "fileutils"
+require "tmpdir"
 require "rperf"
 require "rperf/rack"
 
@@ -47,10 +51,17 @@ PROFILER_ONLY = lambda do |env|
   end
 end
 
+# The metrics part: the same middleware also counting every request into a
+# metrics directory (docs/metrics.md), its file written once a second.
+METRICS_DIR = Dir.mktmpdir("rperf-bench-metrics")
+at_exit { FileUtils.rm_rf(METRICS_DIR) }
+
 configs = {
   "bare app" => APP,
   "profiler calls only" => PROFILER_ONLY,
   "middleware, logfmt" => Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL)),
+  "middleware, logfmt + metrics" =>
+    Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, metrics: METRICS_DIR)),
   "middleware, json" => Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, format: :json)),
   "middleware, no profiler labels" =>
     Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, label: false))

@@ -20,6 +20,7 @@
 #
 # Rperf::Rack::Metrics (below) serves the metrics those requests feed
 # (metrics_dir:, docs/metrics.md) as Prometheus text.
+require "fileutils"
 require_relative "contention_log"
 require_relative "metrics"
 
@@ -123,6 +124,9 @@ module Rperf
           %w[GET HEAD].include?(method)
 
         om = openmetrics?(env)
+        # Before the first unit of any process the directory may not exist
+        # yet: then it is made, and the text has every family and no series.
+        make_dir unless File.directory?(@dir)
         Rperf::Metrics.flush(@dir)
         text = Rperf::Metrics.text(@dir, openmetrics: om, skip_bad: true)
         [200, { "content-type" => om ? OPENMETRICS : TEXT }, [method == "HEAD" ? "" : text]]
@@ -131,6 +135,13 @@ module Rperf
       end
 
       private
+
+      # The renderer says why a directory that cannot be made is unusable.
+      def make_dir
+        FileUtils.mkdir_p(@dir)
+      rescue SystemCallError
+        nil
+      end
 
       def openmetrics?(env)
         format = env["QUERY_STRING"].to_s[/(?:\A|&)format=([a-z]+)/, 1]

@@ -208,6 +208,10 @@ class TestMetrics < Test::Unit::TestCase
     text = body.join
     refute_match(/# EOF/, text)
     assert_equal 404, ep.call(env("/other"))[0], "other paths go to the app"
+    fresh = File.join(@dir, "fresh")
+    status, _, body = Rperf::Rack::Metrics.new(dir: fresh).call(env("/"))
+    assert_equal 200, status, "a directory no process has written yet"
+    assert_equal "0", value(samples(body.join), "rperf_metrics_files", { "state" => "live" })
     assert_equal 405, ep.call(env("/metrics").merge("REQUEST_METHOD" => "POST"))[0]
     omit("no rperf-gvl binary next to the extension") unless CLI
     out, err, st = Open3.capture3(CLI, "metrics", @metrics)
