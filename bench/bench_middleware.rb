@@ -67,6 +67,41 @@ configs = {
     Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, label: false))
 }
 
+# The metrics part alone, which the table above cannot resolve on a busy
+# machine: Metrics::Store#record of one request's finished unit (app,
+# before and after windows), timed in the thread's CPU time, interleaved
+# with the yardstick operation timed the same way.
+def cpu_us_per(n)
+  t0 = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+  n.times { yield }
+  (Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) - t0) / 1000.0 / n
+end
+
+def metrics_part
+  store = Rperf::Metrics::Store.new(File.join(METRICS_DIR, "record"))
+  mw = Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, async: false))
+  env = env_for(7)
+  env["rack.after_reply"] = hooks = []
+  mw.call(env)
+  hooks.each(&:call)
+  unit = env[Rperf::Rack::ENV_KEY]
+  abort "bench_middleware: the unit has no after window" unless unit.after_window&.states?
+  record = []
+  yard = []
+  (RUNS + 1).times do |i|
+    r = cpu_us_per(REQUESTS) { store.record(unit) }
+    y = cpu_us_per(REQUESTS) { { a: 1 }.merge(b: 2) }
+    next if i.zero? # warm-up
+
+    record << r
+    yard << y
+  end
+  store.close
+  r = median(record)
+  y = median(yard)
+  puts format("metrics: Store#record per request %.2f µs CPU (%.1f yardsticks; yardstick %.3f µs CPU)", r, r / y, y)
+end
+
 Rperf.start(**START, defer: true)
 begin
   configs.each_value { |app| run_once(app) } # warm up
@@ -84,6 +119,7 @@ begin
   200_000.times { { a: 1 }.merge(b: 2) }
   per = (Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0) / 1000.0 / 200_000
   puts format("yardstick: { a: 1 }.merge(b: 2) takes %.3f µs on this machine", per)
+  metrics_part
 ensure
   Rperf.stop if Rperf.running?
 end

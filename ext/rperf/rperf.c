@@ -490,7 +490,9 @@ add_slot(rperf_thread_slot_t *slot, void *arg)
 {
     process_sum_t *s = arg;
     rperf_slot_view_t view;
-    rperf_slot_read(slot, &view);
+    /* Bounded: a slot whose version racing writers left odd must not hold
+     * this thread, and the GVL, forever; its fields are then read as they are. */
+    rperf_slot_read_within(slot, &view, 1L << 14);
     int64_t totals[RPERF_STATE_COUNT], methods[RPERF_SLOT_BLOCK_METHODS];
     rperf_slot_view_totals_now(&view, s->now, totals);
     rperf_slot_methods_now(&view, s->now, methods);

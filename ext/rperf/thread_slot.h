@@ -198,5 +198,9 @@ rperf_slot_write_end(rperf_thread_slot_t *slot)
 
 /* Consistent copy of the accounting fields (retries while a writer is busy). */
 void rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out);
+/* The same, retrying at most `tries` times; then the fields as they are
+ * (a version left odd by writers that raced never becomes even). Returns
+ * nonzero when the copy is consistent. For readers that must not wait. */
+int rperf_slot_read_within(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, long tries);
 
 #endif

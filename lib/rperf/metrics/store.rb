@@ -186,6 +186,7 @@ module Rperf
           @unmeasured = 0
           @process_base = Array.new(FIELDS.size, 0)
           @process_last = Array.new(FIELDS.size, 0)
+          @process_generation = Rperf.__send__(:generation)
           @start_ticks = self.class.start_ticks
           name = "rperf-#{@pid}-#{@start_ticks}.json"
           @path = File.join(@dir, name)
@@ -316,14 +317,23 @@ module Rperf
         s.bytesize > FORMAT[:max_text] ? s.byteslice(0, FORMAT[:max_text]).scrub("") : s
       end
 
-      # The whole process's counters, kept from going back when the profile
-      # restarts (a counter that drops adds its last value to a base).
+      # The whole process's counters, never going back: a new profile (its
+      # counters start from zero) adds the last one's values to a base, and
+      # within one profile a value is never taken below the last (a slot
+      # read while its writer was busy).
       def process_fields(folded, unmeasured)
         now = Rperf.__send__(:_c_process_counters, [])
+        generation = Rperf.__send__(:generation)
         if now
+          restarted = generation != @process_generation
+          @process_generation = generation
           now.each_with_index do |v, i|
-            @process_base[i] += @process_last[i] if v < @process_last[i]
-            @process_last[i] = v
+            if restarted
+              @process_base[i] += @process_last[i]
+              @process_last[i] = v
+            elsif v > @process_last[i]
+              @process_last[i] = v
+            end
           end
         end
         total = ->(i) { @process_base[i] + @process_last[i] }
