@@ -100,6 +100,20 @@ def metrics_part
   r = median(record)
   y = median(yard)
   puts format("metrics: Store#record per request %.2f µs CPU (%.1f yardsticks; yardstick %.3f µs CPU)", r, r / y, y)
+
+  # End to end, paired: the middleware with and without metrics, one run
+  # of each per round in thread CPU time, the median of the differences.
+  plain = Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL))
+  counted = Rperf::Rack::Middleware.new(APP, log: Rperf::ContentionLog.new(output: NULL, metrics: File.join(METRICS_DIR, "paired")))
+  envs = Array.new(REQUESTS) { |i| env_for(i) }
+  diffs = (RUNS * 2 + 1).times.map do |i|
+    a, b = i.even? ? [plain, counted] : [counted, plain] # ABBA: neither always first
+    ta = cpu_us_per(1) { envs.each { |e| a.call(e) } } / REQUESTS
+    tb = cpu_us_per(1) { envs.each { |e| b.call(e) } } / REQUESTS
+    a.equal?(counted) ? ta - tb : tb - ta
+  end.drop(1)
+  puts format("metrics: the middleware with metrics, paired: %+.2f µs CPU per request (median of %d rounds)",
+              median(diffs), diffs.size)
 end
 
 Rperf.start(**START, defer: true)
