@@ -117,12 +117,9 @@ static rga_status_t path_error(rga_error_t *err, const char *path, rga_status_t 
 static rga_status_t
 path_error(rga_error_t *err, const char *path, rga_status_t code, const char *fmt, ...)
 {
-    rga_error_clear(err);
-    if (err)
-        snprintf(err->file, sizeof(err->file), "%s", path);
     va_list ap;
     va_start(ap, fmt);
-    rga_error_vset(err, code, fmt, ap);
+    rga_error_vset_at(err, code, path, NULL, fmt, ap);
     va_end(ap);
     return code;
 }

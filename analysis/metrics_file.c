@@ -53,14 +53,9 @@ static rga_status_t bad(reader_t *rd, rga_status_t code, const char *fmt, ...) _
 static rga_status_t
 bad(reader_t *rd, rga_status_t code, const char *fmt, ...)
 {
-    if (!rd->err)
-        return code;
-    rga_error_clear(rd->err);
-    snprintf(rd->err->file, sizeof(rd->err->file), "%s", rd->name);
-    snprintf(rd->err->path, sizeof(rd->err->path), "%s", rd->path);
     va_list ap;
     va_start(ap, fmt);
-    rga_error_vset(rd->err, code, fmt, ap);
+    rga_error_vset_at(rd->err, code, rd->name, rd->path, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -76,43 +71,49 @@ at(reader_t *rd, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A field of a JSON object: one non-negative integer (n == 0) or an array
+ * of exactly n of them. */
+typedef struct field {
+    const char *key;
+    int64_t *out;
+    size_t n;
+} field_t;
+
 static rga_status_t
-get_int(reader_t *rd, const json_t *obj, const char *key, int64_t *out)
+get_field(reader_t *rd, const json_t *obj, const field_t *f)
 {
-    const json_t *v = json_object_get(obj, key);
+    const json_t *v = json_object_get(obj, f->key);
     size_t len = strlen(rd->path);
-    snprintf(rd->path + len, sizeof(rd->path) - len, "%s%s", len ? "." : "", key);
+    snprintf(rd->path + len, sizeof(rd->path) - len, "%s%s", len ? "." : "", f->key);
     if (!v)
         return bad(rd, RGA_ERR_SCHEMA, "missing");
-    if (!json_is_integer(v))
-        return bad(rd, RGA_ERR_SCHEMA, "expected an integer");
-    json_int_t n = json_integer_value(v);
-    if (n < 0)
-        return bad(rd, RGA_ERR_SCHEMA, "negative value %lld", (long long)n);
-    *out = (int64_t)n;
+    if (f->n == 0) {
+        if (!json_is_integer(v))
+            return bad(rd, RGA_ERR_SCHEMA, "expected an integer");
+        if (json_integer_value(v) < 0)
+            return bad(rd, RGA_ERR_SCHEMA, "negative value %lld", (long long)json_integer_value(v));
+        *f->out = (int64_t)json_integer_value(v);
+    } else {
+        if (!json_is_array(v) || json_array_size(v) != f->n)
+            return bad(rd, RGA_ERR_SCHEMA, "expected an array of %zu integers", f->n);
+        for (size_t i = 0; i < f->n; i++) {
+            const json_t *e = json_array_get(v, i);
+            if (!json_is_integer(e) || json_integer_value(e) < 0)
+                return bad(rd, RGA_ERR_SCHEMA, "element %zu: expected a non-negative integer", i);
+            f->out[i] = (int64_t)json_integer_value(e);
+        }
+    }
     rd->path[len] = '\0';
     return RGA_OK;
 }
 
-/* An array of exactly n non-negative integers. */
 static rga_status_t
-get_ints(reader_t *rd, const json_t *obj, const char *key, int64_t *out, size_t n)
+get_fields(reader_t *rd, const json_t *obj, const field_t *fields, size_t n)
 {
-    const json_t *a = json_object_get(obj, key);
-    size_t len = strlen(rd->path);
-    snprintf(rd->path + len, sizeof(rd->path) - len, "%s%s", len ? "." : "", key);
-    if (!a)
-        return bad(rd, RGA_ERR_SCHEMA, "missing");
-    if (!json_is_array(a) || json_array_size(a) != n)
-        return bad(rd, RGA_ERR_SCHEMA, "expected an array of %zu integers", n);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *v = json_array_get(a, i);
-        if (!json_is_integer(v) || json_integer_value(v) < 0)
-            return bad(rd, RGA_ERR_SCHEMA, "element %zu: expected a non-negative integer", i);
-        out[i] = (int64_t)json_integer_value(v);
-    }
-    rd->path[len] = '\0';
-    return RGA_OK;
+    rga_status_t st = RGA_OK;
+    for (size_t i = 0; i < n && st == RGA_OK; i++)
+        st = get_field(rd, obj, &fields[i]);
+    return st;
 }
 
 /* A copy of a JSON string of at most RPERF_METRICS_MAX_TEXT bytes; a name
@@ -191,26 +192,21 @@ read_row(reader_t *rd, const json_t *obj, rga_metrics_row_t *r)
     const json_t *kind = json_object_get(obj, "kind");
     rga_status_t st = kind ? get_text(rd, kind, false, &r->kind, NULL) : bad(rd, RGA_ERR_SCHEMA, "missing");
     rd->path[len] = '\0';
+    const field_t fields[] = {
+        {"count", &r->count, 0},
+        {"wall_ns", &r->wall_ns, 0},
+        {"running_ns", &r->running_ns, 0},
+        {"gvl_wait_ns", &r->gvl_wait_ns, 0},
+        {"gc_ns", &r->gc_ns, 0},
+        {"blocked_ns", r->blocked_ns, RPERF_CAUSE_COUNT},
+        {"gvl_wait_buckets", r->wait_buckets, RPERF_METRICS_WAIT_BOUNDS + 1},
+        {"gvl_wait_ratio_buckets", r->ratio_buckets, RPERF_METRICS_RATIO_BOUNDS + 1},
+        {"gvl_wait_ratio_sum_ppm", &r->ratio_sum_ppm, 0},
+    };
     if (st == RGA_OK)
         st = read_labels(rd, obj, r);
     if (st == RGA_OK)
-        st = get_int(rd, obj, "count", &r->count);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "wall_ns", &r->wall_ns);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "running_ns", &r->running_ns);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "gvl_wait_ns", &r->gvl_wait_ns);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "gc_ns", &r->gc_ns);
-    if (st == RGA_OK)
-        st = get_ints(rd, obj, "blocked_ns", r->blocked_ns, RPERF_CAUSE_COUNT);
-    if (st == RGA_OK)
-        st = get_ints(rd, obj, "gvl_wait_buckets", r->wait_buckets, RPERF_METRICS_WAIT_BOUNDS + 1);
-    if (st == RGA_OK)
-        st = get_ints(rd, obj, "gvl_wait_ratio_buckets", r->ratio_buckets, RPERF_METRICS_RATIO_BOUNDS + 1);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "gvl_wait_ratio_sum_ppm", &r->ratio_sum_ppm);
+        st = get_fields(rd, obj, fields, sizeof(fields) / sizeof(fields[0]));
     if (st != RGA_OK)
         return st;
     bool overflow = false;
@@ -234,22 +230,17 @@ read_process(reader_t *rd, const json_t *root, rga_metrics_process_t *p)
     at(rd, "process");
     if (!json_is_object(obj))
         return bad(rd, RGA_ERR_SCHEMA, obj ? "expected an object" : "missing");
-    rga_status_t st = get_int(rd, obj, "threads", &p->threads);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "running_ns", &p->running_ns);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "gvl_wait_ns", &p->gvl_wait_ns);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "gc_ns", &p->gc_ns);
-    if (st == RGA_OK)
-        st = get_ints(rd, obj, "blocked_ns", p->blocked_ns, RPERF_CAUSE_COUNT);
-    if (st == RGA_OK)
-        st = get_ints(rd, obj, "dropped", p->dropped, RPERF_METRICS_DROPS);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "label_sets_folded", &p->label_sets_folded);
-    if (st == RGA_OK)
-        st = get_int(rd, obj, "units_unmeasured", &p->units_unmeasured);
-    return st;
+    const field_t fields[] = {
+        {"threads", &p->threads, 0},
+        {"running_ns", &p->running_ns, 0},
+        {"gvl_wait_ns", &p->gvl_wait_ns, 0},
+        {"gc_ns", &p->gc_ns, 0},
+        {"blocked_ns", p->blocked_ns, RPERF_CAUSE_COUNT},
+        {"dropped", p->dropped, RPERF_METRICS_DROPS},
+        {"label_sets_folded", &p->label_sets_folded, 0},
+        {"units_unmeasured", &p->units_unmeasured, 0},
+    };
+    return get_fields(rd, obj, fields, sizeof(fields) / sizeof(fields[0]));
 }
 
 /* A folded file name: a plain name in the directory. */
@@ -301,9 +292,8 @@ read_root(reader_t *rd, const json_t *root, rga_metrics_file_t *f)
         return bad(rd, RGA_ERR_VERSION, "metrics file version %lld; this reader reads version %d",
                    (long long)json_integer_value(version), RPERF_METRICS_VERSION);
     at(rd, "%s", "");
-    rga_status_t st = get_int(rd, root, "pid", &f->pid);
-    if (st == RGA_OK)
-        st = get_int(rd, root, "start_ticks", &f->start_ticks);
+    const field_t ids[] = {{"pid", &f->pid, 0}, {"start_ticks", &f->start_ticks, 0}};
+    rga_status_t st = get_fields(rd, root, ids, 2);
     if (st == RGA_OK)
         st = read_process(rd, root, &f->process);
     if (st == RGA_OK)

@@ -90,6 +90,16 @@ assert_line(const char *text, const char *line)
     free(want);
 }
 
+/* The line name{labels,extra} value is in text. */
+static void
+assert_sample(const char *text, const char *name, const char *labels, const char *extra, const char *value)
+{
+    char *line;
+    assert_true(asprintf(&line, "%s{%s%s%s} %s", name, labels, extra[0] ? "," : "", extra, value) > 0);
+    assert_line(text, line);
+    free(line);
+}
+
 static void
 test_known_numbers(void **state)
 {
@@ -98,32 +108,20 @@ test_known_numbers(void **state)
                            20000000, 1000000, 250000, 6, 6, 2000000);
     rga_metrics_file_t *f = parse_ok(json);
     char *text = render_files(&f, 1, 0);
-    const char *l = "{kind=\"request\",endpoint=\"GET /users/:id\"";
-    char line[256];
-    snprintf(line, sizeof(line), "rperf_wall_seconds_total%s} 0.03", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_gvl_wait_seconds_total%s} 0.02", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_blocked_seconds_total%s,cause=\"io\"} 0.00025", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_blocked_seconds_total%s,cause=\"unknown\"} 0", l);
-    assert_line(text, line);
+    const char *l = "kind=\"request\",endpoint=\"GET /users/:id\"";
+    assert_sample(text, "rperf_wall_seconds_total", l, "", "0.03");
+    assert_sample(text, "rperf_gvl_wait_seconds_total", l, "", "0.02");
+    assert_sample(text, "rperf_blocked_seconds_total", l, "cause=\"io\"", "0.00025");
+    assert_sample(text, "rperf_blocked_seconds_total", l, "cause=\"unknown\"", "0");
     assert_null(strstr(text, "cause=\"sleep\"")); /* zero causes other than unknown are left out */
     /* Bucket 6 (le 0.01) holds all three: cumulative from there on. */
-    snprintf(line, sizeof(line), "rperf_unit_gvl_wait_seconds_bucket%s,le=\"0.005\"} 0", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_unit_gvl_wait_seconds_bucket%s,le=\"0.01\"} 3", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_unit_gvl_wait_seconds_bucket%s,le=\"+Inf\"} 3", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_unit_gvl_wait_seconds_sum%s} 0.02", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_unit_gvl_wait_seconds_count%s} 3", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_unit_gvl_wait_ratio_bucket%s,le=\"0.7\"} 3", l);
-    assert_line(text, line);
-    snprintf(line, sizeof(line), "rperf_unit_gvl_wait_ratio_sum%s} 2", l);
-    assert_line(text, line);
+    assert_sample(text, "rperf_unit_gvl_wait_seconds_bucket", l, "le=\"0.005\"", "0");
+    assert_sample(text, "rperf_unit_gvl_wait_seconds_bucket", l, "le=\"0.01\"", "3");
+    assert_sample(text, "rperf_unit_gvl_wait_seconds_bucket", l, "le=\"+Inf\"", "3");
+    assert_sample(text, "rperf_unit_gvl_wait_seconds_sum", l, "", "0.02");
+    assert_sample(text, "rperf_unit_gvl_wait_seconds_count", l, "", "3");
+    assert_sample(text, "rperf_unit_gvl_wait_ratio_bucket", l, "le=\"0.7\"", "3");
+    assert_sample(text, "rperf_unit_gvl_wait_ratio_sum", l, "", "2");
     assert_line(text, "rperf_process_running_seconds_total 1.5");
     assert_line(text, "rperf_process_gvl_wait_seconds_total 0.000000007");
     assert_line(text, "rperf_threads 4");
@@ -138,8 +136,7 @@ test_known_numbers(void **state)
     assert_line(text, "# TYPE rperf_gvl_wait_seconds counter");
     assert_line(text, "# UNIT rperf_gvl_wait_seconds seconds");
     assert_line(text, "# UNIT rperf_unit_gvl_wait_ratio ratio");
-    snprintf(line, sizeof(line), "rperf_gvl_wait_seconds_total%s} 0.02", l);
-    assert_line(text, line);
+    assert_sample(text, "rperf_gvl_wait_seconds_total", l, "", "0.02");
     size_t n = strlen(text);
     assert_true(n > 6 && strcmp(text + n - 6, "# EOF\n") == 0);
     free(text);
@@ -243,39 +240,33 @@ test_bad_files(void **state)
     snprintf(buf, sizeof(buf), "%.*s", 40, good);
     expect_refused(buf, RGA_ERR_SYNTAX, "invalid JSON", NULL);
     expect_refused("[]", RGA_ERR_SCHEMA, "expected an object", NULL);
-    char *s = edit(good, "\"version\":1", "\"version\":2");
-    expect_refused(s, RGA_ERR_VERSION, "metrics file version 2; this reader reads version 1", "version");
-    free(s);
-    s = edit(good, "rperf-gvl-metrics", "rperf-gvl-report");
-    expect_refused(s, RGA_ERR_VERSION, "not a metrics file", "format");
-    free(s);
-    s = edit(good, "\"count\":2", "\"count\":3");
-    expect_refused(s, RGA_ERR_SCHEMA, "histogram buckets add up to 2 and 2, not the count 3", "units[0]");
-    free(s);
-    s = edit(good, "\"wall_ns\":20", "\"wall_ns\":-20");
-    expect_refused(s, RGA_ERR_SCHEMA, "negative value -20", "units[0].wall_ns");
-    free(s);
-    s = edit(good, "\"wall_ns\":20", "\"wall_ns\":2.5");
-    expect_refused(s, RGA_ERR_SCHEMA, "expected an integer", "units[0].wall_ns");
-    free(s);
-    s = edit(good, "\"wall_ns\":20", "\"wall_ns\":99999999999999999999");
-    expect_refused(s, RGA_ERR_SYNTAX, "invalid JSON", NULL);
-    free(s);
-    s = edit(good, "\"blocked_ns\":[1,0,0,0,0,0,0,0,0,0]", "\"blocked_ns\":[1,0]");
-    expect_refused(s, RGA_ERR_SCHEMA, "expected an array of 10 integers", "process.blocked_ns");
-    free(s);
-    s = edit(good, "\"kind\":\"request\"", "\"kind\":\"re\\u0000q\"");
-    expect_refused(s, RGA_ERR_SCHEMA, "a NUL byte in a name", "units[0].kind");
-    free(s);
-    s = edit(good, "\"label_sets_folded\":3,", "");
-    expect_refused(s, RGA_ERR_SCHEMA, "missing", "process.label_sets_folded");
-    free(s);
-    s = edit(good, "\"endpoint\":\"GET /\"", "\"endpoint\":\"GET /\",\"endpoint\":\"x\"");
-    expect_refused(s, RGA_ERR_SYNTAX, "duplicate", NULL);
-    free(s);
-    s = edit(good, "\"units\":[", "\"folded\":[\"../etc/passwd\"],\"units\":[");
-    expect_refused(s, RGA_ERR_SCHEMA, "expected a file name", "folded");
-    free(s);
+    static const struct {
+        const char *from, *to;
+        rga_status_t code;
+        const char *reason, *path;
+    } edits[] = {
+        {"\"version\":1", "\"version\":2", RGA_ERR_VERSION, "metrics file version 2; this reader reads version 1",
+         "version"},
+        {"rperf-gvl-metrics", "rperf-gvl-report", RGA_ERR_VERSION, "not a metrics file", "format"},
+        {"\"count\":2", "\"count\":3", RGA_ERR_SCHEMA, "histogram buckets add up to 2 and 2, not the count 3",
+         "units[0]"},
+        {"\"wall_ns\":20", "\"wall_ns\":-20", RGA_ERR_SCHEMA, "negative value -20", "units[0].wall_ns"},
+        {"\"wall_ns\":20", "\"wall_ns\":2.5", RGA_ERR_SCHEMA, "expected an integer", "units[0].wall_ns"},
+        {"\"wall_ns\":20", "\"wall_ns\":99999999999999999999", RGA_ERR_SYNTAX, "invalid JSON", NULL},
+        {"\"blocked_ns\":[1,0,0,0,0,0,0,0,0,0]", "\"blocked_ns\":[1,0]", RGA_ERR_SCHEMA,
+         "expected an array of 10 integers", "process.blocked_ns"},
+        {"\"kind\":\"request\"", "\"kind\":\"re\\u0000q\"", RGA_ERR_SCHEMA, "a NUL byte in a name", "units[0].kind"},
+        {"\"label_sets_folded\":3,", "", RGA_ERR_SCHEMA, "missing", "process.label_sets_folded"},
+        {"\"endpoint\":\"GET /\"", "\"endpoint\":\"GET /\",\"endpoint\":\"x\"", RGA_ERR_SYNTAX, "duplicate", NULL},
+        {"\"units\":[", "\"folded\":[\"../etc/passwd\"],\"units\":[", RGA_ERR_SCHEMA, "expected a file name",
+         "folded"},
+    };
+    char *s;
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        s = edit(good, edits[i].from, edits[i].to);
+        expect_refused(s, edits[i].code, edits[i].reason, edits[i].path);
+        free(s);
+    }
     /* 33 labels: one too many. */
     char labels[1024] = "{";
     for (int i = 0; i <= RPERF_METRICS_MAX_LABELS; i++)
