@@ -243,7 +243,8 @@ scan_dir(scan_t *s, rga_error_t *err)
     closedir(d);
     if (st != RGA_OK)
         return st;
-    qsort(s->entries, s->n, sizeof(*s->entries), by_name);
+    if (s->n > 1)
+        qsort(s->entries, s->n, sizeof(*s->entries), by_name);
     if (has_aggregate && (st = load(s->dir, AGGREGATE_NAME, &s->aggregate, err)) != RGA_OK) {
         s->aggregate_bad = true;
         if ((st = bad_file(s, st)) != RGA_OK)
