@@ -6,9 +6,9 @@
 # then has to show what the request lines say. What is checked holds
 # however busy the machine is: each endpoint's counter at the end equals
 # its lines' whole GVL wait, its histogram count equals its number of
-# lines, rate() of the wait over rate() of the count (both extrapolated
-# alike) equals the lines' mean wait of the load, and no sample of a
-# counter is below the one before, across a worker restarted mid-load.
+# lines, rate() of the wait and of the requests over the load equals the
+# load's lines added up (per second of the scrapes' span), and no sample
+# of a counter is below the one before, across a worker restarted mid-load.
 require "test/unit"
 require "json"
 require "net/http"
@@ -160,7 +160,16 @@ class TestPrometheus < Test::Unit::TestCase
     assert_equal 3, all.map { |l| l["pid"] }.uniq.size, "the lines of both first workers and the new one"
     assert File.exist?(File.join(@metrics, "rperf-dead.json")), "the restarted worker's file folded"
 
-    range = "#{(t1 - t0).floor}s"
+    # The window for rate(): from the first scrape after t0 (the counters
+    # still flat: the load began 1.5 s later) to the last, evaluated at the
+    # last with a range 1 ms longer. rate() then extrapolates by that 1 ms
+    # alone, so it is the counters' increase over the scrapes' span.
+    stamps = query(%(rperf_unit_gvl_wait_seconds_count{job="app",kind="request"}[#{(t1 - t0).ceil + 5}s]), time: t1)
+             .first["values"].map { |t, _| Float(t) }
+    first = stamps.find { |t| t >= t0 }
+    last = stamps.last
+    span = last - first
+    range = "#{(span * 1000).round + 1}ms"
     ENDPOINTS.each do |endpoint|
       ls = all.select { |l| l["label.endpoint"] == endpoint }
       wl = window.select { |l| l["label.endpoint"] == endpoint }
@@ -171,16 +180,22 @@ class TestPrometheus < Test::Unit::TestCase
       count = query("rperf_unit_gvl_wait_seconds_count#{sel}", time: t1).first["value"][1]
       assert_equal ls.size, Integer(count), "#{endpoint}: one histogram count per line"
 
-      # rate() over the load: per request, and as a share of wall time.
-      wait_rate = Float(query("rate(rperf_gvl_wait_seconds_total#{sel}[#{range}])", time: t1).first["value"][1])
-      count_rate = Float(query("rate(rperf_unit_gvl_wait_seconds_count#{sel}[#{range}])", time: t1).first["value"][1])
-      wall_rate = Float(query("rate(rperf_wall_seconds_total#{sel}[#{range}])", time: t1).first["value"][1])
-      mean = wl.sum { |l| whole_wait(l) } / 1e9 / wl.size
-      assert_in_delta mean, wait_rate / count_rate, mean * 0.02, "#{endpoint}: rate() of the wait per request"
+      # rate() over the load against the lines of the load: GVL wait,
+      # requests, and the wait's share of wall time.
+      rate = lambda do |name|
+        Float(query("rate(#{name}#{sel}[#{range}])", time: last).first["value"][1])
+      end
+      wait = wl.sum { |l| whole_wait(l) } / 1e9
+      assert_in_delta wait / span, rate.("rperf_gvl_wait_seconds_total"), wait / span * 0.02,
+                      "#{endpoint}: rate() of the GVL wait over #{span.round(3)} s, #{wl.size} lines"
+      assert_in_delta wl.size / span, rate.("rperf_unit_gvl_wait_seconds_count"), wl.size / span * 0.02,
+                      "#{endpoint}: rate() of the requests"
       share = wl.sum { |l| whole_wait(l) }.fdiv(wl.sum { |l| whole_wall(l) })
-      assert_in_delta share, wait_rate / wall_rate, share * 0.02, "#{endpoint}: rate() of the wait per wall second"
-      warn format("%s: counter %.4f s, lines %.4f s; rate per request %.6f s, lines %.6f s",
-                  endpoint, total, in_lines, wait_rate / count_rate, mean) if ENV["RPERF_TEST_VERBOSE"]
+      measured = rate.("rperf_gvl_wait_seconds_total") / rate.("rperf_wall_seconds_total")
+      assert_in_delta share, measured, share * 0.02, "#{endpoint}: rate() of the wait per wall second"
+      warn format("%s: counter %.4f s, lines %.4f s; rate %.6f s/s, lines %.6f s/s over %.3f s",
+                  endpoint, total, in_lines, rate.("rperf_gvl_wait_seconds_total"), wait / span, span) if
+        ENV["RPERF_TEST_VERBOSE"]
     end
 
     # No sample of any counter series is below the one before.
