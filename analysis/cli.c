@@ -23,6 +23,7 @@ usage(FILE *out)
     fprintf(out,
             "Usage: %s [OPTION]... REPORT...\n"
             "       %s record [-o FILE] [--html FILE] [--frequency N] -- COMMAND [ARG]...\n"
+            "       %s metrics [--openmetrics] [-o FILE] DIR   (see %s metrics --help)\n"
             "Show where a Ruby program loses time to the GVL, blocking and GC.\n"
             "Several REPORTs (a snapshot series of one process) are merged on one time axis.\n"
             "A REPORT of - is read from standard input.\n"
@@ -73,7 +74,7 @@ usage(FILE *out)
             "Exit status: 0 ok, 2 bad input report, 64 usage error, 70 internal/render error,\n"
             "74 output error; record passes the program's exit status through (74 when the\n"
             "report could not be written).\n",
-            progname, progname);
+            progname, progname, progname, progname);
 }
 
 /* Messages echo file names, arguments and report text: control bytes are

@@ -1,6 +1,7 @@
 /* main.c — the rperf-gvl command line: option parsing, loading and merging
  * the reports named on the command line, and writing the requested views.
- * The `record` subcommand is in record.c; what both share is in cli.h.
+ * The `record` and `metrics` subcommands are in record.c and metrics_cmd.c;
+ * what they share is in cli.h.
  *
  * All analysis is in the library (rga.h); the CLI only talks to the user:
  * it is the one place that prints errors (prefixed "rperf-gvl:") and picks
@@ -8,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "metrics_cmd.h"
 #include "output.h"
 #include "record.h"
 #include "rga.h"
@@ -356,6 +358,8 @@ main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "record") == 0)
         return record_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "metrics") == 0)
+        return metrics_main(argc - 1, argv + 1);
     cli_t cli;
     memset(&cli, 0, sizeof(cli));
     cli.color = "auto";

@@ -36,6 +36,18 @@ rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt, ...)
     return code;
 }
 
+rga_status_t
+rga_error_vset_at(rga_error_t *err, rga_status_t code, const char *file, const char *path, const char *fmt,
+                  va_list ap)
+{
+    if (!err)
+        return code;
+    rga_error_clear(err);
+    snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+    snprintf(err->path, sizeof(err->path), "%s", path ? path : "");
+    return rga_error_vset(err, code, fmt, ap);
+}
+
 static void append(char *buf, size_t size, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void

@@ -45,6 +45,11 @@ rga_status_t rga_error_set(rga_error_t *err, rga_status_t code, const char *fmt,
 rga_status_t rga_error_vset(rga_error_t *err, rga_status_t code, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/* Clears err, then sets file (may be NULL), JSON path (may be NULL), code and
+ * reason: an error about a whole file or one of its fields. Returns code. */
+rga_status_t rga_error_vset_at(rga_error_t *err, rga_status_t code, const char *file, const char *path,
+                               const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
 /* Writes "file:line:column: path: reason" into buf (always NUL-terminated). */
 void rga_error_format(const rga_error_t *err, char *buf, size_t size);
 

@@ -94,6 +94,7 @@ module Rperf
         @dropped_label_sets = 0
       end
       @follow_forks = check_boolean(:follow_forks, follow_forks)
+      @generation = (@generation || 0) + 1
       @output = opts[:output]
       @output_format = format
       _c_start(config, Thread.list)
@@ -250,6 +251,15 @@ module Rperf
         ending.call(_c_switch_label(label_set_id(previous), []))
       end
     end
+
+    # Label sets the registry could not take (Rperf::Metrics reports them).
+    def dropped_label_sets
+      @label_mutex.synchronize { @dropped_label_sets }
+    end
+
+    # How many profiles this process started (Rperf::Metrics tells a new
+    # profile's counters, which start again from zero, by it).
+    def generation = @generation || 0
 
     # The frozen labels Hash of a label set id, or nil.
     def label_set(id)

@@ -1048,6 +1048,12 @@ rperf_slot_report_methods(const rperf_thread_slot_t *slot, int64_t cut_ns, const
 }
 
 void
+rperf_slot_view_totals_now(const rperf_slot_view_t *view, int64_t now, int64_t totals[RPERF_STATE_COUNT])
+{
+    effective_totals(view, now, totals);
+}
+
+void
 rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now, int64_t totals[RPERF_STATE_COUNT])
 {
     rperf_slot_view_t v;

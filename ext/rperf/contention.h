@@ -172,6 +172,8 @@ void rperf_hook_timed_end(int64_t start_ns);
 int64_t rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id);
 /* Cumulative totals of a slot up to now (open state included). */
 void rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now, int64_t totals[RPERF_STATE_COUNT]);
+/* The same from a view read before (another thread's slot, one consistent read). */
+void rperf_slot_view_totals_now(const rperf_slot_view_t *view, int64_t now, int64_t totals[RPERF_STATE_COUNT]);
 
 /* ---- report interval (GVL held, main Ractor) ---- */
 typedef struct rperf_cut {

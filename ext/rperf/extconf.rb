@@ -1,6 +1,6 @@
 # extconf.rb — builds the rperf_ext extension: every ext/rperf/*.c plus the
-# analysis library (analysis/*.c except the CLI's main.c, cli.c and
-# record.c), linked with jansson, cgraph/gvc, zlib and protobuf-c through
+# analysis library (analysis/*.c except the CLI's main.c, cli.c,
+# record.c and metrics_cmd.c), linked with jansson, cgraph/gvc, zlib and protobuf-c through
 # pkg-config. The pprof message code is generated here from
 # analysis/profile.proto with protoc-c into the build directory (as the
 # CMake build does for the CLI).
@@ -63,7 +63,7 @@ if File.exist?(File.join(analysis_dir, "rga.h")) && !without.include?("analysis"
   protoc_c = find_executable("protoc-c") || abort("rperf-gvl: protoc-c not found (protobuf-c-compiler, see bin/setup)")
   system(protoc_c, "--proto_path=#{analysis_dir}", "--c_out=.", "profile.proto") ||
     abort("rperf-gvl: protoc-c failed on analysis/profile.proto")
-  analysis_srcs = Dir[File.join(analysis_dir, "*.c")].map { |f| File.basename(f) } - %w[main.c cli.c record.c]
+  analysis_srcs = Dir[File.join(analysis_dir, "*.c")].map { |f| File.basename(f) } - %w[main.c cli.c record.c metrics_cmd.c]
   analysis_srcs << "profile.pb-c.c" # generated above, in the build directory
   clash = srcs & analysis_srcs
   abort("rperf-gvl: source names used twice: #{clash.join(', ')}") unless clash.empty?

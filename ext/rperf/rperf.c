@@ -35,7 +35,10 @@
 #include "report_builder.h"
 #include "sampler.h"
 #include "thread_slot.h"
+#include "metrics_format.h"
 #ifdef RPERF_HAVE_ANALYSIS
+#include "metrics.h"
+#include "output.h"
 #include "rga.h"
 #endif
 
@@ -478,6 +481,111 @@ rb_rperf_switch_label(VALUE self, VALUE vid, VALUE ary)
     return store_counters(ary, c);
 }
 
+/* The whole process's counters, in the order of Rperf::PROCESS_COUNTER_FIELDS:
+ * threads alive, the state totals of every thread up to now (exited threads
+ * included), blocked time by cause, and the drop counters in the order of
+ * metrics_format.h's drop names (but label_sets, which Ruby keeps). */
+enum {
+    PROCESS_THREADS = 0,
+    PROCESS_TOTALS = 1,
+    PROCESS_CAUSES = PROCESS_TOTALS + RPERF_STATE_COUNT,
+    PROCESS_DROPS = PROCESS_CAUSES + RPERF_CAUSE_COUNT,
+    PROCESS_COUNT = PROCESS_DROPS + RPERF_METRICS_DROPS - 1,
+};
+
+static VALUE
+process_counter_fields(void)
+{
+    static const char *const causes[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
+    static const char *const drops[RPERF_METRICS_DROPS] = RPERF_METRICS_DROP_NAMES;
+    VALUE fields = rb_ary_new_capa(PROCESS_COUNT);
+    rb_ary_push(fields, ID2SYM(rb_intern("threads")));
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        rb_ary_push(fields, ID2SYM(rb_intern(rperf_report_state_keys[i])));
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++)
+        rb_ary_push(fields, rb_to_symbol(rb_sprintf("blocked_%s_ns", causes[c])));
+    for (int d = 0; d < RPERF_METRICS_DROPS - 1; d++)
+        rb_ary_push(fields, rb_to_symbol(rb_sprintf("dropped_%s", drops[d])));
+    return rb_ary_freeze(fields);
+}
+
+typedef struct process_sum {
+    int64_t now;
+    int64_t out[PROCESS_COUNT];
+} process_sum_t;
+
+static void
+add_slot(rperf_thread_slot_t *slot, void *arg)
+{
+    process_sum_t *s = arg;
+    rperf_slot_view_t view;
+    /* Bounded: a slot whose version racing writers left odd must not hold
+     * this thread, and the GVL, forever; its fields are then read as they are. */
+    rperf_slot_read_within(slot, &view, 1L << 14);
+    int64_t totals[RPERF_STATE_COUNT], methods[RPERF_SLOT_BLOCK_METHODS];
+    rperf_slot_view_totals_now(&view, s->now, totals);
+    rperf_slot_methods_now(&view, s->now, methods);
+    s->out[PROCESS_THREADS] += !view.exited;
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        s->out[PROCESS_TOTALS + i] += totals[i];
+    for (int i = 0; i < view.nmethods; i++)
+        s->out[PROCESS_CAUSES + (i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame))] +=
+            methods[i];
+}
+
+/* _c_process_counters(ary) — the process's counters written into ary, or
+ * nil when no profile is active. */
+static VALUE
+rb_rperf_process_counters(VALUE self, VALUE ary)
+{
+    (void)self;
+    Check_Type(ary, T_ARRAY);
+    if (!rperf_contention_active())
+        return Qnil;
+    process_sum_t s;
+    memset(&s, 0, sizeof(s));
+    s.now = rperf_now_ns();
+    rperf_slots_foreach(add_slot, &s);
+    rperf_contention_stats_t st;
+    rperf_contention_get_stats(&st);
+    const uint64_t drops[] = {st.dropped_threads, st.dropped_causes, st.dropped_intervals, st.dropped_edges,
+                              st.dropped_blocked_edges};
+    for (int d = 0; d < RPERF_METRICS_DROPS - 1; d++)
+        s.out[PROCESS_DROPS + d] = (int64_t)drops[d];
+    for (long i = 0; i < PROCESS_COUNT; i++)
+        rb_ary_store(ary, i, LL2NUM(s.out[i]));
+    return ary;
+}
+
+/* Rperf::METRICS_FORMAT: what a metrics file fixes (metrics_format.h). */
+static VALUE
+metrics_format(void)
+{
+    static const int64_t wait_bounds[RPERF_METRICS_WAIT_BOUNDS] = RPERF_METRICS_WAIT_BOUNDS_NS;
+    static const int ratio_bounds[RPERF_METRICS_RATIO_BOUNDS] = RPERF_METRICS_RATIO_BOUNDS_PERMILLE;
+    static const char *const causes[RPERF_CAUSE_COUNT] = RPERF_CAUSE_NAMES;
+    static const char *const drops[RPERF_METRICS_DROPS] = RPERF_METRICS_DROP_NAMES;
+    VALUE h = rb_hash_new(), waits = rb_ary_new(), ratios = rb_ary_new(), c = rb_ary_new(), d = rb_ary_new();
+    for (int i = 0; i < RPERF_METRICS_WAIT_BOUNDS; i++)
+        rb_ary_push(waits, LL2NUM(wait_bounds[i]));
+    for (int i = 0; i < RPERF_METRICS_RATIO_BOUNDS; i++)
+        rb_ary_push(ratios, INT2NUM(ratio_bounds[i]));
+    for (int i = 0; i < RPERF_CAUSE_COUNT; i++)
+        rb_ary_push(c, ID2SYM(rb_intern(causes[i])));
+    for (int i = 0; i < RPERF_METRICS_DROPS; i++)
+        rb_ary_push(d, ID2SYM(rb_intern(drops[i])));
+    rb_hash_aset(h, ID2SYM(rb_intern("name")), rb_obj_freeze(rb_str_new_cstr(RPERF_METRICS_FORMAT_NAME)));
+    rb_hash_aset(h, ID2SYM(rb_intern("version")), INT2NUM(RPERF_METRICS_VERSION));
+    rb_hash_aset(h, ID2SYM(rb_intern("wait_bounds_ns")), rb_ary_freeze(waits));
+    rb_hash_aset(h, ID2SYM(rb_intern("ratio_bounds_permille")), rb_ary_freeze(ratios));
+    rb_hash_aset(h, ID2SYM(rb_intern("causes")), rb_ary_freeze(c));
+    rb_hash_aset(h, ID2SYM(rb_intern("drops")), rb_ary_freeze(d));
+    rb_hash_aset(h, ID2SYM(rb_intern("max_labels")), INT2NUM(RPERF_METRICS_MAX_LABELS));
+    rb_hash_aset(h, ID2SYM(rb_intern("max_text")), INT2NUM(RPERF_METRICS_MAX_TEXT));
+    rb_hash_aset(h, ID2SYM(rb_intern("max_rows")), INT2NUM(RPERF_METRICS_MAX_ROWS));
+    return rb_obj_freeze(h);
+}
+
 /* ------------------------------------------------------------------ */
 /* rendering (analysis module)                                         */
 
@@ -680,6 +788,63 @@ rb_rperf_render(VALUE self, VALUE parsed, VALUE view, VALUE opts)
 #endif
 }
 
+#ifdef RPERF_HAVE_ANALYSIS
+typedef struct metrics_call {
+    const char *dir;
+    unsigned flags;
+    rga_status_t status;
+    rga_error_t err;
+    char *text;
+    size_t len;
+} metrics_call_t;
+
+/* Without the GVL: reading the directory may wait for another process's fold. */
+static void *
+metrics_render_nogvl(void *arg)
+{
+    metrics_call_t *c = arg;
+    rga_output_t out;
+    c->status = rga_output_open(&out, RGA_OUTPUT_MEMORY, &c->err);
+    if (c->status != RGA_OK)
+        return NULL;
+    c->status = rga_metrics_render_dir(c->dir, c->flags, out.fp, &c->err);
+    if (c->status != RGA_OK) {
+        rga_output_discard(&out);
+        return NULL;
+    }
+    c->status = rga_output_close(&out, &c->text, &c->len, &c->err);
+    return NULL;
+}
+#endif
+
+/* _c_metrics_render(dir, flags) — the exposition of a metrics directory
+ * (flags: metrics.h's RGA_METRICS_*). */
+static VALUE
+rb_rperf_metrics_render(VALUE self, VALUE dir, VALUE flags)
+{
+    (void)self;
+    FilePathValue(dir);
+#ifdef RPERF_HAVE_ANALYSIS
+    metrics_call_t c;
+    memset(&c, 0, sizeof(c));
+    c.dir = StringValueCStr(dir);
+    c.flags = NUM2UINT(flags);
+    rb_thread_call_without_gvl(metrics_render_nogvl, &c, RUBY_UBF_IO, NULL);
+    RB_GC_GUARD(dir);
+    if (c.status != RGA_OK) {
+        free(c.text);
+        raise_analysis_error(rperf_eReportError, &c.err);
+    }
+    VALUE result = rb_utf8_str_new(c.text, (long)c.len);
+    free(c.text);
+    return result;
+#else
+    (void)flags;
+    rb_raise(rperf_eUnsupportedError, "rperf: this build has no analysis module");
+    return Qnil;
+#endif
+}
+
 /* ------------------------------------------------------------------ */
 /* fork and Init                                                       */
 
@@ -757,10 +922,14 @@ Init_rperf_ext(void)
     rb_define_module_function(mRperf, "_c_parse_report", rb_rperf_parse_report, 1);
     rb_define_module_function(mRperf, "_c_parsed_intervals", rb_rperf_parsed_intervals, 1);
     rb_define_module_function(mRperf, "_c_render", rb_rperf_render, 3);
-    const char *priv[] = {
-        "_c_start",        "_c_stop",         "_c_snapshot",         "_c_running?",        "_c_set_label",
-        "_c_get_label",    "_c_profile_inc",  "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
-        "_c_switch_label", "_c_parse_report", "_c_parsed_intervals", "_c_render"};
+    rb_define_module_function(mRperf, "_c_process_counters", rb_rperf_process_counters, 1);
+    rb_define_const(mRperf, "PROCESS_COUNTER_FIELDS", process_counter_fields());
+    rb_define_const(mRperf, "METRICS_FORMAT", metrics_format());
+    rb_define_module_function(mRperf, "_c_metrics_render", rb_rperf_metrics_render, 2);
+    const char *priv[] = {"_c_start",        "_c_stop",         "_c_snapshot",         "_c_running?",
+                          "_c_set_label",    "_c_get_label",    "_c_profile_inc",      "_c_profile_dec",
+                          "_c_thread_counters", "_c_refcount",  "_c_switch_label",     "_c_parse_report",
+                          "_c_parsed_intervals", "_c_render",   "_c_process_counters", "_c_metrics_render"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

@@ -193,6 +193,57 @@ rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg)
     }
 }
 
+/* One copy of the accounting fields; nonzero when no writer was busy
+ * before (v1 even) or during it. */
+static inline int
+read_copy(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, uint32_t v1)
+{
+    out->state = RPERF_LOAD(slot->state);
+    out->exited = RPERF_LOAD(slot->exited);
+    out->state_since_ns = RPERF_LOAD(slot->state_since_ns);
+    out->first_seen_ns = RPERF_LOAD(slot->first_seen_ns);
+    out->last_seen_ns = RPERF_LOAD(slot->last_seen_ns);
+    out->ready_ns = RPERF_LOAD(slot->ready_ns);
+    out->timeline_from_ns = RPERF_LOAD(slot->timeline_from_ns);
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        out->totals[i] = RPERF_LOAD(slot->totals[i]);
+    out->acquisitions = RPERF_LOAD(slot->acquisitions);
+    out->waits = RPERF_LOAD(slot->waits);
+    out->runnable_ns = RPERF_LOAD(slot->runnable_ns);
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        out->runnable_totals[i] = RPERF_LOAD(slot->runnable_totals[i]);
+    out->block_method = RPERF_LOAD(slot->block_method);
+    out->ready_releaser = RPERF_LOAD(slot->ready_releaser);
+    int nm = RPERF_LOAD(slot->nmethods);
+    int nr = RPERF_LOAD(slot->nreleases);
+    out->nmethods = nm < 1 ? 1 : (nm > RPERF_SLOT_BLOCK_METHODS ? RPERF_SLOT_BLOCK_METHODS : nm);
+    out->nreleases = nr < 0 ? 0 : (nr > RPERF_SLOT_RELEASES ? RPERF_SLOT_RELEASES : nr);
+    for (int i = 0; i < out->nmethods; i++) {
+        out->methods[i].frame = RPERF_LOAD(slot->methods[i].frame);
+        out->methods[i].count = RPERF_LOAD(slot->methods[i].count);
+        out->methods[i].ns = RPERF_LOAD(slot->methods[i].ns);
+    }
+    int bm = out->block_method;
+    if (bm >= 0 && bm < out->nmethods) {
+        /* The current method's part not moved into its entry yet. */
+        out->methods[bm].ns += out->totals[RPERF_STATE_BLOCKED] - RPERF_LOAD(slot->method_mark_ns);
+        out->methods[bm].count += RPERF_LOAD(slot->blocked_spans) - RPERF_LOAD(slot->span_mark);
+    }
+    for (int i = 0; i < out->nreleases; i++) {
+        const rperf_release_t *rel = &slot->releases[i];
+        out->releases[i] = (rperf_release_t){
+            .releaser = RPERF_LOAD(rel->releaser),
+            .releaser_label = RPERF_LOAD(rel->releaser_label),
+            .waiter_label = RPERF_LOAD(rel->waiter_label),
+            .method = RPERF_LOAD(rel->method),
+            .ns = RPERF_LOAD(rel->ns),
+            .count = RPERF_LOAD(rel->count),
+        };
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return !(v1 & 1) && __atomic_load_n(&slot->version, __ATOMIC_RELAXED) == v1;
+}
+
 void
 rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
 {
@@ -200,50 +251,19 @@ rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
         uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
         if (v1 & 1)
             continue;
-        out->state = RPERF_LOAD(slot->state);
-        out->exited = RPERF_LOAD(slot->exited);
-        out->state_since_ns = RPERF_LOAD(slot->state_since_ns);
-        out->first_seen_ns = RPERF_LOAD(slot->first_seen_ns);
-        out->last_seen_ns = RPERF_LOAD(slot->last_seen_ns);
-        out->ready_ns = RPERF_LOAD(slot->ready_ns);
-        out->timeline_from_ns = RPERF_LOAD(slot->timeline_from_ns);
-        for (int i = 0; i < RPERF_STATE_COUNT; i++)
-            out->totals[i] = RPERF_LOAD(slot->totals[i]);
-        out->acquisitions = RPERF_LOAD(slot->acquisitions);
-        out->waits = RPERF_LOAD(slot->waits);
-        out->runnable_ns = RPERF_LOAD(slot->runnable_ns);
-        for (int i = 0; i < RPERF_STATE_COUNT; i++)
-            out->runnable_totals[i] = RPERF_LOAD(slot->runnable_totals[i]);
-        out->block_method = RPERF_LOAD(slot->block_method);
-        out->ready_releaser = RPERF_LOAD(slot->ready_releaser);
-        int nm = RPERF_LOAD(slot->nmethods);
-        int nr = RPERF_LOAD(slot->nreleases);
-        out->nmethods = nm < 1 ? 1 : (nm > RPERF_SLOT_BLOCK_METHODS ? RPERF_SLOT_BLOCK_METHODS : nm);
-        out->nreleases = nr < 0 ? 0 : (nr > RPERF_SLOT_RELEASES ? RPERF_SLOT_RELEASES : nr);
-        for (int i = 0; i < out->nmethods; i++) {
-            out->methods[i].frame = RPERF_LOAD(slot->methods[i].frame);
-            out->methods[i].count = RPERF_LOAD(slot->methods[i].count);
-            out->methods[i].ns = RPERF_LOAD(slot->methods[i].ns);
-        }
-        int bm = out->block_method;
-        if (bm >= 0 && bm < out->nmethods) {
-            /* The current method's part not moved into its entry yet. */
-            out->methods[bm].ns += out->totals[RPERF_STATE_BLOCKED] - RPERF_LOAD(slot->method_mark_ns);
-            out->methods[bm].count += RPERF_LOAD(slot->blocked_spans) - RPERF_LOAD(slot->span_mark);
-        }
-        for (int i = 0; i < out->nreleases; i++) {
-            const rperf_release_t *rel = &slot->releases[i];
-            out->releases[i] = (rperf_release_t){
-                .releaser = RPERF_LOAD(rel->releaser),
-                .releaser_label = RPERF_LOAD(rel->releaser_label),
-                .waiter_label = RPERF_LOAD(rel->waiter_label),
-                .method = RPERF_LOAD(rel->method),
-                .ns = RPERF_LOAD(rel->ns),
-                .count = RPERF_LOAD(rel->count),
-            };
-        }
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&slot->version, __ATOMIC_RELAXED) == v1)
+        if (read_copy(slot, out, v1))
             return;
     }
+}
+
+int
+rperf_slot_read_within(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, long tries)
+{
+    for (long i = 0; i < tries; i++) {
+        uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
+        if (!(v1 & 1) && read_copy(slot, out, v1))
+            return 1;
+    }
+    read_copy(slot, out, 1); /* as it is: its writer never finished */
+    return 0;
 }

@@ -182,11 +182,24 @@ rperf_thread_slot_t *rperf_slot_by_seq(int seq); /* NULL when unpublished */
 
 void rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg);
 
-/* Seqlock around a hook's update of the accounting fields. */
+/* Seqlock around an update of the accounting fields. The version is made
+ * odd by a CAS from even: the thread's own hooks are its usual writer, but
+ * a resume (rperf_contention_resume) rebases the other threads of its
+ * Ractor while one of them may be in READY (which runs without any GVL).
+ * Two plain increments there could lose one and leave the version odd for
+ * good: every reader, a report's included, would then spin forever with
+ * the GVL held. So a writer waits out another's short section instead. */
 static inline void
 rperf_slot_write_begin(rperf_thread_slot_t *slot)
 {
-    __atomic_store_n(&slot->version, slot->version + 1, __ATOMIC_RELAXED);
+    uint32_t v = __atomic_load_n(&slot->version, __ATOMIC_RELAXED);
+    for (;;) {
+        if (!(v & 1) &&
+            __atomic_compare_exchange_n(&slot->version, &v, v + 1, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            break;
+        __builtin_ia32_pause();
+        v = __atomic_load_n(&slot->version, __ATOMIC_RELAXED);
+    }
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
@@ -198,5 +211,9 @@ rperf_slot_write_end(rperf_thread_slot_t *slot)
 
 /* Consistent copy of the accounting fields (retries while a writer is busy). */
 void rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out);
+/* The same, retrying at most `tries` times; then the fields as they are
+ * (a version left odd by writers that raced never becomes even). Returns
+ * nonzero when the copy is consistent. For readers that must not wait. */
+int rperf_slot_read_within(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, long tries);
 
 #endif

@@ -25,6 +25,10 @@ require_relative "log/writer"
 require_relative "log/measurement"
 require_relative "log/interval"
 require_relative "log/path_normalizer"
+# Rperf::Metrics (the metrics: option) loads on first use.
+module Rperf
+  autoload :Metrics, File.expand_path("metrics", __dir__)
+end
 
 module Rperf
   class ContentionLog
@@ -148,7 +152,7 @@ module Rperf
     @default_mutex = Mutex.new
     @default = nil
 
-    attr_reader :format, :units, :label_cap, :sink
+    attr_reader :format, :units, :label_cap, :sink, :metrics
 
     # output:        a Logger, an IO, or nil when a block is given
     # format:        :logfmt (default) or :json
@@ -165,9 +169,11 @@ module Rperf
     # async:         write lines from a background thread (true): the unit's
     #                thread never waits for the output; at most max_queued
     #                lines wait, the rest are dropped and counted (stats)
+    # metrics:       a metrics directory (or a Rperf::Metrics::Store) that counts
+    #                every unit whose line is made (docs/metrics.md); nil: none
     def initialize(output: nil, format: :logfmt, units: :ms, level: :info, max_label_sets: 1000,
                    label: true, profile: true, counters: nil, max_interval_lines: 100,
-                   unlabelled: true, async: true, max_queued: Log::Writer::DEFAULT_MAX_LINES, &block)
+                   unlabelled: true, async: true, max_queued: Log::Writer::DEFAULT_MAX_LINES, metrics: nil, &block)
       @format = Log::Format.validate(format)
       @units = units.to_sym
       raise ArgumentError, "units must be :ms or :ns, got #{units.inspect}" unless UNITS.include?(@units)
@@ -178,6 +184,7 @@ module Rperf
         raise ArgumentError, "counters must respond to #call, got #{counters.class}"
       end
 
+      @metrics = metrics ? Metrics.resolve(metrics) : nil
       @sink = Log::Sink.new(output, level: level, &block)
       @writer = async ? Log::Writer.new(@sink, max_lines: max_queued) : nil
       # The clock reading and counters read at the end of the last unit on
@@ -511,6 +518,7 @@ module Rperf
       line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
       ok = @writer ? @writer.push(line) : @sink.deliver(line)
       @stats_mutex.synchronize { @lines += 1 } if ok
+      @metrics&.record(unit)
     end
 
     # The unit's before window from its start read (an Array): since the

@@ -17,6 +17,7 @@
 #     around_perform { |job, block| Rperf::JobMiddleware.around_perform(job, &block) }
 #   end
 require_relative "contention_log"
+require_relative "metrics"
 
 module Rperf
   class JobMiddleware
@@ -26,6 +27,8 @@ module Rperf
     #           (output:, format:, units:, ...; default output $stderr)
     # labeller: ->(worker, job, queue) { Hash } to replace the default
     #           { job: "ClassName", queue: "default" }
+    # metrics_dir: count every job in this metrics directory (default
+    #           $RPERF_METRICS_DIR; docs/metrics.md); with log:, give the log metrics: instead
     # Sidekiq passes the arguments of `chain.add` positionally, so a Hash
     # given as the only positional argument is taken as the options.
     def initialize(options = nil, **kw)
@@ -35,6 +38,7 @@ module Rperf
       raise ArgumentError, "labeller must respond to #call" if @labeller && !@labeller.respond_to?(:call)
       raise ArgumentError, "give either log: or options to build one, not both" if log && !opts.empty?
 
+      opts[:metrics] = Metrics.dir_from(opts.delete(:metrics_dir)) unless log || opts.key?(:metrics)
       @log = log || ContentionLog.new(**{ output: $stderr }.merge(opts))
     end
 

@@ -17,7 +17,12 @@
 #   use Rperf::Rack::Middleware, output: Logger.new($stdout)
 #   use Rperf::Rack::Middleware, log: my_contention_log,
 #       labeller: ->(env) { { endpoint: env["app.route"] || "unknown" } }
+#
+# Rperf::Rack::Metrics (below) serves the metrics those requests feed
+# (metrics_dir:, docs/metrics.md) as Prometheus text.
+require "fileutils"
 require_relative "contention_log"
+require_relative "metrics"
 
 module Rperf
   module Rack
@@ -41,13 +46,17 @@ module Rperf
       # labeller: ->(env) { Hash } (default Rperf::Rack.endpoint_label)
       # env_key:  where the unit is exposed ("rperf.contention"; nil: not exposed)
       # status:   add status=NNN to the line (true)
-      def initialize(app, log: nil, labeller: nil, env_key: ENV_KEY, status: true, **log_options, &block)
+      # metrics_dir: count every request in this metrics directory (default
+      #           $RPERF_METRICS_DIR; docs/metrics.md); with log:, give the log metrics: instead
+      def initialize(app, log: nil, labeller: nil, env_key: ENV_KEY, status: true, metrics_dir: nil, **log_options,
+                     &block)
         raise ArgumentError, "labeller must respond to #call" if labeller && !labeller.respond_to?(:call)
-        if log && (!log_options.empty? || block)
+        if log && (!log_options.empty? || block || metrics_dir)
           raise ArgumentError, "give either log: or options to build one, not both"
         end
 
         @app = app
+        log_options[:metrics] = Rperf::Metrics.dir_from(metrics_dir) unless log || log_options.key?(:metrics)
         @log = log || ContentionLog.new(**{ output: block ? nil : $stderr }.merge(log_options), &block)
         @labeller = labeller
         @env_key = env_key
@@ -79,6 +88,66 @@ module Rperf
       rescue StandardError => e
         @log.sink.failed(e, what: "the request labeller")
         { endpoint: "unlabelled" }
+      end
+    end
+
+    # Rperf::Rack::Metrics serves the Prometheus text of a metrics directory
+    # (every process writing it, docs/metrics.md) at one path of the app, or
+    # at every path when it is the app itself. OpenMetrics when the scraper
+    # asks for it (Accept) or ?format=openmetrics; ?format=text forces 0.0.4.
+    # The files of dead processes are folded as it reads; an unreadable file
+    # is skipped and counted. It never raises: a failure answers 503.
+    #
+    #   use Rperf::Rack::Metrics, dir: "/run/app/metrics"   # GET /metrics
+    #   run Rperf::Rack::Metrics.new(dir: "/run/app/metrics")
+    class Metrics
+      TEXT = "text/plain; version=0.0.4; charset=utf-8"
+      OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+      attr_reader :dir, :path
+
+      # dir: the metrics directory (default $RPERF_METRICS_DIR); path: where
+      # it answers when it wraps an app ("/metrics").
+      def initialize(app = nil, dir: nil, path: "/metrics")
+        @app = app
+        @dir = Rperf::Metrics.dir_from(dir)
+        raise ArgumentError, "Rperf::Rack::Metrics needs dir: or $#{Rperf::Metrics::ENV_DIR}" unless @dir
+
+        @path = path
+      end
+
+      def call(env)
+        return @app.call(env) if @app && env["PATH_INFO"] != @path
+
+        method = env["REQUEST_METHOD"]
+        return [405, { "content-type" => "text/plain", "allow" => "GET, HEAD" }, ["GET or HEAD\n"]] unless
+          %w[GET HEAD].include?(method)
+
+        om = openmetrics?(env)
+        # Before the first unit of any process the directory may not exist
+        # yet: then it is made, and the text has every family and no series.
+        make_dir unless File.directory?(@dir)
+        Rperf::Metrics.flush(@dir)
+        text = Rperf::Metrics.text(@dir, openmetrics: om, skip_bad: true)
+        [200, { "content-type" => om ? OPENMETRICS : TEXT }, [method == "HEAD" ? "" : text]]
+      rescue StandardError => e
+        [503, { "content-type" => "text/plain; charset=utf-8" }, ["rperf: metrics unavailable: #{e.message}\n"]]
+      end
+
+      private
+
+      # The renderer says why a directory that cannot be made is unusable.
+      def make_dir
+        FileUtils.mkdir_p(@dir)
+      rescue SystemCallError
+        nil
+      end
+
+      def openmetrics?(env)
+        format = env["QUERY_STRING"].to_s[/(?:\A|&)format=([a-z]+)/, 1]
+        return format == "openmetrics" if format
+
+        env["HTTP_ACCEPT"].to_s.include?("application/openmetrics-text")
       end
     end
   end

@@ -5,20 +5,6 @@
 # exit codes and that every error is one line naming file, position and problem.
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
-# expect_fail CODE PATTERN ARGS...: exit code CODE, one stderr line matching PATTERN.
-expect_fail() {
-  local code=$1 pattern=$2; shift 2
-  run "$@"
-  if [ "$rc" -ne "$code" ]; then bad "rperf-gvl $* exited $rc, expected $code: $(cat "$WORK/err")"; return; fi
-  if [ "$(wc -l <"$WORK/err")" -lt 1 ] || ! grep -Eq -- "$pattern" "$WORK/err"; then
-    bad "rperf-gvl $*: stderr does not match '$pattern': $(cat "$WORK/err")"; return
-  fi
-  if [ "$code" -eq 2 ] && [ "$(wc -l <"$WORK/err")" -ne 1 ]; then
-    bad "rperf-gvl $*: expected one error line, got: $(cat "$WORK/err")"; return
-  fi
-  ok
-}
-
 R=$WORK/report.json
 "$GEN" --threads 8 --ractors 2 --labels 5 --slices 400 --seed 5 -o "$R" || { echo "generator failed"; exit 1; }
 

@@ -2,9 +2,11 @@
 
 # The server tests' Rack app: CPU, a GVL hog, IO and a trivial endpoint,
 # with Rperf::Rack::Middleware writing JSON lines to $RPERF_TEST_LOG, and
-# /__threads answering the profile's per-thread totals (a snapshot). The
-# profiler starts when the app loads: in the master of a Puma cluster
-# with preload_app!, so its workers get theirs by following the fork.
+# /__threads answering the profile's per-thread totals (a snapshot).
+# With $RPERF_TEST_METRICS_DIR, the requests also feed the metrics there,
+# served at /metrics by Rperf::Rack::Metrics. The profiler starts when the
+# app loads: in the master of a Puma cluster with preload_app!, so its
+# workers get theirs by following the fork.
 require "json"
 require "rperf"
 require "rperf/rack"
@@ -21,7 +23,11 @@ end
 
 log = File.open(ENV.fetch("RPERF_TEST_LOG"), "a")
 log.sync = true
-use Rperf::Rack::Middleware, output: log, format: :json, units: :ns
+# With $RPERF_TEST_METRICS_DIR: every request counted there, and GET
+# /metrics answering every worker's counters (outside the measured requests).
+metrics = ENV.fetch("RPERF_TEST_METRICS_DIR", nil)
+use Rperf::Rack::Metrics, dir: metrics if metrics
+use Rperf::Rack::Middleware, output: log, format: :json, units: :ns, metrics_dir: metrics
 
 run(lambda do |env|
   case env["PATH_INFO"]
