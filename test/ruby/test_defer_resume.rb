@@ -5,6 +5,7 @@
 # charged as blocked (or waiting) during the block, not as running. A state
 # open at the pause ends there, and what a report counted of it is not taken
 # back from the next one.
+require "tmpdir"
 require_relative "contention_helper"
 
 class TestDeferResume < Test::Unit::TestCase
@@ -87,6 +88,35 @@ class TestDeferResume < Test::Unit::TestCase
       end
     ensure
       Rperf.stop if Rperf.running?
+    end
+  end
+
+  # A resume rebases the other threads of its Ractor while one of them may
+  # be in READY, which runs without the GVL: both write that thread's slot.
+  # A lost seqlock increment once left a slot odd for good, and the next
+  # report spun forever holding the GVL. Many pauses and resumes beside
+  # threads waking each other; every snapshot must come back.
+  def test_resumes_beside_waking_threads_never_leave_a_slot_mid_write
+    Dir.mktmpdir do |dir|
+      run_ruby_child(dir, <<~RUBY, timeout: 60)
+        require "rperf"
+        Rperf.start(mode: :counters, defer: true)
+        stop = false
+        pairs = 2.times.flat_map do
+          a = Queue.new
+          b = Queue.new
+          [Thread.new { (a.pop; b << 1) until stop }, Thread.new { (a << 1; b.pop) until stop }]
+        end
+        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        n = 0
+        while Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0 < 3
+          Rperf.profile { n += 1 }
+          Thread.pass if n % 64 == 0
+          Rperf.snapshot if n % 2000 == 0
+        end
+        stop = true
+        exit!(Rperf.stop ? 0 : 1)
+      RUBY
     end
   end
 end
