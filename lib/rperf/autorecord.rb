@@ -3,8 +3,9 @@
 # rperf/autorecord — profiles a whole program without changing it. Loaded
 # through RUBYOPT (`-r rperf/autorecord`, as `rperf-gvl record` does): when
 # RPERF_GVL_OUTPUT names a file, it starts Rperf.contention at load time
-# and writes the report there when the process exits (gzip when the name
-# ends in .gz). It does not choose where the report finally goes: `record`
+# and writes the report there when the program is over (Rperf::ProcessEnd:
+# after every at_exit and after Ruby ended the other threads; gzip when the
+# name ends in .gz). It does not choose where the report finally goes: `record`
 # gives it a temporary file and moves it into place.
 #
 # Environment:
@@ -81,11 +82,12 @@ module Rperf
 
     def start(output)
       require "rperf"
+      require "rperf/process_end"
       @session = Rperf.contention(frequency: frequency, mode: mode)
       @pid = Process.pid
       Rperf.singleton_class.prepend(YieldToProgram)
       guard_signals
-      at_exit { finish(output) }
+      ProcessEnd.register { finish(output) }
     rescue Rperf::Error, ArgumentError => e
       abort "rperf-gvl: cannot start the profiler: #{e.message}"
     end
@@ -105,8 +107,6 @@ module Rperf
     end
 
     def finish(output)
-      return unless Process.pid == @pid
-
       QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
       report = @report || (@session&.running? ? @session.stop : nil)
       return unless report
