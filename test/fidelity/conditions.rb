@@ -65,13 +65,10 @@ module Fidelity
 
       found = []
       reports = Dir[File.join(dir, "#{name}-*.json")]
-      errors = Dir[File.join(dir, "error-*.txt")]
-      errors.first(3).each { |f| found << "#{File.basename(f)}: #{File.read(f).strip}" }
+      main = main_pid && File.join(dir, name == "record" ? "record-main.json" : "#{name}-#{main_pid}.json")
+      Dir[File.join(dir, "error-*.txt")].first(3).each { |f| found << "#{File.basename(f)}: #{File.read(f).strip}" }
       found << "#{reports.size} reports for #{min_reports} tests run in child processes" if reports.size < min_reports
-      if main_pid
-        main = File.join(dir, name == "record" ? "record-main.json" : "#{name}-#{main_pid}.json")
-        found << "no report of the test process" unless File.exist?(main)
-      end
+      found << "no report of the test process" if main && !File.exist?(main)
       reports.each do |path|
         threads = Rperf::Report.load(path).threads.size
         found << "#{File.basename(path)} has #{threads} thread(s)" if main && path == main && threads < 2
