@@ -8,7 +8,7 @@ Gem::Specification.new do |spec|
                      "per-thread, per-Ractor and per-label state totals, timelines and a wait graph."
   spec.authors = ["rperf-gvl developers"]
   spec.license = "MIT"
-  spec.required_ruby_version = ">= 3.3.0"
+  spec.required_ruby_version = [">= 3.3.0", "< 3.5"] # tested on 3.3 and 3.4
   spec.files = Dir["lib/**/*.rb", "ext/rperf/*.{c,h,rb}", "analysis/*.{c,h,proto}", "analysis/html/*", "docs/*.md", "README.md"]
   spec.extensions = ["ext/rperf/extconf.rb"]
   spec.require_paths = ["lib"]

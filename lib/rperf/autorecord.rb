@@ -3,10 +3,11 @@
 # rperf/autorecord — profiles a whole program without changing it. Loaded
 # through RUBYOPT (`-r rperf/autorecord`, as `rperf-gvl record` does): when
 # RPERF_GVL_OUTPUT names a file, it starts Rperf.contention at load time
-# and writes the report there when the process exits (gzip when the name
-# ends in .gz). It does not choose where the report finally goes: `record`
-# gives it a temporary file and moves it into place (autorecord moves it
-# only when record is gone, see RPERF_GVL_FINAL_OUTPUT).
+# and writes the report there when the program is over (Rperf::ProcessEnd:
+# after every at_exit and after Ruby ended the other threads; gzip when the
+# name ends in .gz). It does not choose where the report finally goes:
+# `record` gives it a temporary file and moves it into place (autorecord
+# moves it only when record is gone, see RPERF_GVL_FINAL_OUTPUT).
 #
 # Environment:
 #   RPERF_GVL_OUTPUT     report path; nothing happens without it. Removed
@@ -129,12 +130,16 @@ module Rperf
       @final = final
       tell("started #{Process.pid}")
       require "rperf"
+      require "rperf/process_end"
       @session = Rperf.contention(frequency: frequency, mode: mode)
       @pid = Process.pid
       Rperf.singleton_class.prepend(YieldToProgram)
-      Rperf::Fork.after_child { tell("started #{Process.pid}") }
+      Rperf::Fork.after_child do
+        tell("started #{Process.pid}")
+        ProcessEnd.register { finish_child(output) }
+      end
       guard_signals
-      at_exit { finish(output) }
+      ProcessEnd.register { finish(output) }
     rescue Rperf::Error, ArgumentError => e
       abort "rperf-gvl: cannot start the profiler: #{e.message}"
     end
@@ -157,8 +162,6 @@ module Rperf
     end
 
     def finish(output)
-      return finish_child(output) unless Process.pid == @pid
-
       QUIET_SIGNALS.each { |sig| trap(sig, "IGNORE") }
       report = @report || (@session&.running? ? @session.stop : nil)
       return tell("none #{@pid}") unless report
