@@ -92,6 +92,7 @@ module Rperf
         @label_sets = [{}.freeze]
         @label_ids = { {} => 0 }
         @dropped_label_sets = 0
+        @fast_label_ids = nil
       end
       @follow_forks = check_boolean(:follow_forks, follow_forks)
       @generation = (@generation || 0) + 1
@@ -243,13 +244,29 @@ module Rperf
     # calls. For Rperf::ContentionLog, whose lines must sum to its interval
     # lines.
     def label_with_counters(set, ending)
-      previous = labels
-      merged = previous.merge(normalize_labels(set)).compact
+      previous_id = _c_get_label
+      id = previous_id.zero? && set.frozen? ? fast_label_id(set) : label_set_id(labels.merge(normalize_labels(set)).compact)
       begin
-        yield _c_switch_label(label_set_id(merged), [])
+        yield _c_switch_label(id, [])
       ensure
-        ending.call(_c_switch_label(label_set_id(previous), []))
+        ending.call(_c_switch_label(previous_id, []))
       end
+    end
+
+    # The label set id of a frozen labels Hash on a thread without labels
+    # (a log unit's: the label cap keeps one frozen Hash per set), found by
+    # the Hash's identity after its first normalisation. Bounded; emptied
+    # when a profile starts (ids start again).
+    FAST_LABEL_IDS_MAX = 10_000
+
+    def fast_label_id(set)
+      cache = @fast_label_ids ||= {}.compare_by_identity
+      id = cache[set]
+      return id if id
+
+      id = label_set_id(normalize_labels(set).compact)
+      cache[set] = id if cache.size < FAST_LABEL_IDS_MAX
+      id
     end
 
     # Label sets the registry could not take (Rperf::Metrics reports them).

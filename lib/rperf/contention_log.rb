@@ -483,7 +483,13 @@ module Rperf
 
     def read_counters
       src = @counters
-      c = src ? src.call : Rperf.thread_counters([])
+      unless src
+        c = Rperf.thread_counters([])
+        return c if c
+
+        raise NotRunning, "no thread counters: the profiler is not running (call Rperf.start first)"
+      end
+      c = src.call
       raise NotRunning, "no thread counters: the profiler is not running (call Rperf.start first)" if c.nil?
       raise TypeError, "thread counters must be a Hash, got #{c.class}" unless c.is_a?(Hash) || c.is_a?(Array)
 
@@ -664,6 +670,8 @@ module Rperf
     # Nanoseconds as milliseconds with at most 3 decimals, in integer
     # arithmetic (the same text as Format.format_float(ns / 1e6)).
     def append_ms(out, ns)
+      return out << "0" if ns < 500
+
       us = (ns + 500) / 1000
       whole = us / 1000
       frac = us % 1000

@@ -18,7 +18,7 @@
 module Rperf
   module Log
     class Measurement < Struct.new(:wall_ns, :running_ns, :gvl_wait_ns, :blocked_ns, :gc_mark_ns, :gc_sweep_ns,
-                                   :threads, :blocked_by_cause, keyword_init: true)
+                                   :threads, :blocked_by_cause)
       # report.json's per-thread state keys, in report order.
       STATE_KEYS = %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].freeze
       # The blocked causes in report.json's order (docs/report-format.md).
@@ -64,21 +64,28 @@ module Rperf
         }.freeze
       end
 
-      def self.from_arrays(before, after)
-        l = layout
-        m = new(wall_ns: after[l[:clock]] - before[l[:clock]], threads: 1)
-        STATE_KEYS.each_with_index do |k, i|
-          at = l[:states][i]
-          delta = after[at] - before[at]
-          m[k] = delta < 0 ? 0 : delta
+      NO_CAUSES = {}.freeze
+
+      # Once per unit, so written out: the states are contiguous in the
+      # Array (layout), and causes are looked at only when it blocked.
+      def self.from_arrays(b, a)
+        s = @state_at ||= layout[:states][0]
+        run = a[s] - b[s]
+        wait = a[s + 1] - b[s + 1]
+        blocked = a[s + 2] - b[s + 2]
+        mark = a[s + 3] - b[s + 3]
+        sweep = a[s + 4] - b[s + 4]
+        new(a[0] - b[0], run < 0 ? 0 : run, wait < 0 ? 0 : wait, blocked < 0 ? 0 : blocked, mark < 0 ? 0 : mark,
+            sweep < 0 ? 0 : sweep, 1, blocked > 0 ? causes_between(b, a) : NO_CAUSES)
+      end
+
+      def self.causes_between(b, a)
+        causes = {}
+        layout[:causes].each_with_index do |at, i|
+          delta = a[at] - b[at]
+          causes[CAUSES[i]] = delta if delta > 0
         end
-        causes = nil
-        l[:causes].each_with_index do |at, i|
-          delta = after[at] - before[at]
-          (causes ||= {})[CAUSES[i]] = delta if delta.positive?
-        end
-        m.blocked_by_cause = causes || {}
-        m
+        causes
       end
 
       # What a thread went through from its last becoming runnable after
