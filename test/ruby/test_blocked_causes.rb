@@ -479,7 +479,7 @@ class TestBlockedCauses < Test::Unit::TestCase
         Warning[:experimental] = false
         require "rperf"
         require "json"
-        Rperf.start(mode: :wall, frequency: 100)
+        Rperf.start(mode: :wall, frequency: 100, timeline: true)
         r = Ractor.new do
           ping = Queue.new
           pong = Queue.new
