@@ -481,15 +481,13 @@ rperf_sampler_record_release(const rperf_thread_slot_t *waiter, const rperf_rele
         count(&g.dropped_release_stacks, 1);
         return;
     }
-    /* Every release that wanted a stack and gets none is counted: the
-     * report's release edges without a stack are exactly the dropped ones. */
     const rperf_thread_slot_t *releaser = rperf_slot_by_seq(release->releaser_seq);
-    VALUE frames[RPERF_MAX_STACK_DEPTH];
-    int depth = releaser ? rb_profile_thread_frames(releaser->thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL) : 0;
-    if (depth <= 0) {
-        count(&g.dropped_release_stacks, 1);
+    if (!releaser)
         return;
-    }
+    VALUE frames[RPERF_MAX_STACK_DEPTH];
+    int depth = rb_profile_thread_frames(releaser->thread, 0, RPERF_MAX_STACK_DEPTH, frames, NULL);
+    if (depth <= 0)
+        return; /* a releaser with no frame left (a finishing thread's join wake-up): no stack to have */
     if (rperf_sample_buffers_write_release(&g.buffers, frames, depth, release->ns, waiter->seq,
                                            release->release_index, release->generation) < 0)
         count(&g.dropped_release_stacks, 1);
