@@ -135,6 +135,8 @@ cmp_release_key(const void *a, const void *b)
         return (x->releaser > y->releaser) - (x->releaser < y->releaser);
     if (x->waiter != y->waiter)
         return (x->waiter > y->waiter) - (x->waiter < y->waiter);
+    if (x->idle != y->idle)
+        return x->idle - y->idle;
     return x->cause - y->cause;
 }
 
@@ -175,10 +177,19 @@ build_causes(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s
     s->methods = calloc(r->n_blocked_methods + 1, sizeof(*s->methods));
     if (!s->releases || !s->methods)
         return -1;
+    bool labelled = false;
+    for (size_t i = 0; i < r->n_label_sets && !labelled; i++)
+        labelled = r->label_sets[i].n_labels > 0;
     for (size_t i = 0; i < r->n_blocked_edges; i++) {
         const rga_blocked_edge_t *e = &r->blocked_edges[i];
         if (rga_filter_thread(filter, r, e->waiter) && rga_filter_label_set(filter, r, e->waiter_label_set))
-            s->releases[s->n_releases++] = (rga_summary_release_t){e->releaser, e->waiter, e->cause, e->blocked_ns,
+            s->releases[s->n_releases++] = (rga_summary_release_t){e->releaser,
+                                                                   e->waiter,
+                                                                   e->cause,
+                                                                   labelled && e->waiter_label_set == 0 &&
+                                                                       (e->cause == RGA_CAUSE_QUEUE ||
+                                                                        e->cause == RGA_CAUSE_CONDVAR),
+                                                                   e->blocked_ns,
                                                                    e->count};
     }
     /* Fold the label sets apart: equal (releaser, waiter, cause) are adjacent once sorted by key. */
@@ -198,8 +209,8 @@ build_causes(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s
     /* release_unknown_ns is per thread, not per label set: shown without a label filter only. */
     for (size_t i = 0; i < s->n_threads && !filter->labels_active; i++)
         if (s->threads[i].release_unknown_ns > 0)
-            s->releases[s->n_releases++] = (rga_summary_release_t){0, s->threads[i].seq, RGA_CAUSE_UNKNOWN,
-                                                                   s->threads[i].release_unknown_ns, 0};
+            s->releases[s->n_releases++] = (rga_summary_release_t){
+                0, s->threads[i].seq, RGA_CAUSE_UNKNOWN, false, s->threads[i].release_unknown_ns, 0};
     if (s->n_releases > 1)
         qsort(s->releases, s->n_releases, sizeof(*s->releases), cmp_release);
     for (size_t i = 0; i < r->n_blocked_methods; i++)

@@ -58,10 +58,14 @@ typedef struct rga_summary_label {
 
 /* Who released whom: release edges summed over label sets. releaser 0 is
  * the waiter's release_unknown_ns (no releaser found; cause UNKNOWN there,
- * since the report does not split it by cause). */
+ * since the report does not split it by cause). idle: in a report with
+ * labels, a Queue or ConditionVariable wait of a waiter without labels: an
+ * idle worker waiting for work (a server's thread pool, a job runner), not
+ * a wait that delayed labelled work. */
 typedef struct rga_summary_release {
     int64_t releaser, waiter;
     int cause;
+    bool idle;
     int64_t blocked_ns, count;
 } rga_summary_release_t;
 

@@ -313,10 +313,10 @@ rga_summary_to_json(const rga_summary_t *s)
         for (size_t i = 0; releases && i < s->n_releases; i++) {
             const rga_summary_release_t *x = &s->releases[i];
             if (json_array_append_new(releases,
-                                      json_pack("{s:I, s:I, s:s, s:I, s:I}", "releaser", (json_int_t)x->releaser,
-                                                "waiter", (json_int_t)x->waiter, "cause", rga_cause_name(x->cause),
-                                                "blocked_ns", (json_int_t)x->blocked_ns, "count",
-                                                (json_int_t)x->count)) != 0)
+                                      json_pack("{s:I, s:I, s:s, s:b, s:I, s:I}", "releaser",
+                                                (json_int_t)x->releaser, "waiter", (json_int_t)x->waiter, "cause",
+                                                rga_cause_name(x->cause), "idle", x->idle, "blocked_ns",
+                                                (json_int_t)x->blocked_ns, "count", (json_int_t)x->count)) != 0)
                 ok = false;
         }
         rga_json_put(root, "top_releasers", releases, &ok);

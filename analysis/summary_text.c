@@ -362,13 +362,21 @@ write_other_methods(const rga_summary_t *s, FILE *out, bool color, size_t top)
 }
 
 /* Release edges: which thread woke which blocked thread, by cause. */
+/* The releasers table of the waits that delayed work (idle false) or of
+ * idle workers waiting for work (idle true). */
 static int
-write_releasers(const rga_summary_t *s, FILE *out, bool color, size_t top)
+write_releasers_of(const rga_summary_t *s, FILE *out, bool color, size_t top, bool idle)
 {
-    if (!s->has_causes)
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_releases; i++)
+        n += s->releases[i].idle == idle;
+    if (idle && n == 0)
         return 0;
-    heading(out, "Top releasers (who woke blocked threads)", color);
-    if (s->n_releases == 0) {
+    heading(out,
+            idle ? "Idle workers woken for work (unlabelled waits in a labelled report)"
+                 : "Top releasers (who woke blocked threads)",
+            color);
+    if (n == 0) {
         fprintf(out, "  no release edges\n");
         return 0;
     }
@@ -378,8 +386,11 @@ write_releasers(const rga_summary_t *s, FILE *out, bool color, size_t top)
     rga_table_left(&t, 1);
     rga_table_left(&t, 2);
     int rc = 0;
-    for (size_t i = 0; i < s->n_releases && i < top && rc == 0; i++) {
+    for (size_t i = 0, shown = 0; i < s->n_releases && shown < top && rc == 0; i++) {
         const rga_summary_release_t *x = &s->releases[i];
+        if (x->idle != idle)
+            continue;
+        shown++;
         char releaser[160], waiter[160], time[32], count[32];
         if (x->releaser)
             rga_thread_label(s->report, x->releaser, releaser, sizeof(releaser));
@@ -399,6 +410,17 @@ write_releasers(const rga_summary_t *s, FILE *out, bool color, size_t top)
         rga_table_print(&t, out, 2, color);
     rga_table_free(&t);
     return rc;
+}
+
+/* Waits that delayed work first; idle pools' waits for work apart, after
+ * them, so they never crowd out the ones that matter. */
+static int
+write_releasers(const rga_summary_t *s, FILE *out, bool color, size_t top)
+{
+    if (!s->has_causes)
+        return 0;
+    int rc = write_releasers_of(s, out, color, top, false);
+    return rc == 0 ? write_releasers_of(s, out, color, top, true) : rc;
 }
 
 /* A note when root causes cannot be shown or were cut somewhere. */

@@ -926,10 +926,11 @@ Init_rperf_ext(void)
     rb_define_const(mRperf, "PROCESS_COUNTER_FIELDS", process_counter_fields());
     rb_define_const(mRperf, "METRICS_FORMAT", metrics_format());
     rb_define_module_function(mRperf, "_c_metrics_render", rb_rperf_metrics_render, 2);
-    const char *priv[] = {"_c_start",        "_c_stop",         "_c_snapshot",         "_c_running?",
-                          "_c_set_label",    "_c_get_label",    "_c_profile_inc",      "_c_profile_dec",
-                          "_c_thread_counters", "_c_refcount",  "_c_switch_label",     "_c_parse_report",
-                          "_c_parsed_intervals", "_c_render",   "_c_process_counters", "_c_metrics_render"};
+    const char *priv[] = {
+        "_c_start",         "_c_stop",         "_c_snapshot",         "_c_running?",        "_c_set_label",
+        "_c_get_label",     "_c_profile_inc",  "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
+        "_c_switch_label",  "_c_parse_report", "_c_parsed_intervals", "_c_render",          "_c_process_counters",
+        "_c_metrics_render"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

@@ -113,6 +113,24 @@ test_summary_text(void **state)
     assert_non_null(rel);
     assert_non_null(strstr(rel, "holder (#2)          main (#1)    join"));
     assert_non_null(strstr(rel, "[no releaser found]  waiter (#3)"));
+    /* The report has labels, so an unlabelled thread's Queue wait is an idle
+     * worker's wait for work: listed apart, after the others. */
+    assert_null(strstr(text, "Idle workers woken for work"));
+    free(text);
+    rga_report_t *idle = rga_test_load_fixture("causes_report.json");
+    for (size_t i = 0; i < idle->n_blocked_edges; i++)
+        if (idle->blocked_edges[i].waiter == 1)
+            idle->blocked_edges[i].cause = RGA_CAUSE_QUEUE;
+    text = rga_test_render(idle, "summary", NULL);
+    const char *apart = strstr(text, "\nIdle workers woken for work (unlabelled waits in a labelled report)\n");
+    assert_non_null(apart);
+    assert_non_null(strstr(apart, "  holder (#2)  main (#1)  queue    800ms      1\n"));
+    /* ...and only there: the main section comes first and omits it. */
+    rel = strstr(text, "\nTop releasers (who woke blocked threads)\n");
+    assert_true(rel && rel < apart);
+    const char *main_row = strstr(rel, "main (#1)");
+    assert_true(main_row > apart);
+    rga_report_free(idle);
     const char *stacks = strstr(text, "\nTop release stacks (what releasers ran when they woke a waiter)\n");
     assert_non_null(stacks);
     assert_non_null(strstr(stacks, "  200ms  100.0%  Holder#work (app.rb:12)\n"));
