@@ -87,6 +87,7 @@ typedef struct rga_stats {
     int64_t dropped_samples, dropped_aggregation, dropped_intervals, dropped_edges, dropped_threads,
         dropped_label_sets;
     int64_t dropped_causes, dropped_blocked_edges, dropped_release_stacks; /* minor 1 */
+    int64_t release_stacks; /* minor 1, optional: releasers' stacks kept */
 } rga_stats_t;
 
 typedef struct rga_ractor {

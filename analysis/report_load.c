@@ -835,6 +835,7 @@ load_stats(loader_t *ld, const elem_t *e, const json_t *v)
         {"dropped_causes", offsetof(rga_stats_t, dropped_causes)},
         {"dropped_blocked_edges", offsetof(rga_stats_t, dropped_blocked_edges)},
         {"dropped_release_stacks", offsetof(rga_stats_t, dropped_release_stacks)},
+        {"release_stacks", offsetof(rga_stats_t, release_stacks)},
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         const json_t *x = json_object_get(v, ints[i].key);

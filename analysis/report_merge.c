@@ -610,6 +610,7 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
         o->dropped_causes += s->dropped_causes;
         o->dropped_blocked_edges += s->dropped_blocked_edges;
         o->dropped_release_stacks += s->dropped_release_stacks;
+        o->release_stacks += s->release_stacks;
     }
     out->meta.duration_ns = end;
     coalesce_threads(out);

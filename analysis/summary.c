@@ -229,6 +229,60 @@ build_causes(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s
     return s->release_stacks ? 0 : -1;
 }
 
+int64_t
+rga_summary_drop_ppm(const rga_summary_drop_t *d)
+{
+    if (d->of > 0)
+        return (int64_t)((double)d->dropped * 1e6 / (double)d->of + 0.5);
+    if (d->total_ns > 0)
+        return (int64_t)((double)d->share_ns * 1e6 / (double)d->total_ns + 0.5);
+    return 1000000; /* nothing to weigh it against: assume it matters */
+}
+
+/* Each drop against the events of its kind, counted over the whole report
+ * (drops are not per thread or label set, so filters do not narrow them). */
+static void
+build_drops(const rga_report_t *r, rga_summary_t *s)
+{
+    const rga_stats_t *st = &r->stats;
+    int64_t waits = 0, releases = 0, blocked = 0, unknown = 0;
+    for (size_t i = 0; i < r->n_edges; i++)
+        waits += r->edges[i].count;
+    for (size_t i = 0; i < r->n_blocked_edges; i++)
+        releases += r->blocked_edges[i].count;
+    for (size_t i = 0; i < r->n_threads; i++) {
+        blocked += r->threads[i].state_ns[RGA_STATE_BLOCKED];
+        unknown += r->threads[i].cause_ns[RGA_CAUSE_UNKNOWN];
+    }
+    const rga_summary_drop_t all[RGA_SUMMARY_DROP_KINDS] = {
+        {"samples", "samples", "missing from the stack views", st->dropped_samples,
+         st->sampling_count + st->dropped_samples, 0, 0},
+        {"aggregation", "samples", "not aggregated into stacks (stack table full)", st->dropped_aggregation,
+         st->sampling_count, 0, 0},
+        {"intervals", "timeline intervals", "gaps in the timeline and root causes; totals unaffected",
+         st->dropped_intervals, (int64_t)r->n_intervals + st->dropped_intervals, 0, 0},
+        {"edges", "GVL waits", "their wait is charged to an unknown holder", st->dropped_edges, waits, 0, 0},
+        {"threads", "threads", "not profiled at all (thread pool full)", st->dropped_threads,
+         (int64_t)r->n_threads + st->dropped_threads, 0, 0},
+        {"label_sets", "label sets", "their time is charged to no labels", st->dropped_label_sets,
+         (int64_t)r->n_label_sets + st->dropped_label_sets, 0, 0},
+        {"causes", "blocked events", "their time is charged to cause unknown", st->dropped_causes, 0, unknown,
+         blocked},
+        {"blocked_edges", "releases", "their time is in no releaser found", st->dropped_blocked_edges,
+         releases + st->dropped_blocked_edges, 0, 0},
+        {"release_stacks", "releases", "their time is kept, without the releaser's stack",
+         st->dropped_release_stacks, st->release_stacks + st->dropped_release_stacks, 0, 0},
+    };
+    for (size_t i = 0; i < RGA_SUMMARY_DROP_KINDS; i++) {
+        if (all[i].dropped <= 0)
+            continue;
+        s->drops[s->n_drops] = all[i];
+        if (rga_summary_drop_ppm(&all[i]) >= RGA_SUMMARY_DROP_MATERIAL_PPM)
+            s->drops_material = true;
+        s->n_drops++;
+    }
+}
+
 rga_status_t
 rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s, rga_error_t *err)
 {
@@ -393,6 +447,7 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
         goto nomem;
     if (build_causes(r, filter, s, stack_sums) != 0)
         goto nomem;
+    build_drops(r, s);
     if ((st = rga_rootcauses_build(r, filter, &s->roots, err)) != RGA_OK ||
         (s->roots.available && (st = rga_rc_stacks_build(r, &s->root_stacks, err)) != RGA_OK)) {
         rga_summary_free(s);

@@ -80,6 +80,23 @@ typedef struct rga_summary_stack {
     int64_t ns;
 } rga_summary_stack_t;
 
+/* One non-zero drop counter in proportion: dropped of `of`, the events of
+ * its kind the profiler met, kept or not. of is 0 when the report does not
+ * count them; then share_ns of total_ns bounds the time the drop touched
+ * (cause-table drops: at most the blocked time charged to `unknown`). */
+typedef struct rga_summary_drop {
+    const char *what;   /* the stats key without "dropped_" */
+    const char *unit;   /* what was counted: "samples", "GVL waits", ... */
+    const char *effect; /* what the views lose */
+    int64_t dropped, of;
+    int64_t share_ns, total_ns;
+} rga_summary_drop_t;
+
+#define RGA_SUMMARY_DROP_KINDS 9
+/* A drop is material from this share of its kind (parts per million):
+ * the views then call the report incomplete; below it they list it. */
+#define RGA_SUMMARY_DROP_MATERIAL_PPM 10000
+
 typedef struct rga_summary {
     const rga_report_t *report;
     int64_t duration_ns;
@@ -113,7 +130,15 @@ typedef struct rga_summary {
      * samples grouped to name their stacks. */
     rga_rootcauses_t roots;
     rga_rc_stacks_t *root_stacks;
+    /* The report's non-zero drop counters, in stats order. */
+    rga_summary_drop_t drops[RGA_SUMMARY_DROP_KINDS];
+    size_t n_drops;
+    bool drops_material; /* one is at least RGA_SUMMARY_DROP_MATERIAL_PPM */
 } rga_summary_t;
+
+/* A drop's share of its kind in parts per million (of its time bound when
+ * the report does not count its kind). */
+int64_t rga_summary_drop_ppm(const rga_summary_drop_t *d);
 
 /* Why a report has no root causes, for the views to say ("" when it has). */
 const char *rga_summary_no_roots_reason(const rga_report_t *r);

@@ -224,6 +224,17 @@ rga_summary_to_json(const rga_summary_t *s)
         rga_json_put(dropped, "release_stacks", json_integer(st->dropped_release_stacks), &ok);
     }
     rga_json_put(root, "dropped", dropped, &ok);
+    json_t *drops = json_array();
+    for (size_t i = 0; drops && i < s->n_drops; i++) {
+        const rga_summary_drop_t *d = &s->drops[i];
+        json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b}", "what", d->what, "dropped", (json_int_t)d->dropped,
+                              "unit", d->unit, "effect", d->effect, "ppm", (json_int_t)rga_summary_drop_ppm(d),
+                              "material", rga_summary_drop_ppm(d) >= RGA_SUMMARY_DROP_MATERIAL_PPM);
+        if (o && d->of > 0)
+            rga_json_put(o, "of", json_integer(d->of), &ok);
+        rga_json_push(drops, o, &ok);
+    }
+    rga_json_put(root, "drops", drops, &ok);
     rga_json_put(root, "totals", states_json(s->total_ns, s->total_lifetime_ns), &ok);
 
     json_t *threads = json_array();

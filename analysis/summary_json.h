@@ -2,12 +2,16 @@
  *
  * Same numbers as the text view, all times in integer ns, built with jansson:
  * {"format":"rperf-gvl-summary","version":1,"meta":{...},"dropped":{...},
+ *  "drops":[...] (non-zero drops in proportion: {what, dropped, of (when
+ *  the report counts the kind), unit, effect, ppm (share of the kind; with
+ *  no "of", at most that share of blocked time), material}),
  *  "totals":{...},"threads":[...],"ractors":[...],"label_sets":[...],
  *  "top_waiters":[...],"top_holders":[...],"top_wait_stacks":[...],
  *  "top_blame_stacks":[...]}. Lists are complete (not cut to a top N).
  * A report with blocked causes (minor 1) adds "blocked_by_cause" ({cause:
  * ns}, nonzero causes) and "release_unknown_ns" to threads, "blocked_by_cause"
- * to label sets, "causes" and "blocked_edges" to "dropped", and the lists
+ * to label sets, "causes", "blocked_edges" and "release_stacks" to
+ * "dropped", and the lists
  * "top_releasers" ({releaser, waiter, cause, blocked_ns, count}; releaser 0,
  * cause "unknown": the waiter's releasable-cause time with no releaser found)
  * "blocked_methods" ({thread, cause, method, blocked_ns, count}) and

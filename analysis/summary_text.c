@@ -633,6 +633,45 @@ write_stacks(const rga_summary_t *s, FILE *out, bool color, size_t top, size_t c
     return rc;
 }
 
+/* "1.2%", "0.04%", "<0.01%": a small drop keeps a digit that says how small. */
+static char *
+format_ppm(int64_t ppm, char *buf, size_t size)
+{
+    if (ppm >= 1000)
+        snprintf(buf, size, "%.1f%%", (double)ppm / 1e4);
+    else if (ppm >= 100)
+        snprintf(buf, size, "%.2f%%", (double)ppm / 1e4);
+    else
+        snprintf(buf, size, "<0.01%%");
+    return buf;
+}
+
+/* Each drop with its share of its kind: "incomplete" only when one is
+ * material (summary.h), so one lost edge in a day of requests reads as such. */
+static void
+write_drops(const rga_summary_t *s, FILE *out, bool color)
+{
+    if (s->n_drops == 0)
+        return;
+    if (s->drops_material)
+        fprintf(out, "%sincomplete report: the profiler's bounded tables dropped%s\n", color ? C_YELLOW : "",
+                color ? "\033[0m" : "");
+    else
+        fprintf(out, "dropped, under %d%% of each kind (the figures hold):\n",
+                RGA_SUMMARY_DROP_MATERIAL_PPM / 10000);
+    for (size_t i = 0; i < s->n_drops; i++) {
+        const rga_summary_drop_t *d = &s->drops[i];
+        char share[32];
+        format_ppm(rga_summary_drop_ppm(d), share, sizeof(share));
+        if (d->of > 0)
+            fprintf(out, "  %-15s %lld of %lld %s (%s): %s\n", d->what, (long long)d->dropped, (long long)d->of,
+                    d->unit, share, d->effect);
+        else
+            fprintf(out, "  %-15s %lld %s (at most %s of blocked time): %s\n", d->what, (long long)d->dropped,
+                    d->unit, share, d->effect);
+    }
+}
+
 static void
 write_header(const rga_summary_t *s, FILE *out, bool color)
 {
@@ -663,32 +702,7 @@ write_header(const rga_summary_t *s, FILE *out, bool color)
     if (other_ractor_threads)
         fprintf(out, "GC run by threads outside the main Ractor counts as their running time "
                      "(docs/contention.md, \"Limits worth knowing\")\n");
-    const rga_stats_t *st = &r->stats;
-    const struct {
-        const char *name;
-        int64_t v;
-    } drops[] = {
-        {"samples", st->dropped_samples},
-        {"aggregation", st->dropped_aggregation},
-        {"intervals", st->dropped_intervals},
-        {"edges", st->dropped_edges},
-        {"threads", st->dropped_threads},
-        {"label_sets", st->dropped_label_sets},
-        {"causes", st->dropped_causes},
-        {"blocked_edges", st->dropped_blocked_edges},
-        {"release_stacks", st->dropped_release_stacks},
-    };
-    bool any = false;
-    for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++) {
-        if (drops[i].v == 0)
-            continue;
-        if (!any)
-            fprintf(out, "%sincomplete report, dropped:", color ? C_YELLOW : "");
-        fprintf(out, " %s=%lld", drops[i].name, (long long)drops[i].v);
-        any = true;
-    }
-    if (any)
-        fprintf(out, "%s\n", color ? "\033[0m" : "");
+    write_drops(s, out, color);
 }
 
 rga_status_t

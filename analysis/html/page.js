@@ -121,11 +121,15 @@
       ["samples", String(data.samples.length) + " stacks"], ["pid", String(m.pid)],
     ];
     for (const [k, v] of facts) $("facts").append(el("div", {}, el("dt", {}, k), el("dd", {}, v)));
-    const drops = Object.entries(summary.dropped).filter(([, v]) => v > 0);
+    const drops = summary.drops || [];
     if (drops.length) {
+      const share = (ppm) => ppm >= 1000 ? (ppm / 1e4).toFixed(1) + "%" : ppm >= 100 ? (ppm / 1e4).toFixed(2) + "%" : "<0.01%";
       $("drops").hidden = false;
-      $("drops").textContent = "The profiler dropped data (the report is incomplete there): " +
-        drops.map(([k, v]) => v + " " + k.replace("_", " ")).join(", ") + ".";
+      $("drops").classList.toggle("material", drops.some((d) => d.material));
+      $("drops").textContent = (drops.some((d) => d.material) ? "Incomplete report: the profiler dropped " :
+        "The profiler dropped a small share (the figures hold): ") +
+        drops.map((d) => d.what.replace("_", " ") + " " + d.dropped + (d.of ? " of " + d.of + " " + d.unit + " (" + share(d.ppm) + ")" :
+          " " + d.unit + " (at most " + share(d.ppm) + " of blocked time)") + ", " + d.effect).join("; ") + ".";
     }
     const theme = $("theme-toggle");
     const modes = ["auto", "light", "dark"];

@@ -40,8 +40,8 @@ end
 report.save(File.join(out, "ractors.json"))
 
 # A snapshot series whose workers live through all three reports (one lane
-# per worker in each page).
-Rperf.start(mode: :wall, frequency: 1000)
+# per worker in each page), with the timeline Rperf.start leaves off by default.
+Rperf.start(mode: :wall, frequency: 1000, timeline: true)
 release = Queue.new
 workers = 3.times.map do |i|
   Thread.new do

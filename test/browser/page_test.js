@@ -16,7 +16,9 @@
 //     the thread's time in the report; the root-cause table is there when
 //     the report has a timeline, the release stacks table when it has
 //     release stacks; on the chains fixture, the known path, hand-off
-//     arrows and root causes.
+//     arrows and root causes;
+//   - drops are named with their share of their kind, called incomplete
+//     only when one is material.
 //
 //   node page_test.js [--screenshots DIR] NAME=PAGE.html=REPORT.json[,REPORT.json...] ...
 // A series of reports is merged the way the CLI merges them: each one's times
@@ -43,7 +45,12 @@ function loadSeries(files) {
   let gvlWaitWeight = 0; // samples whose leaf is the synthetic [GVL wait] frame
   let longest = null, count = 0, axis = 0;
   const causes = new Map(); // thread seq => { cause: ns } (report minor 1)
+  const drops = {}; // stats key without "dropped_" => count, summed over the series
+  let samplingCount = 0;
   for (const r of reports) {
+    samplingCount += r.stats.sampling_count;
+    for (const [k, v] of Object.entries(r.stats))
+      if (k.startsWith("dropped_") && v > 0) drops[k.slice(8)] = (drops[k.slice(8)] || 0) + v;
     for (const t of r.threads) {
       if (!t.blocked_by_cause) continue;
       const sum = causes.get(t.seq) || {};
@@ -81,7 +88,7 @@ function loadSeries(files) {
   // beyond that, those shorter than a pixel's worth at the default zoom
   // (axis / WIDTH_PX) are aggregated (analysis/html_data.h).
   if (longest) longest.aggregated = count > MAX_KEPT && longest.end - longest.start < axis / WIDTH_PX;
-  return { threads, weight, longest, gvlWaitWeight, causes, span, releaseStacks, intervals, merged: reports.length > 1 };
+  return { threads, weight, longest, gvlWaitWeight, causes, span, releaseStacks, intervals, drops, samplingCount, merged: reports.length > 1 };
 }
 
 function check(cond, message) {
@@ -246,6 +253,24 @@ async function runCase(browser, name, page, reports, shotDir) {
       await tab.keyboard.press("Escape");
     }],
     ...(name === "chains" ? chainsChecks(tab) : []),
+    ["drops are shown each against its kind, alarming only when material", async () => {
+      const shown = await tab.$eval("#drops", (p) => ({ hidden: p.hidden, text: p.textContent, material: p.classList.contains("material") }));
+      const kinds = Object.keys(expect.drops);
+      if (kinds.length === 0) return check(shown.hidden, "a drops note for a report without drops: " + shown.text);
+      check(!shown.hidden, "no drops note for a report that dropped " + kinds.join(", "));
+      // The page and the CLI share one count of each kind (summary.c); these two the report states directly.
+      const of = { samples: expect.samplingCount + (expect.drops.samples || 0), intervals: expect.intervals + (expect.drops.intervals || 0) };
+      let material = false;
+      for (const k of kinds) {
+        const head = k.replace("_", " ") + " " + expect.drops[k] + (of[k] ? " of " + of[k] + " " : " ");
+        check(shown.text.includes(head), `drops note "${shown.text}" lacks "${head}"`);
+        if (of[k]) material ||= expect.drops[k] / of[k] >= 0.01;
+      }
+      if (kinds.every((k) => of[k])) {
+        check(shown.material === material, `drops note material=${shown.material}, shares say ${material}`);
+        check(shown.text.startsWith(material ? "Incomplete report" : "The profiler dropped a small share"), "drops note: " + shown.text);
+      }
+    }],
     ["no network request", async () => check(requests.length === 0, "requests: " + requests.join(", "))],
     ["still no console errors after interaction", async () => check(consoleErrors.length === 0, "console errors: " + consoleErrors.join(" | "))],
   ];

@@ -20,7 +20,7 @@ ruby -I lib -I "$build/ext" examples/contended.rb "$out/demo.json" >"$out/demo.l
   { tail -n 20 "$out/demo.log"; exit 1; }
 ruby -I lib -I "$build/ext" test/browser/make_reports.rb "$out" >"$out/make_reports.log" 2>&1 ||
   { tail -n 20 "$out/make_reports.log"; exit 1; }
-"$build/bin/rga_gen_report" --threads 8 --ractors 2 --slices 30000 --seed 7 -o "$out/synthetic.json"
+"$build/bin/rga_gen_report" --threads 8 --ractors 2 --slices 30000 --seed 7 --drops -o "$out/synthetic.json"
 
 cp test/fixtures/causes_report.json "$out/causes.json" # blocked causes (report minor 1)
 cp test/fixtures/chains_report.json "$out/chains.json" # wait chains with known roots

@@ -56,7 +56,10 @@ check "stack rows fit COLUMNS=90 ($long longer)" test "$long" -eq 0
 
 "$GEN" --threads 3 --slices 30 --drops -o "$WORK/drops.json"
 run "$WORK/drops.json"
-check "drop counters shown" grep -q 'dropped:.*intervals=1234' "$WORK/out"
+check "drop counters shown in proportion" grep -Eq '^  intervals +1234 of [0-9]+ timeline intervals \([0-9.]+%\)' "$WORK/out"
+check "a material drop calls the report incomplete" grep -q '^incomplete report' "$WORK/out"
+run --json "$WORK/drops.json"
+check "JSON drops carry their share" perl -0ne 'exit !/"what": "intervals",\s*"dropped": 1234,[^}]*"material": true,\s*"of": [0-9]{4}/' "$WORK/out"
 
 # --- timeline -----------------------------------------------------------------
 run --timeline --width 50 --ascii "$R"

@@ -24,6 +24,14 @@ module ContentionHelper
     end.max
   end
 
+  # This thread's CPU time in ns, or nil under M:N threads, where the
+  # clock is the native thread's and counts every Ruby thread it carried.
+  def self.thread_cpu_ns
+    return nil if ENV["RUBY_MN_THREADS"] == "1"
+
+    Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+  end
+
   # The unit of work that burn_work counts.
   def self.spin(n)
     x = 0
@@ -54,7 +62,7 @@ module ContentionHelper
       Thread.new do
         Thread.current.name = "#{prefix}#{i}"
         burn_work(seconds).tap do
-          Thread.current[:cpu_ns] = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+          Thread.current[:cpu_ns] = ContentionHelper.thread_cpu_ns
         end
       end
     end

@@ -89,8 +89,12 @@ class TestLogWindows < Test::Unit::TestCase
     assert_operator in_lines, :<=, total
     # Between two lines the thread only finishes the hooks and blocks in
     # read: a GVL wait there is a preemption in a few microseconds of Ruby.
-    assert_operator total - in_lines, :<=, total * 0.05 + 2_000_000,
-                    "GVL wait outside the lines: #{total - in_lines} of #{total} ns"
+    # Under M:N threads a read waits for data, then blocks again in read(2),
+    # and only the wait after that second block is "before" (logging.md).
+    unless ENV["RUBY_MN_THREADS"] == "1"
+      assert_operator total - in_lines, :<=, total * 0.05 + 2_000_000,
+                      "GVL wait outside the lines: #{total - in_lines} of #{total} ns"
+    end
     blocked = last[:blocked_ns] - first[:blocked_ns]
     lines_blocked = lines.sum { |l| l["blocked_ns"] + l["after_blocked_ns"] }
     assert_operator lines_blocked, :<, blocked, "the thread's idle time is outside its lines"

@@ -75,6 +75,8 @@ class TestPrometheus < Test::Unit::TestCase
             "--storage.tsdb.path=#{File.join(@dir, 'tsdb')}", "--web.listen-address=127.0.0.1:#{port}"]
     @prometheus = Servers::ServerProcess.new(argv, log: File.join(@dir, "prometheus.log"), port: port, chdir: @dir)
     @prometheus.wait_ready
+    # The port opens before the storage: queries answer 503 until /-/ready does.
+    wait_for("Prometheus ready") { prometheus_ready? }
     wait_for("both scrape jobs up") { query('sum(up{job=~"app|app_text"})').first&.dig("value", 1) == "2" }
   rescue Test::Unit::AssertionFailedError
     targets = Net::HTTP.get(URI("http://127.0.0.1:#{@prometheus.port}/api/v1/targets"))
@@ -88,6 +90,12 @@ class TestPrometheus < Test::Unit::TestCase
         Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
       sleep 0.2
     end
+  end
+
+  def prometheus_ready?
+    Net::HTTP.get_response(URI("http://127.0.0.1:#{@prometheus.port}/-/ready")).code == "200"
+  rescue SystemCallError, EOFError
+    false
   end
 
   # The result of an instant query (at `time`, default now).
