@@ -2,7 +2,8 @@
  * report_format.h — the numbering report.json v1 fixes (docs/report-format.md),
  * shared by its writer (the extension) and its reader (the analysis library)
  * so that the two can never disagree: format version, thread states as they
- * appear in interval tuples, the synthetic frame ids, and holder kinds.
+ * appear in interval tuples, the synthetic frame ids, holder kinds and the
+ * profile modes.
  *
  * It does NOT describe the JSON layout (report_load.c and the extension's
  * report builder do) nor option limits (rperf_limits.h).
@@ -25,6 +26,22 @@
  * identified: above every identified Ractor's id, and the same in every
  * report of a snapshot series. */
 #define RPERF_REPORT_UNIDENTIFIED_RACTOR(seq) (RPERF_MAX_RACTORS + (seq))
+
+/* Profile modes, the `mode:` of Rperf.start (exported as Rperf::MODES).
+ * cpu and wall run the sampler, and meta.mode names them. counters runs
+ * none: meta.recording says "counters" and meta.mode says "wall". Each
+ * entry point keeps its own default (docs/contention.md); the extension
+ * has none and refuses a start without a valid mode. */
+enum rperf_profile_mode {
+    RPERF_PROFILE_CPU = 0,
+    RPERF_PROFILE_WALL = 1,
+    RPERF_PROFILE_COUNTERS = 2,
+    RPERF_PROFILE_MODES = 3
+};
+#define RPERF_PROFILE_MODE_NAMES \
+    { \
+        "cpu", "wall", "counters" \
+    }
 
 /* Interval tuple states and the order of per-thread state totals. */
 enum rperf_state {

@@ -242,7 +242,7 @@ build_thread_causes(build_ctx_t *ctx, VALUE h, const rperf_thread_slot_t *slot, 
         }
     }
     aset(h, "blocked_by_cause", cause_hash(by_cause));
-    if (ctx->params->counters_only)
+    if (ctx->params->mode == RPERF_PROFILE_COUNTERS)
         return;
     int64_t releasable = 0, released = 0;
     for (int c = 0; c < RPERF_CAUSE_COUNT; c++) {
@@ -596,7 +596,7 @@ build_stats(const rperf_report_params_t *params)
     memset(&ss, 0, sizeof(ss));
     /* A sampler that did not run this profile may still hold the counters
      * of an earlier one. */
-    if (!params->counters_only)
+    if (params->mode != RPERF_PROFILE_COUNTERS)
         rperf_sampler_get_stats(&ss);
     aset(h, "trigger_count", ULL2NUM(ss.trigger_count));
     aset(h, "sampling_count", ULL2NUM(ss.sampling_count));
@@ -658,9 +658,9 @@ build_meta(const rperf_report_params_t *params, const rperf_cut_t *cut, int clea
     VALUE program = rb_gv_get("$0");
     aset(h, "program", NIL_P(program) ? rb_utf8_str_new_cstr("") : rperf_utf8_text(rb_obj_as_string(program)));
     /* Counters mode measures wall-clock time and samples nothing. */
-    aset(h, "mode", rb_str_new_cstr(params->mode == 0 ? "cpu" : "wall"));
+    aset(h, "mode", rb_str_new_cstr(params->mode == RPERF_PROFILE_CPU ? "cpu" : "wall"));
     aset(h, "frequency", INT2NUM(params->frequency));
-    aset(h, "recording", rb_str_new_cstr(params->counters_only ? "counters" : "full"));
+    aset(h, "recording", rb_str_new_cstr(params->mode == RPERF_PROFILE_COUNTERS ? "counters" : "full"));
     aset(h, "start_time_ns", i64(cut->start_realtime_ns));
     aset(h, "start_monotonic_ns", i64(cut->start_ns));
     int64_t duration = cut->end_ns - cut->start_ns;
@@ -872,13 +872,13 @@ build_report_body(VALUE arg)
     aset(report, "intervals", intervals);
     aset(report, "edges", build_edges(ctx, &a->table, &a->extra));
     aset(report, "blocked_methods", rows_of_pairs(ctx->blocked_methods, blocked_method_keys, 3, "blocked_ns"));
-    if (!ctx->params->counters_only) {
+    if (ctx->params->mode != RPERF_PROFILE_COUNTERS) {
         aset(report, "interval_causes", rperf_interval_list_causes(intervals, cause_rows));
         build_release_edges(ctx);
         aset(report, "blocked_edges", rows_of_pairs(ctx->release_edges, release_edge_keys, 7, "blocked_ns"));
     }
     aset(report, "ractors", build_ractors(ctx));
-    if (ctx->params->counters_only)
+    if (ctx->params->mode == RPERF_PROFILE_COUNTERS)
         fill_without_samples(report);
     else
         rperf_sampler_fill_report(report);

@@ -19,15 +19,14 @@
 #include <ruby.h>
 #include <stdint.h>
 
-#include "report_format.h" /* RPERF_STATE_COUNT */
+#include "report_format.h" /* RPERF_STATE_COUNT, enum rperf_profile_mode */
 
 typedef struct rperf_report_params {
-    VALUE module;        /* Rperf, whose VERSION goes into meta */
-    int mode;            /* 0 cpu, 1 wall, 2 counters */
-    int frequency;       /* Hz; 0 in counters mode */
-    int sampler_running; /* clear also empties the sampler's tables */
-    int counters_only;   /* counters mode: the sampler is not read at all (its
-                              * arrays are empty, its counters 0) */
+    VALUE module;                 /* Rperf, whose VERSION goes into meta */
+    enum rperf_profile_mode mode; /* counters: the sampler is not read at all
+                                   * (its arrays are empty, its counters 0) */
+    int frequency;                /* Hz; 0 in counters mode */
+    int sampler_running;          /* clear also empties the sampler's tables */
 } rperf_report_params_t;
 
 extern const char *const rperf_report_state_keys[RPERF_STATE_COUNT];

@@ -2,7 +2,7 @@
  * rperf.c — the extension's entry point: Init, the private `_c_*` methods
  * of the Rperf module and the profiler lifecycle (start, stop, snapshot,
  * pause/resume by refcount, fork), which puts the parts together in order:
- * contention state, main Ractor, sampler, hooks. Counters mode (mode 2)
+ * contention state, main Ractor, sampler, hooks. Counters mode
  * leaves the sampler out: no worker, no timer, totals only.
  *
  * It does NOT validate keyword arguments (lib/rperf.rb does), does NOT keep
@@ -46,7 +46,7 @@ static VALUE mRperf;
 static VALUE profiler_anchor; /* marks slot threads and sampler frames */
 
 static struct {
-    int mode; /* 0 cpu, 1 wall, 2 counters (no sampler) */
+    enum rperf_profile_mode mode;
     int frequency;
     int sampler_running;
     int refcount; /* profile refcount; 0 = paused */
@@ -143,12 +143,15 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     cfg.max_intervals = hash_long(config, "max_intervals", RPERF_MAX_INTERVALS_DEFAULT);
     cfg.max_edges = hash_long(config, "max_edges", RPERF_MAX_EDGES_DEFAULT);
     cfg.min_interval_ns = hash_long(config, "min_interval_ns", RPERF_MIN_INTERVAL_NS_DEFAULT);
-    prof.mode = (int)hash_long(config, "mode", 1);
-    int counters = prof.mode == 2;
+    long mode = hash_long(config, "mode", -1);
+    if (mode < 0 || mode >= RPERF_PROFILE_MODES)
+        rb_raise(rb_eArgError, "rperf: mode %ld is not one of Rperf::MODES", mode);
+    prof.mode = (enum rperf_profile_mode)mode;
+    int counters = prof.mode == RPERF_PROFILE_COUNTERS;
     cfg.counters_only = counters;
     cfg.timeline = !counters && RTEST(hash_fetch(config, "timeline"));
     prof.frequency = counters ? 0 : (int)hash_long(config, "frequency", RPERF_FREQUENCY_DEFAULT);
-    cfg.wall_mode = prof.mode == 1;
+    cfg.wall_mode = prof.mode == RPERF_PROFILE_WALL;
     int deferred = RTEST(hash_fetch(config, "defer"));
 
     const char *err = NULL;
@@ -166,7 +169,7 @@ rb_rperf_start(VALUE self, VALUE config, VALUE threads)
     if (!counters) {
         rperf_sampler_opts_t opts = {
             .frequency = prof.frequency,
-            .mode = prof.mode == 1 ? RPERF_MODE_WALL : RPERF_MODE_CPU,
+            .mode = prof.mode == RPERF_PROFILE_WALL ? RPERF_MODE_WALL : RPERF_MODE_CPU,
             .aggregate = RTEST(hash_fetch(config, "aggregate")),
             .signal = (int)hash_long(config, "signal", -1),
             .deferred = deferred,
@@ -213,7 +216,6 @@ build_report(int final, int clear, int64_t end_ns)
         .mode = prof.mode,
         .frequency = prof.frequency,
         .sampler_running = prof.sampler_running,
-        .counters_only = prof.mode == 2,
     };
     return rperf_report_build(&params, final, clear, end_ns);
 }
@@ -885,6 +887,17 @@ define_limits(void)
     rb_define_const(mRperf, "LIMITS", rb_obj_freeze(limits));
 }
 
+/* Rperf::MODES: { name => number } of enum rperf_profile_mode; frozen. */
+static void
+define_modes(void)
+{
+    static const char *const names[RPERF_PROFILE_MODES] = RPERF_PROFILE_MODE_NAMES;
+    VALUE modes = rb_hash_new();
+    for (int i = 0; i < RPERF_PROFILE_MODES; i++)
+        rb_hash_aset(modes, ID2SYM(rb_intern(names[i])), INT2NUM(i));
+    rb_define_const(mRperf, "MODES", rb_obj_freeze(modes));
+}
+
 /* Ruby frees its VM after the end procs have run, while this process's
  * other native threads live on until exit(): a sampler worker still ticking
  * then triggers a postponed job on the freed VM and the process dies of
@@ -946,6 +959,7 @@ Init_rperf_ext(void)
     );
     rperf_errors_define(mRperf);
     define_limits();
+    define_modes();
     rperf_interval_list_define(rb_define_module_under(mRperf, "Contention"));
 
     rperf_slot_key_init();

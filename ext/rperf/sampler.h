@@ -64,9 +64,9 @@
 #include <ruby.h>
 #include <stdint.h>
 
-#include "report_format.h" /* enum rperf_synthetic_frame */
+#include "report_format.h" /* enum rperf_synthetic_frame, enum rperf_profile_mode */
 
-enum rperf_sampler_mode { RPERF_MODE_CPU = 0, RPERF_MODE_WALL = 1 };
+enum rperf_sampler_mode { RPERF_MODE_CPU = RPERF_PROFILE_CPU, RPERF_MODE_WALL = RPERF_PROFILE_WALL };
 
 typedef struct rperf_sampler_opts {
     int frequency;   /* Hz, RPERF_FREQUENCY_MIN..MAX (rperf_limits.h) */

@@ -9,7 +9,6 @@
 module Rperf
   module SamplerOptions
     FREQUENCY_RANGE = (LIMITS[:frequency][:min]..LIMITS[:frequency][:max]).freeze
-    MODES = { cpu: 0, wall: 1, counters: 2 }.freeze
     # signal: nil picks the extension's default real-time signal (-1);
     # false means no signals at all (a condvar-driven worker, 0).
     SIGNAL_DEFAULT = -1
@@ -65,8 +64,9 @@ module Rperf
 
     def check_mode(mode)
       key = mode.respond_to?(:to_sym) ? mode.to_sym : nil
-      MODES.fetch(key) do
-        raise ArgumentError, "mode: #{mode.inspect} is invalid; expected :cpu, :wall or :counters"
+      Rperf::MODES.fetch(key) do
+        names = Rperf::MODES.keys.map(&:inspect)
+        raise ArgumentError, "mode: #{mode.inspect} is invalid; expected #{names[0..-2].join(', ')} or #{names[-1]}"
       end
     end
 

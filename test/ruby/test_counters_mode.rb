@@ -211,6 +211,21 @@ class TestCountersMode < Test::Unit::TestCase
     assert Rperf.start(mode: "counters", timeline: false, max_threads: 64)
   end
 
+  # One list of modes: the extension's, which each report names.
+  def test_modes_come_from_the_extension_and_it_refuses_others
+    assert_equal %i[cpu wall counters], Rperf::MODES.keys
+    assert Rperf::MODES.frozen?
+    Rperf::MODES.each_key do |mode|
+      report = Rperf.contention(mode: mode) { 1 }
+      assert_equal [mode == :cpu ? "cpu" : "wall", mode == :counters ? "counters" : "full"],
+                   [report.meta["mode"], report.meta.fetch("recording", "full")], mode.to_s
+    end
+    [{}, { mode: Rperf::MODES.size }, { mode: -1 }].each do |config|
+      assert_raise(ArgumentError, config.inspect) { Rperf.__send__(:_c_start, config, []) }
+      refute Rperf.running?
+    end
+  end
+
   def test_a_deferred_counters_profile_records_only_inside_profile_blocks
     Rperf.start(mode: :counters, defer: true)
     sleep 0.05 # paused: not recorded
