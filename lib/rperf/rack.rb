@@ -28,14 +28,30 @@ module Rperf
   module Rack
     ENV_KEY = "rperf.contention"
 
-    # The default labeller: { endpoint: "GET /users/:id" }.
+    # Requests whose method and path were seen recently get the same frozen
+    # labels Hash again: normalising a path costs more than the rest of the
+    # label's way, and later caches find one Hash by identity. Emptied when full.
+    ENDPOINT_CACHE_MAX = 4096
+    @endpoint_cache = {}
+
+    # The default labeller: { endpoint: "GET /users/:id" }, frozen.
     def self.endpoint_label(env)
-      method = env["REQUEST_METHOD"].to_s
-      method = "OTHER" unless method.match?(/\A[A-Z]{1,16}\z/)
-      path = UTF8.scrub(env["PATH_INFO"])
-      path = "/" if path.empty?
-      { endpoint: "#{method} #{Log::PathNormalizer.normalize(UTF8.scrub(env['SCRIPT_NAME']) + path)}" }
+      key = [env["REQUEST_METHOD"], env["SCRIPT_NAME"], env["PATH_INFO"]]
+      hit = @endpoint_cache[key]
+      return hit if hit
+
+      @endpoint_cache.clear if @endpoint_cache.size >= ENDPOINT_CACHE_MAX
+      @endpoint_cache[key.map { |v| v.is_a?(String) ? v.dup.freeze : v }.freeze] = endpoint_label_of(*key)
     end
+
+    def self.endpoint_label_of(method, script, path)
+      method = method.to_s
+      method = "OTHER" unless method.match?(/\A[A-Z]{1,16}\z/)
+      path = UTF8.scrub(path)
+      path = "/" if path.empty?
+      { endpoint: "#{method} #{Log::PathNormalizer.normalize(UTF8.scrub(script) + path)}".freeze }.freeze
+    end
+    private_class_method :endpoint_label_of
 
     class Middleware
       attr_reader :log

@@ -289,3 +289,39 @@ class TestLogPlumbing < Test::Unit::TestCase
     assert_raise_message(/unknown log level/) { Rperf::ContentionLog.new(async: false, output: Logger.new(nil), level: :loud) }
   end
 end
+
+class TestEndpointLabels < Test::Unit::TestCase
+  def env(method, path, script = "")
+    { "REQUEST_METHOD" => method, "PATH_INFO" => path, "SCRIPT_NAME" => script }
+  end
+
+  # A path seen again gets the same frozen Hash, which the label cap then
+  # finds by identity; what it says is the normaliser's answer.
+  def test_a_path_seen_again_gets_the_same_frozen_labels
+    a = Rperf::Rack.endpoint_label(env("GET", +"/users/12"))
+    b = Rperf::Rack.endpoint_label(env("GET", +"/users/12"))
+    assert_same a, b
+    assert a.frozen? && a[:endpoint].frozen?
+    assert_equal({ endpoint: "GET /users/:id" }, a)
+    assert_equal({ endpoint: "POST /users/:id" }, Rperf::Rack.endpoint_label(env("POST", "/users/12")))
+    assert_equal({ endpoint: "GET /app/users/:id" }, Rperf::Rack.endpoint_label(env("GET", "/users/12", "/app")))
+    assert_equal({ endpoint: "OTHER /" }, Rperf::Rack.endpoint_label(env(nil, nil, nil)))
+    cap = Rperf::Log::LabelCap.new(max_label_sets: 1)
+    assert_same cap.admit(a), cap.admit(b)
+    assert_equal({ endpoint: "other" }, cap.admit(Rperf::Rack.endpoint_label(env("GET", "/x"))))
+    assert_equal({ endpoint: "other" }, cap.admit(Rperf::Rack.endpoint_label(env("GET", "/x"))))
+    assert_equal 2, cap.overflowed, "a folded set is counted each time, not remembered"
+  end
+
+  # A path the caller changes afterwards does not change what was cached.
+  def test_the_cache_is_bounded_and_keeps_its_own_keys
+    path = +"/orders/1"
+    first = Rperf::Rack.endpoint_label(env("GET", path))
+    path.replace("/health")
+    assert_equal({ endpoint: "GET /health" }, Rperf::Rack.endpoint_label(env("GET", path)))
+    assert_same first, Rperf::Rack.endpoint_label(env("GET", "/orders/1"))
+    max = Rperf::Rack::ENDPOINT_CACHE_MAX
+    (max + 10).times { |i| Rperf::Rack.endpoint_label(env("GET", "/p/#{i}")) }
+    assert_operator Rperf::Rack.instance_variable_get(:@endpoint_cache).size, :<=, max
+  end
+end

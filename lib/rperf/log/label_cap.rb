@@ -34,6 +34,7 @@ module Rperf
         @max_value_bytes = max_value_bytes
         @seen = {}
         @raw = {}
+        @frozen = {}.compare_by_identity
         @other_shapes = {}
         @overflowed = 0
         @mutex = Mutex.new
@@ -48,21 +49,22 @@ module Rperf
       # Like #admit; returns [label_hash, folded] where folded is true when
       # the set went to an "other" bucket.
       def admit_with_status(labels)
-        # Fast path: the caller passes the same label Hash content again
-        # (Hash keys compare by content). Bounded like @seen.
-        hit = @mutex.synchronize { @raw[labels] }
+        # Fast paths: the same frozen Hash again (found by identity, not
+        # hashed), or the same label Hash content (Hash keys compare by
+        # content). Bounded like @seen.
+        hit = @mutex.synchronize { @frozen[labels] || @raw[labels] }
         return [hit, false] if hit
 
         normal = normalise(labels)
         key = normal.to_a
         @mutex.synchronize do
           if (known = @seen[key])
-            @raw[labels.dup.freeze] = known if @raw.size < @max_label_sets * 2
+            remember(labels, known)
             return [known, false]
           end
 
           if @seen.size < @max_label_sets
-            @raw[labels.dup.freeze] = normal if @raw.size < @max_label_sets * 2
+            remember(labels, normal)
             [@seen[key] = normal, false]
           else
             @overflowed += 1
@@ -82,6 +84,14 @@ module Rperf
       end
 
       private
+
+      # Under @mutex: the fast paths' entries for `labels`.
+      def remember(labels, admitted)
+        return if @raw.size >= @max_label_sets * 2
+
+        @raw[labels.dup.freeze] = admitted
+        @frozen[labels] = admitted if labels.frozen?
+      end
 
       def normalise(labels)
         out = {}
