@@ -82,13 +82,13 @@ typedef struct rga_meta {
     int64_t pid, frequency, start_time_ns, start_monotonic_ns, duration_ns, sequence;
 } rga_meta_t;
 
+/* Every stat of RPERF_REPORT_STATS (report_format.h); 0 when the report
+ * leaves it out (the optional ones, and minor 1's in a minor-0 report). */
+#define RGA_STAT_FIELD(name, counter) int64_t name;
 typedef struct rga_stats {
-    int64_t trigger_count, sampling_count, sampling_time_ns, hook_events, hook_time_ns;
-    int64_t dropped_samples, dropped_aggregation, dropped_intervals, dropped_edges, dropped_threads,
-        dropped_label_sets;
-    int64_t dropped_causes, dropped_blocked_edges, dropped_release_stacks; /* minor 1 */
-    int64_t release_stacks; /* minor 1, optional: releasers' stacks kept */
+    RPERF_REPORT_STATS(RGA_STAT_FIELD)
 } rga_stats_t;
+#undef RGA_STAT_FIELD
 
 typedef struct rga_ractor {
     int64_t id;

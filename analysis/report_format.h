@@ -27,6 +27,48 @@
  * report of a snapshot series. */
 #define RPERF_REPORT_UNIDENTIFIED_RACTOR(seq) (RPERF_MAX_RACTORS + (seq))
 
+/* The report's `stats` (docs/report-format.md), in the order they are
+ * written: X(name, counter), `counter` naming the part of the extension
+ * that counts it: SAMPLER (rperf_sampler_stats_t), CONTENTION
+ * (rperf_contention_stats_t) or REGISTRY (lib/ adds it). Each is a
+ * non-negative integer that merging a snapshot series sums. The structs
+ * of both sides, the writer, the loader and the merge are made from it:
+ * a field added here reaches all of them. */
+#define RPERF_REPORT_STATS(X) \
+    X(trigger_count, SAMPLER)            /* timer ticks */ \
+    X(sampling_count, SAMPLER)           /* stacks captured by the job and by hooks */ \
+    X(sampling_time_ns, SAMPLER)         /* time in the job plus hook stack captures */ \
+    X(hook_events, CONTENTION)           /* GVL and GC hook calls handled */ \
+    X(hook_time_ns, CONTENTION)          /* hook_events x their measured mean cost */ \
+    X(dropped_samples, SAMPLER)          /* a full sample buffer */ \
+    X(dropped_aggregation, SAMPLER)      /* a full stack table */ \
+    X(dropped_intervals, CONTENTION)     /* a full timeline ring */ \
+    X(dropped_edges, CONTENTION)         /* a full wait-edge table */ \
+    X(dropped_threads, CONTENTION)       /* a full slot pool */ \
+    X(dropped_label_sets, REGISTRY)      /* a full label-set registry (lib/) */ \
+    X(synthetic_samples, SAMPLER)        /* of sampling_count: captured by hooks */ \
+    X(synthetic_time_ns, SAMPLER)        /* of sampling_time_ns: spent in hooks */ \
+    X(ractor_signals, SAMPLER)           /* ticks sent to non-main Ractors' GVL holders */ \
+    X(ractor_samples, SAMPLER)           /* samples the job took on a signalled thread */ \
+    X(buffer_contention, SAMPLER)        /* buffer writes that found the spinlock taken */ \
+    X(coalesced_intervals, CONTENTION)   /* shorter than min_interval_ns, folded */ \
+    X(edge_lock_contended, CONTENTION)   /* edge-table lock found taken */ \
+    X(paused_ns, CONTENTION)             /* a deferred profile's paused time */ \
+    X(dropped_causes, CONTENTION)        /* blocked events charged to unknown: a table was full */ \
+    X(dropped_blocked_edges, CONTENTION) /* releases a waiter's full release list could not take */ \
+    X(release_stacks, SAMPLER)           /* releasers' stacks captured (not samples) */ \
+    X(dropped_release_stacks, SAMPLER)   /* releases that keep no stack: full buffer or table, a cut */
+
+/* RPERF_STAT_IF(part, counter, F, name): F(name) when `counter` is `part`,
+ * else nothing. A part keeps only its own stats with it. */
+#define RPERF_STAT_IF(part, counter, F, name) RPERF_STAT_IF_##part##_##counter(F, name)
+#define RPERF_STAT_IF_SAMPLER_SAMPLER(F, name) F(name)
+#define RPERF_STAT_IF_SAMPLER_CONTENTION(F, name)
+#define RPERF_STAT_IF_SAMPLER_REGISTRY(F, name)
+#define RPERF_STAT_IF_CONTENTION_SAMPLER(F, name)
+#define RPERF_STAT_IF_CONTENTION_CONTENTION(F, name) F(name)
+#define RPERF_STAT_IF_CONTENTION_REGISTRY(F, name)
+
 /* Profile modes, the `mode:` of Rperf.start (exported as Rperf::MODES).
  * cpu and wall run the sampler, and meta.mode names them. counters runs
  * none: meta.recording says "counters" and meta.mode says "wall". Each

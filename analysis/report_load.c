@@ -821,21 +821,9 @@ load_stats(loader_t *ld, const elem_t *e, const json_t *v)
         const char *key;
         size_t off;
     } ints[] = {
-        {"trigger_count", offsetof(rga_stats_t, trigger_count)},
-        {"sampling_count", offsetof(rga_stats_t, sampling_count)},
-        {"sampling_time_ns", offsetof(rga_stats_t, sampling_time_ns)},
-        {"hook_events", offsetof(rga_stats_t, hook_events)},
-        {"hook_time_ns", offsetof(rga_stats_t, hook_time_ns)},
-        {"dropped_samples", offsetof(rga_stats_t, dropped_samples)},
-        {"dropped_aggregation", offsetof(rga_stats_t, dropped_aggregation)},
-        {"dropped_intervals", offsetof(rga_stats_t, dropped_intervals)},
-        {"dropped_edges", offsetof(rga_stats_t, dropped_edges)},
-        {"dropped_threads", offsetof(rga_stats_t, dropped_threads)},
-        {"dropped_label_sets", offsetof(rga_stats_t, dropped_label_sets)},
-        {"dropped_causes", offsetof(rga_stats_t, dropped_causes)},
-        {"dropped_blocked_edges", offsetof(rga_stats_t, dropped_blocked_edges)},
-        {"dropped_release_stacks", offsetof(rga_stats_t, dropped_release_stacks)},
-        {"release_stacks", offsetof(rga_stats_t, release_stacks)},
+#define STAT_ENTRY(name, counter) {#name, offsetof(rga_stats_t, name)},
+        RPERF_REPORT_STATS(STAT_ENTRY)
+#undef STAT_ENTRY
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         const json_t *x = json_object_get(v, ints[i].key);

@@ -596,21 +596,9 @@ rga_report_merge(rga_report_t *const *reports, size_t n, rga_report_t **result, 
             end = shift + in->meta.duration_ns;
         const rga_stats_t *s = &in->stats;
         rga_stats_t *o = &out->stats;
-        o->trigger_count += s->trigger_count;
-        o->sampling_count += s->sampling_count;
-        o->sampling_time_ns += s->sampling_time_ns;
-        o->hook_events += s->hook_events;
-        o->hook_time_ns += s->hook_time_ns;
-        o->dropped_samples += s->dropped_samples;
-        o->dropped_aggregation += s->dropped_aggregation;
-        o->dropped_intervals += s->dropped_intervals;
-        o->dropped_edges += s->dropped_edges;
-        o->dropped_threads += s->dropped_threads;
-        o->dropped_label_sets += s->dropped_label_sets;
-        o->dropped_causes += s->dropped_causes;
-        o->dropped_blocked_edges += s->dropped_blocked_edges;
-        o->dropped_release_stacks += s->dropped_release_stacks;
-        o->release_stacks += s->release_stacks;
+#define SUM_STAT(name, counter) o->name += s->name;
+        RPERF_REPORT_STATS(SUM_STAT)
+#undef SUM_STAT
     }
     out->meta.duration_ns = end;
     coalesce_threads(out);

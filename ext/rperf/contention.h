@@ -34,6 +34,7 @@
 #include <ruby.h>
 #include <stdint.h>
 #include "label_totals.h"
+#include "report_format.h" /* RPERF_REPORT_STATS */
 #include "ractor_table.h"
 #include "thread_slot.h"
 #include "wait_edges.h"
@@ -60,17 +61,11 @@ enum rperf_recording {
 };
 
 /* Counters of the current report interval (see report stats). */
+/* The report's CONTENTION stats (RPERF_REPORT_STATS, report_format.h). */
+#define RPERF_CONTENTION_STAT_FIELD(name) uint64_t name;
+#define RPERF_CONTENTION_STAT_X(name, counter) RPERF_STAT_IF(CONTENTION, counter, RPERF_CONTENTION_STAT_FIELD, name)
 typedef struct rperf_contention_stats {
-    uint64_t hook_events;
-    uint64_t hook_time_ns;
-    uint64_t dropped_intervals;
-    uint64_t dropped_edges;
-    uint64_t dropped_threads;
-    uint64_t coalesced_intervals;
-    uint64_t edge_lock_contended;
-    int64_t paused_ns;
-    uint64_t dropped_causes;        /* blocked events charged to unknown: a fixed table was full */
-    uint64_t dropped_blocked_edges; /* releases a waiter's full release list could not take */
+    RPERF_REPORT_STATS(RPERF_CONTENTION_STAT_X)
 } rperf_contention_stats_t;
 
 /* ---- lifecycle (Ruby context, main Ractor, GVL) ---- */

@@ -586,6 +586,13 @@ build_label_totals(build_ctx_t *ctx)
     return ary;
 }
 
+/* Each stat from its counter in build_stats (`ss`, `cs`); REGISTRY's is the
+ * label-set registry's, which lib/ writes over the 0. */
+#define STAT_FROM_SAMPLER(name) ss.name
+#define STAT_FROM_CONTENTION(name) cs.name
+#define STAT_FROM_REGISTRY(name) 0
+#define SET_STAT(name, counter) aset(h, #name, ULL2NUM(STAT_FROM_##counter(name)));
+
 static VALUE
 build_stats(const rperf_report_params_t *params)
 {
@@ -598,24 +605,7 @@ build_stats(const rperf_report_params_t *params)
      * of an earlier one. */
     if (params->mode != RPERF_PROFILE_COUNTERS)
         rperf_sampler_get_stats(&ss);
-    aset(h, "trigger_count", ULL2NUM(ss.trigger_count));
-    aset(h, "sampling_count", ULL2NUM(ss.sampling_count));
-    aset(h, "sampling_time_ns", ULL2NUM(ss.sampling_time_ns));
-    aset(h, "hook_events", ULL2NUM(cs.hook_events));
-    aset(h, "hook_time_ns", ULL2NUM(cs.hook_time_ns));
-    aset(h, "dropped_samples", ULL2NUM(ss.dropped_samples));
-    aset(h, "dropped_aggregation", ULL2NUM(ss.dropped_aggregation));
-    aset(h, "dropped_intervals", ULL2NUM(cs.dropped_intervals));
-    aset(h, "dropped_edges", ULL2NUM(cs.dropped_edges));
-    aset(h, "dropped_threads", ULL2NUM(cs.dropped_threads));
-    aset(h, "dropped_label_sets", INT2FIX(0));
-    aset(h, "coalesced_intervals", ULL2NUM(cs.coalesced_intervals));
-    aset(h, "edge_lock_contended", ULL2NUM(cs.edge_lock_contended));
-    aset(h, "paused_ns", i64(cs.paused_ns));
-    aset(h, "dropped_causes", ULL2NUM(cs.dropped_causes));
-    aset(h, "dropped_blocked_edges", ULL2NUM(cs.dropped_blocked_edges));
-    aset(h, "release_stacks", ULL2NUM(ss.release_stacks));
-    aset(h, "dropped_release_stacks", ULL2NUM(ss.dropped_release_stacks));
+    RPERF_REPORT_STATS(SET_STAT)
     return h;
 }
 

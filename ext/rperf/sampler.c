@@ -1090,16 +1090,12 @@ rperf_sampler_fill_report(VALUE report)
         stats_hash = rb_hash_new();
         rb_hash_aset(report, key, stats_hash);
     }
-    set_stat(stats_hash, "trigger_count", stats.trigger_count);
-    set_stat(stats_hash, "sampling_count", stats.sampling_count);
-    set_stat(stats_hash, "sampling_time_ns", stats.sampling_time_ns);
-    set_stat(stats_hash, "dropped_samples", stats.dropped_samples);
-    set_stat(stats_hash, "dropped_aggregation", stats.dropped_aggregation);
-    set_stat(stats_hash, "synthetic_samples", stats.synthetic_samples);
-    set_stat(stats_hash, "synthetic_time_ns", stats.synthetic_time_ns);
-    set_stat(stats_hash, "ractor_signals", stats.ractor_signals);
-    set_stat(stats_hash, "ractor_samples", stats.ractor_samples);
-    set_stat(stats_hash, "buffer_contention", stats.buffer_contention);
+    /* Read after the drain: the samples it took are counted. */
+#define SET_SAMPLER_STAT(name) set_stat(stats_hash, #name, stats.name);
+#define SET_STAT(name, counter) RPERF_STAT_IF(SAMPLER, counter, SET_SAMPLER_STAT, name)
+    RPERF_REPORT_STATS(SET_STAT)
+#undef SET_STAT
+#undef SET_SAMPLER_STAT
 }
 
 void

@@ -77,19 +77,11 @@ typedef struct rperf_sampler_opts {
     int max_threads; /* slot pool capacity (seq range); 0 = RPERF_MAX_THREADS_DEFAULT */
 } rperf_sampler_opts_t;
 
+/* The report's SAMPLER stats (RPERF_REPORT_STATS, report_format.h). */
+#define RPERF_SAMPLER_STAT_FIELD(name) uint64_t name;
+#define RPERF_SAMPLER_STAT_X(name, counter) RPERF_STAT_IF(SAMPLER, counter, RPERF_SAMPLER_STAT_FIELD, name)
 typedef struct rperf_sampler_stats {
-    uint64_t trigger_count;    /* timer ticks */
-    uint64_t sampling_count;   /* stacks captured by the job and by hooks */
-    uint64_t sampling_time_ns; /* time in the job plus hook stack captures */
-    uint64_t dropped_samples;
-    uint64_t dropped_aggregation;
-    uint64_t synthetic_samples;      /* of sampling_count: captured by hooks */
-    uint64_t synthetic_time_ns;      /* of sampling_time_ns: spent in hooks */
-    uint64_t ractor_signals;         /* ticks sent to non-main Ractors' GVL holders */
-    uint64_t ractor_samples;         /* samples the job took on a signalled thread */
-    uint64_t buffer_contention;      /* buffer writes that found the spinlock taken */
-    uint64_t release_stacks;         /* releasers' stacks captured (not samples: no weight in "samples") */
-    uint64_t dropped_release_stacks; /* releases that keep no stack: full buffer or table, a cut */
+    RPERF_REPORT_STATS(RPERF_SAMPLER_STAT_X)
 } rperf_sampler_stats_t;
 
 struct rperf_thread_slot;   /* thread_slot.h */
