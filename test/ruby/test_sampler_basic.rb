@@ -158,15 +158,18 @@ class TestSamplerBasic < Test::Unit::TestCase
 
   def test_blame_weights_holder_samples_by_waiters
     Rperf.start(frequency: 1000, mode: :wall)
-    Array.new(3) { Thread.new { burn(0.15) } }.each(&:join)
+    workers = Array.new(3) { Thread.new { burn(0.15) } }
+    # Threads other tests left alive (log writers, servers) may wait too.
+    others = Thread.list.size - 1
+    workers.each(&:join)
     report = report_of(Rperf.stop)
     blame = report.fetch("blame")
     assert_operator blame.size, :>, 0, "holders that made others wait are blamed"
     samples = report["samples"].to_h { |sid, w, seq, l| [[sid, seq, l], w] }
     blame.each do |sid, seq, label_set, blame_ns|
       weight_ns = samples.fetch([sid, seq, label_set])
-      # At most the 3 other threads of this run (2 workers + main) waited.
-      assert_operator blame_ns, :<=, weight_ns * 3
+      # At most the other threads alive (2 workers, main and leftovers) waited.
+      assert_operator blame_ns, :<=, weight_ns * others
     end
   end
 
