@@ -13,11 +13,7 @@
 # label registry is module state); threads of other Ractors are measured
 # all the same.
 require_relative "rperf/version"
-begin
-  require "rperf/rperf_ext"
-rescue LoadError
-  require "rperf_ext"
-end
+require_relative "rperf/ext"
 require_relative "rperf/sampler_options"
 require_relative "rperf/utf8"
 require_relative "rperf/report"
@@ -238,18 +234,18 @@ module Rperf
 
     # label(**set) { } whose two switches also read the thread's counters
     # (thread_counters Arrays; nil when not profiling) at their own clock reading:
-    # the block gets the first, `ending` is called with the second, also when
-    # the block raises. Between the two is exactly the time the label totals
+    # the block gets the first, log.end_unit_counters(unit, second) is called,
+    # also when the block raises (no closure to allocate per unit). Between the two is exactly the time the label totals
     # charge to `set` on this thread, whatever the scheduler does around the
     # calls. For Rperf::ContentionLog, whose lines must sum to its interval
     # lines.
-    def label_with_counters(set, ending)
+    def label_with_counters(set, log, unit)
       previous_id = _c_get_label
       id = previous_id.zero? && set.frozen? ? fast_label_id(set) : label_set_id(labels.merge(normalize_labels(set)).compact)
       begin
         yield _c_switch_label(id, [])
       ensure
-        ending.call(_c_switch_label(previous_id, []))
+        log.__send__(:end_unit_counters, unit, _c_switch_label(previous_id, []))
       end
     end
 

@@ -30,6 +30,7 @@
 #include "gc_hooks.h"
 #include "gvl_hooks.h"
 #include "interval_list.h"
+#include "log_numbers.h"
 #include "native_tid.h"
 #include "ractor_registry.h"
 #include "report_builder.h"
@@ -850,6 +851,23 @@ rb_rperf_metrics_render(VALUE self, VALUE dir, VALUE flags)
 /* ------------------------------------------------------------------ */
 /* fork and Init                                                       */
 
+/* The sampler's handlers pair up: prepare locks, parent or child unlocks
+ * (the child by a fresh mutex). sampler_running cannot change in between:
+ * the forking thread holds the GVL. */
+static void
+before_fork(void)
+{
+    if (prof.sampler_running)
+        rperf_sampler_before_fork();
+}
+
+static void
+after_fork_parent(void)
+{
+    if (prof.sampler_running)
+        rperf_sampler_after_fork_parent();
+}
+
 static void
 after_fork_child(void)
 {
@@ -939,11 +957,12 @@ Init_rperf_ext(void)
     rb_define_const(mRperf, "PROCESS_COUNTER_FIELDS", process_counter_fields());
     rb_define_const(mRperf, "METRICS_FORMAT", metrics_format());
     rb_define_module_function(mRperf, "_c_metrics_render", rb_rperf_metrics_render, 2);
+    rperf_log_numbers_define(mRperf);
     const char *priv[] = {
-        "_c_start",         "_c_stop",         "_c_snapshot",         "_c_running?",        "_c_set_label",
-        "_c_get_label",     "_c_profile_inc",  "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
-        "_c_switch_label",  "_c_parse_report", "_c_parsed_intervals", "_c_render",          "_c_process_counters",
-        "_c_metrics_render"};
+        "_c_start",          "_c_stop",          "_c_snapshot",         "_c_running?",        "_c_set_label",
+        "_c_get_label",      "_c_profile_inc",   "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
+        "_c_switch_label",   "_c_parse_report",  "_c_parsed_intervals", "_c_render",          "_c_process_counters",
+        "_c_metrics_render", "_c_append_numbers"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));
@@ -967,6 +986,6 @@ Init_rperf_ext(void)
     /* dmark only runs for non-NULL data. */
     profiler_anchor = TypedData_Wrap_Struct(rb_cObject, &anchor_type, &prof);
     rb_gc_register_mark_object(profiler_anchor);
-    pthread_atfork(NULL, NULL, after_fork_child);
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     rb_set_end_proc(stop_sampler_at_exit, Qnil);
 }

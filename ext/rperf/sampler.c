@@ -1099,6 +1099,18 @@ rperf_sampler_fill_report(VALUE report)
 }
 
 void
+rperf_sampler_before_fork(void)
+{
+    pthread_mutex_lock(&g.drain_mutex);
+}
+
+void
+rperf_sampler_after_fork_parent(void)
+{
+    pthread_mutex_unlock(&g.drain_mutex);
+}
+
+void
 rperf_sampler_after_fork_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;

@@ -193,6 +193,13 @@ void rperf_sampler_fill_report(VALUE report);
 /* Marks frame VALUEs held in buffers/tables. The sampler registers its own
  * GC root at its first start, so callers need not call this; it is safe to. */
 void rperf_sampler_mark(void);
+/* Fork prepare and parent (atfork handlers): the worker is held out of its
+ * drain, the one place it allocates, while the process forks. An allocator
+ * whose lock a thread held at fork stays locked in the child, and not every
+ * allocator (ASan's) guards its lock across fork; the child's own worker
+ * then blocks in its first drain. */
+void rperf_sampler_before_fork(void);
+void rperf_sampler_after_fork_parent(void);
 /* Fork child (atfork handler): forget timers/worker/mutexes inherited from
  * the parent; the sampler is stopped. Frees nothing: the child's next call
  * releases the memory with rperf_sampler_free (or start does). */

@@ -141,6 +141,14 @@ rperf_sampler_mark(void)
 {
 }
 void
+rperf_sampler_before_fork(void)
+{
+}
+void
+rperf_sampler_after_fork_parent(void)
+{
+}
+void
 rperf_sampler_after_fork_child(void)
 {
 }

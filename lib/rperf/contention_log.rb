@@ -18,6 +18,7 @@
 #   log = Rperf::ContentionLog.new(output: Logger.new($stdout))
 #   log.measure({ job: "Resize" }, kind: "job") { resize }
 #   Rperf.log_contention(task: "import") { import }   # uses ContentionLog.default
+require_relative "ext" # the line's numbers are formatted in C
 require_relative "log/format"
 require_relative "log/label_cap"
 require_relative "log/sink"
@@ -468,11 +469,15 @@ module Rperf
       return block.call(false) if labels.empty? || !Rperf.respond_to?(:label)
       return Rperf.label(**labels) { block.call(false) } if @counters || !Rperf.respond_to?(:label_with_counters, true)
 
-      ending = ->(after) { unit.end_counters(after || read_counters) }
-      Rperf.__send__(:label_with_counters, labels, ending) do |before|
+      Rperf.__send__(:label_with_counters, labels, self, unit) do |before|
         begin_unit(unit, before || read_counters)
         block.call(true)
       end
+    end
+
+    # The unit's end read from Rperf.label_with_counters (nil: read here).
+    def end_unit_counters(unit, after)
+      unit.end_counters(after || read_counters)
     end
 
     # The unit's counters start here; with before: its window before them.
@@ -593,14 +598,11 @@ module Rperf
     def append_window(out, window, m)
       keys = WINDOW_KEYS[@format][@units][window]
       if @units == :ns
-        out << keys[0] << m.wall_ns.to_s << keys[1] << m.running_ns.to_s << keys[2] << m.gvl_wait_ns.to_s
-        out << keys[3] << m.blocked_ns.to_s << keys[4] << m.gc_mark_ns.to_s << keys[5] << m.gc_sweep_ns.to_s
+        Rperf.__send__(:_c_append_numbers, out, false, keys, m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns,
+                       m.gc_mark_ns, m.gc_sweep_ns)
       else
-        append_ms(out << keys[0], m.wall_ns)
-        append_ms(out << keys[1], m.running_ns)
-        append_ms(out << keys[2], m.gvl_wait_ns)
-        append_ms(out << keys[3], m.blocked_ns)
-        append_ms(out << keys[4], m.gc_mark_ns + m.gc_sweep_ns)
+        Rperf.__send__(:_c_append_numbers, out, true, keys, m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns,
+                       m.gc_mark_ns + m.gc_sweep_ns)
       end
     end
 
@@ -645,39 +647,36 @@ module Rperf
       [format, keys.freeze]
     end.freeze
 
-    def append_numbers(out, m)
-      keys = NUMBER_KEYS[@format][@units]
-      cause_keys = CAUSE_NUMBER_KEYS[@format][@units]
-      sep = @format == :json ? "" : " "
-      if @units == :ns
-        out << sep << keys[0] << m.wall_ns.to_s << sep << keys[1] << m.running_ns.to_s
-        out << sep << keys[2] << m.gvl_wait_ns.to_s << sep << keys[3] << m.blocked_ns.to_s
-        m.cause_fields.each { |c, ns| out << sep << cause_keys[c] << ns.to_s }
-        out << sep << keys[4] << m.gc_mark_ns.to_s << sep << keys[5] << m.gc_sweep_ns.to_s
-      else
-        append_ms(out << sep << keys[0], m.wall_ns)
-        append_ms(out << sep << keys[1], m.running_ns)
-        append_ms(out << sep << keys[2], m.gvl_wait_ns)
-        append_ms(out << sep << keys[3], m.blocked_ns)
-        m.cause_fields.each { |c, ns| append_ms(out << sep << cause_keys[c], ns) }
-        append_ms(out << sep << keys[4], m.gc_mark_ns + m.gc_sweep_ns)
-      end
-      n = keys.size
-      out << sep << keys[n - 2] << Log::Format.format_float(m.gvl_wait_share.round(3))
-      out << sep << keys[n - 1] << (m.threads == 1 ? "1" : m.threads.to_s)
+    # The numbers in C (log_numbers.h): wall, running, GVL wait, blocked,
+    # blocked by cause, GC, then the share and the thread count.
+    # NUMBER_KEYS with the separator before each key, as _c_append_numbers
+    # takes them: the first four, each cause's (an Array of one), the rest.
+    line_keys = lambda do |pick|
+      NUMBER_KEYS.to_h do |format, by_units|
+        sep = format == :json ? "" : " "
+        [format, by_units.to_h { |units, keys| [units, pick.(keys.map { |k| "#{sep}#{k}".freeze }, units)] }.freeze]
+      end.freeze
     end
+    LINE_NUMBER_KEYS = line_keys.(->(keys, _) { keys.first(4).freeze })
+    LINE_TAIL_KEYS = line_keys.(->(keys, _) { keys.drop(4).freeze })
+    LINE_CAUSE_KEYS = CAUSE_NUMBER_KEYS.to_h do |format, by_units|
+      sep = format == :json ? "" : " "
+      [format, by_units.transform_values { |keys| keys.transform_values { |k| ["#{sep}#{k}".freeze].freeze }.freeze }.freeze]
+    end.freeze
 
-    # Nanoseconds as milliseconds with at most 3 decimals, in integer
-    # arithmetic (the same text as Format.format_float(ns / 1e6)).
-    def append_ms(out, ns)
-      return out << "0" if ns < 500
-
-      us = (ns + 500) / 1000
-      whole = us / 1000
-      frac = us % 1000
-      out << whole.to_s
-      out << "." << Log::Format::FRACTIONS[frac] unless frac.zero?
-      out
+    def append_numbers(out, m)
+      keys = LINE_NUMBER_KEYS[@format][@units]
+      ms = @units == :ms
+      Rperf.__send__(:_c_append_numbers, out, ms, keys, m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns)
+      m.cause_fields.each { |c, ns| Rperf.__send__(:_c_append_numbers, out, ms, LINE_CAUSE_KEYS[@format][@units][c], ns) }
+      tail = LINE_TAIL_KEYS[@format][@units]
+      if ms
+        Rperf.__send__(:_c_append_numbers, out, true, tail, m.gc_mark_ns + m.gc_sweep_ns)
+      else
+        Rperf.__send__(:_c_append_numbers, out, false, tail, m.gc_mark_ns, m.gc_sweep_ns)
+      end
+      out << tail[-2] << Log::Format.format_float(m.gvl_wait_share.round(3))
+      out << tail[-1] << (m.threads == 1 ? "1" : m.threads.to_s)
     end
 
     def unit_fields(unit)

@@ -28,9 +28,27 @@ class TestCliRecord < Test::Unit::TestCase
   end
 
   def record(dir, program, *args)
-    Timeout.timeout(120) do
-      Open3.capture3(clean_env, CLI, "record", "-o", File.join(dir, "r.json"), *args, "--", RbConfig.ruby, "-e",
-                     program, chdir: dir)
+    capture(clean_env, CLI, "record", "-o", File.join(dir, "r.json"), *args, "--", RbConfig.ruby, "-e", program,
+            chdir: dir)
+  end
+
+  # Open3.capture3 (capture2e with merge: true) in a process group that is
+  # killed when it outlives `timeout`: a hung program fails its test, not
+  # the whole suite's time bound (Timeout around capture3 waits for it).
+  def capture(*cmd, timeout: 120, merge: false, **opts)
+    open = merge ? Open3.method(:popen2e) : Open3.method(:popen3)
+    open.call(*cmd, pgroup: true, **opts) do |stdin, *pipes, waiter|
+      stdin.close
+      readers = pipes.map { |io| Thread.new { io.read } }
+      unless waiter.join(timeout)
+        begin
+          Process.kill(:KILL, -waiter.pid)
+        rescue SystemCallError
+          nil
+        end
+        flunk("#{cmd.grep(String).first(3).join(' ')} ... did not end within #{timeout} s")
+      end
+      [*readers.map(&:value), waiter.value]
     end
   end
 
@@ -76,9 +94,8 @@ class TestCliRecord < Test::Unit::TestCase
     Dir.mktmpdir do |dir|
       name = "\u00e9" * 123 + ".json.gz"
       assert_equal 254, name.bytesize
-      out, err, status = Timeout.timeout(120) do
-        Open3.capture3(clean_env, CLI, "record", "-o", name, "--", RbConfig.ruby, "-e", "#{WORK}\nwork", chdir: dir)
-      end
+      out, err, status = capture(clean_env, CLI, "record", "-o", name, "--", RbConfig.ruby, "-e", "#{WORK}\nwork",
+                                 chdir: dir)
       assert_true(status.success?, err)
       assert_match(/^Threads/, out)
       require "zlib"
@@ -92,10 +109,8 @@ class TestCliRecord < Test::Unit::TestCase
   # then record's notices, in the order things happened.
   def test_one_log_reads_in_order
     Dir.mktmpdir do |dir|
-      log, status = Timeout.timeout(120) do
-        Open3.capture2e(clean_env, CLI, "record", "-o", "r.json", "--html", "r.html", "--", RbConfig.ruby, "-e",
-                        "#{WORK}\nwork\nputs 'program done'", chdir: dir)
-      end
+      log, status = capture(clean_env, CLI, "record", "-o", "r.json", "--html", "r.html", "--", RbConfig.ruby, "-e",
+                            "#{WORK}\nwork\nputs 'program done'", chdir: dir, merge: true)
       assert_true(status.success?, log)
       lines = log.lines.map(&:chomp)
       assert_equal ["rperf-gvl: report written to r.json", "rperf-gvl: page written to r.html"], lines.last(2), log
@@ -118,9 +133,8 @@ class TestCliRecord < Test::Unit::TestCase
         filler = File.join(disk, "filler")
         program = "#{WORK}\nwork\nbegin\nFile.open(#{filler.dump}, 'wb') { |f| loop { f.write('x' * 65_536) } }\n" \
                   "rescue Errno::ENOSPC\nend"
-        _out, err, status = Timeout.timeout(120) do
-          Open3.capture3(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", program, chdir: dir)
-        end
+        _out, err, status = capture(clean_env, CLI, "record", "-o", output, "--", RbConfig.ruby, "-e", program,
+                                    chdir: dir)
         assert_equal(74, status.exitstatus, err)
         assert_match(/^rperf-gvl: #{Regexp.escape(output)}: cannot write the report: No space left on device/, err)
         assert_not_match(/wrote no report/, err)
@@ -156,9 +170,8 @@ class TestCliRecord < Test::Unit::TestCase
       File.open(fifo, File::RDWR) do |io| # never EOF: everything written is read
         data = +""
         reader = Thread.new { loop { data << io.readpartial(65_536) } }
-        _out, err, status = Timeout.timeout(120) do
-          Open3.capture3(clean_env, CLI, "record", "-o", fifo, "--", RbConfig.ruby, "-e", "#{WORK}\nwork", chdir: dir)
-        end
+        _out, err, status = capture(clean_env, CLI, "record", "-o", fifo, "--", RbConfig.ruby, "-e", "#{WORK}\nwork",
+                                    chdir: dir)
         assert_true(status.success?, err)
         Timeout.timeout(30) { sleep 0.05 until data.end_with?("}\n") || data.end_with?("}") }
         sleep 0.2 # a second copy, if any, would follow at once
@@ -172,9 +185,8 @@ class TestCliRecord < Test::Unit::TestCase
   # A program that is not Ruby writes no report: a note, and its own status.
   def test_not_a_ruby_program
     Dir.mktmpdir do |dir|
-      _out, err, status = Timeout.timeout(60) do
-        Open3.capture3(clean_env, CLI, "record", "-o", "r.json", "--", "sh", "-c", "exit 0", chdir: dir)
-      end
+      _out, err, status = capture(clean_env, CLI, "record", "-o", "r.json", "--", "sh", "-c", "exit 0", chdir: dir,
+                                  timeout: 60)
       assert_equal(0, status.exitstatus, err)
       assert_match(/the program wrote no report \(it did not load the profiler: not a Ruby program\?\)/, err)
       assert_empty(Dir.children(dir))

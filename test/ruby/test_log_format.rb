@@ -74,6 +74,25 @@ class TestLogFormat < Test::Unit::TestCase
     assert_equal(1.25, obj["wall_ms"])
   end
 
+  # The line's numbers come from C: milliseconds read as Format.format_float
+  # of ns / 1e6 would, integers as Integer#to_s; bad arguments append nothing.
+  def test_numbers_in_c_read_as_the_ruby_formats
+    append = ->(*args) { Rperf.__send__(:_c_append_numbers, *args) }
+    values = [0, 1, 499, 500, 501, 999_499, 999_500, 1_000_000, 1_000_500, 1_234_567, 10_050_000, 999_999_999,
+              (1 << 62) + 12_345, 2**63 - 1] + Array.new(2000) { rand(10**rand(1..15)) }
+    values.each do |ns|
+      assert_equal " x=#{F.format_float(ns / 1e6)}", append.(+"", true, [" x="], ns), ns.to_s if ns < 1 << 52
+      assert_equal ",\"y\":#{ns}", append.(+"", false, [",\"y\":"], ns), ns.to_s
+    end
+    assert_equal " a=1.5 b=0 c=2", append.(+"", true, [" a=", " b=", " c="], 1_500_000, -7, 2_000_000)
+    out = +"line"
+    [[out, true, [" a="], "1"], [out, true, [" a="], 1.5], [out, true, [" a="], 1, 2], [out, true, [:a], 1],
+     [out, true, " a=", 1], [nil, true, [" a="], 1], [out, true]].each do |args|
+      assert_raise(TypeError, ArgumentError, args.inspect) { append.(*args) }
+    end
+    assert_equal "line", out
+  end
+
   def test_format_names_are_validated
     assert_equal(:json, F.validate("json"))
     assert_equal(:json, F.validate(:json_lines))

@@ -65,6 +65,7 @@ module Rperf
       end
 
       NO_CAUSES = {}.freeze
+      NO_CAUSE_FIELDS = [].freeze
 
       # Once per unit, so written out: the states are contiguous in the
       # Array (layout), and causes are looked at only when it blocked.
@@ -178,7 +179,7 @@ module Rperf
       # [[cause, ns], ...] of the nonzero causes, in CAUSES order.
       def cause_fields
         causes = blocked_by_cause
-        return [] unless causes
+        return NO_CAUSE_FIELDS if causes.nil? || causes.empty?
 
         CAUSES.filter_map { |c| (ns = causes[c]) && ns.positive? ? [c, ns] : nil }
       end
