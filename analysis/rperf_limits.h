@@ -41,7 +41,9 @@
 #define RPERF_MAX_EDGES_MAX (1LL << 24)
 #define RPERF_MAX_EDGES_DEFAULT 65536
 
-/* Distinct label sets beyond this many are counted, not registered. */
+/* Distinct label sets beyond this many are counted, not registered. The
+ * contention log's max_label_sets (ContentionLog, 1,000) is another cap: it
+ * folds a log's label sets into "other" before they reach this registry. */
 #define RPERF_MAX_LABEL_SETS_MIN 1
 #define RPERF_MAX_LABEL_SETS_MAX 100000
 #define RPERF_MAX_LABEL_SETS_DEFAULT 100000
