@@ -224,11 +224,12 @@ record_target_close(record_target_t *t)
  * the report without needing the disk. record keeps one end; the program
  * inherits the other through RPERF_GVL_STATUS_FD ("FD:INODE": autorecord
  * uses the fd only when it is that socket). Messages, one a packet:
- * "started PID" when autorecord loads (or a forked child's profile
- * restarts); at exit "written PID" (record puts the report in place and
- * answers "ok"; no answer means record is gone), "failed PID REASON" or
+ * "started PID" when autorecord loads, "forked PID" when a forked child's
+ * profile restarts; at exit "written PID" (record puts the report in place
+ * and answers "ok"; no answer means record is gone), "failed PID REASON" or
  * "none PID"; a forked child "child PID PATH" (record moves PATH beside the
- * output, with the pid in its name, and answers "ok"). */
+ * output, with the pid in its name, and answers "ok"). A forked child gone
+ * without a word (killed) is named as lost. */
 #define MAX_PENDING 64
 
 typedef struct record_child {
@@ -238,13 +239,16 @@ typedef struct record_child {
 } record_child_t;
 
 typedef struct record_channel {
-    int fd;                     /* record's end; -1 once closed */
-    int child_fd;               /* the program's end, open in record until the fork */
-    bool started;               /* a Ruby process loaded autorecord */
-    bool failed;                /* the last report could not be written */
-    char reason[256];           /* why */
-    pid_t pending[MAX_PENDING]; /* Ruby processes started and not yet done */
+    int fd;                           /* record's end; -1 once closed */
+    int child_fd;                     /* the program's end, open in record until the fork */
+    bool started;                     /* a Ruby process loaded autorecord */
+    bool failed;                      /* the last report could not be written */
+    char reason[256];                 /* why */
+    pid_t pending[MAX_PENDING];       /* Ruby processes started and not yet done */
+    bool pending_forked[MAX_PENDING]; /* beside pending: a forked child, not the program */
     size_t n_pending;
+    pid_t lost[MAX_PENDING]; /* forked children gone without a report, in the order seen */
+    size_t n_lost;
     record_child_t children[MAX_PENDING]; /* forked children's reports, in the order they came */
     size_t n_children;
 } record_channel_t;
@@ -286,9 +290,21 @@ pending_remove(record_channel_t *ch, pid_t pid)
 {
     for (size_t i = 0; i < ch->n_pending; i++)
         if (ch->pending[i] == pid) {
-            ch->pending[i] = ch->pending[--ch->n_pending];
+            ch->n_pending--;
+            ch->pending[i] = ch->pending[ch->n_pending];
+            ch->pending_forked[i] = ch->pending_forked[ch->n_pending];
             return;
         }
+}
+
+/* A pending process gone without a word: a forked child is named as lost
+ * (the program's own report has its own message). */
+static void
+pending_lose(record_channel_t *ch, size_t i)
+{
+    if (ch->pending_forked[i] && ch->n_lost < MAX_PENDING)
+        ch->lost[ch->n_lost++] = ch->pending[i];
+    pending_remove(ch, ch->pending[i]);
 }
 
 /* A process that no longer runs: gone, or a zombie nobody has reaped yet. */
@@ -315,7 +331,7 @@ record_channel_prune(record_channel_t *ch)
 {
     for (size_t i = ch->n_pending; i-- > 0;)
         if (process_gone(ch->pending[i]))
-            pending_remove(ch, ch->pending[i]);
+            pending_lose(ch, i);
 }
 
 /* ---- signals and the terminal ---------------------------------------------------------- */
@@ -703,10 +719,13 @@ record_channel_message(record_run_t *run, const char *msg)
     int pid = 0, used = 0;
     if (sscanf(msg, "%15s %d%n", word, &pid, &used) < 2)
         return;
-    if (strcmp(word, "started") == 0) {
+    bool forked = strcmp(word, "forked") == 0;
+    if (forked || strcmp(word, "started") == 0) {
         ch->started = true;
-        if (ch->n_pending < MAX_PENDING)
+        if (ch->n_pending < MAX_PENDING) {
+            ch->pending_forked[ch->n_pending] = forked;
             ch->pending[ch->n_pending++] = pid;
+        }
         return;
     }
     pending_remove(ch, pid);
@@ -738,9 +757,11 @@ record_channel_read(record_run_t *run)
             msg[n] = '\0';
             record_channel_message(run, msg);
         } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            /* Every process that held the other end is gone. */
             close(ch->fd);
             ch->fd = -1;
-            ch->n_pending = 0;
+            while (ch->n_pending > 0)
+                pending_lose(ch, ch->n_pending - 1);
         } else {
             break;
         }
@@ -810,6 +831,8 @@ record_show_children(const record_run_t *run)
             r->n_threads, rga_format_duration(run_ns, a, sizeof(a)), rga_format_duration(wait_ns, b, sizeof(b)));
         rga_report_free(r);
     }
+    for (size_t i = 0; i < ch->n_lost; i++)
+        say("forked process %d ended without writing its report (killed, or it ended with exit!)", (int)ch->lost[i]);
 }
 
 /* The summary on stdout, then the page; returns the page's exit code. */
@@ -864,6 +887,7 @@ record_no_report(record_run_t *run, int status, int child_exit)
             "written (exit status %d)",
             output, child_exit);
     }
+    record_show_children(run);
     rga_report_free(run->report); /* a report taken before a later one failed */
     run->report = NULL;
     record_discard_outputs(run);

@@ -57,6 +57,22 @@ module Rperf
       end
     end
 
+    # A forked child that runs another program (fork { exec ... }) writes
+    # no report: it says so first, so record neither waits for that program
+    # nor names the child as killed. An exec that fails changes nothing.
+    module ExecNotice
+      def exec(*args, **opts)
+        Autorecord.before_exec
+        super
+      end
+    end
+
+    # Kernel#exec is private, as every Kernel function is.
+    module PrivateExecNotice
+      include ExecNotice
+      private :exec
+    end
+
     @session = nil
     @report = nil
     @channel = nil
@@ -135,13 +151,19 @@ module Rperf
       @pid = Process.pid
       Rperf.singleton_class.prepend(YieldToProgram)
       Rperf::Fork.after_child do
-        tell("started #{Process.pid}")
+        tell("forked #{Process.pid}")
         ProcessEnd.register { finish_child(output) }
       end
+      [Process.singleton_class, Kernel.singleton_class].each { |m| m.prepend(ExecNotice) }
+      Kernel.prepend(PrivateExecNotice)
       guard_signals
       ProcessEnd.register { finish(output) }
     rescue Rperf::Error, ArgumentError => e
       abort "rperf-gvl: cannot start the profiler: #{e.message}"
+    end
+
+    def before_exec
+      tell("none #{Process.pid}") if @pid && Process.pid != @pid
     end
 
     # The first of QUIET_SIGNALS ends the program as Ruby's own handler

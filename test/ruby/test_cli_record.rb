@@ -88,6 +88,28 @@ class TestCliRecord < Test::Unit::TestCase
     end
   end
 
+  # A forked child killed before its end writes no report: record names it
+  # (a server kills a worker that outlives its shutdown timeout), and not
+  # the child that ended and wrote one, nor those that ran another program.
+  def test_record_names_a_forked_child_that_was_killed
+    Dir.mktmpdir do |dir|
+      program = "#{WORK}\nr, w = IO.pipe\n" \
+                "killed = fork { r.close; work; w.close; sleep }\nw.close; r.read; " \
+                "Process.kill(:KILL, killed); Process.wait(killed)\n" \
+                "ended = fork { work }; Process.wait(ended)\n" \
+                "execs = [fork { exec('true') }, fork { Process.exec('true') }, fork { Kernel.exec('true') }]\n" \
+                "execs.each { |p| Process.wait(p) }; puts [killed, ended, *execs].join(' ')"
+      out, err, status = record(dir, program)
+      assert_true(status.success?, err)
+      killed, ended, *execs = out.lines.first.split.map { |p| Integer(p) }
+      assert_match(/forked process #{killed} ended without writing its report \(killed/, err)
+      assert_equal 1, err.scan("ended without").size, "a child that ran another program is not lost: #{err}"
+      assert_equal 3, execs.size
+      assert_match(/report of forked process #{ended} written to/, err)
+      assert_equal(["r.json", "r.#{ended}.json"].sort, Dir.children(dir).sort)
+    end
+  end
+
   # A name of up to 255 bytes is valid: the temporary files the report goes
   # through are cut to fit, keeping ".gz" (the report is still gzip).
   def test_record_to_the_longest_name

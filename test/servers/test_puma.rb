@@ -120,34 +120,62 @@ class TestPuma < Test::Unit::TestCase
   end
 
   # `rperf-gvl record` of a cluster: the master's report and one per
-  # worker, where every request ran.
+  # worker, where every request ran. Ruby 3.3 and 3.4 sometimes wedge a
+  # Puma 5.6 worker in its shutdown (IO#close waits for a blocking call no
+  # thread makes; seen without the profiler too), and Puma kills it after
+  # worker_shutdown_timeout: a killed worker writes no report, and record
+  # must name it. The run is tried again until every worker ended on its
+  # own; each run's reports are checked.
   def test_record_of_a_cluster_reports_every_worker
     omit("no rperf-gvl binary next to the extension") unless CLI
+    checked = 0
+    4.times do |attempt|
+      reported, lost = record_cluster
+      checked += reported
+      break if lost.empty?
+
+      warn "puma cluster, attempt #{attempt + 1}: worker #{lost.join(', ')} killed in its shutdown; again"
+      @server = nil
+      Dir.children(@dir).each { |f| FileUtils.rm_rf(File.join(@dir, f)) }
+    end
+    assert_operator checked, :>, 0, "no worker ended on its own in four runs"
+  end
+
+  # One recorded cluster run: checks the workers' reports and that record
+  # names each worker killed before its end; their counts.
+  def record_cluster
     out = File.join(@dir, "r.json")
     start_puma(config: <<~RUBY, record: out)
       workers 2
       preload_app!
       threads 4, 4
+      worker_shutdown_timeout 5
       bind "tcp://127.0.0.1:PORT"
     RUBY
     wrk("/cpu", connections: 8, seconds: 2, threads: 2)
     @server.stop(timeout: 60)
+    log = File.read(File.join(@dir, "puma.log"))
+    booted = log.scan(/Worker \d+ \(PID: (\d+)\) booted/).flatten.map(&:to_i)
+    assert_equal 2, booted.size, log[-3000..]
     workers = Dir[File.join(@dir, "r.*.json")]
-    assert_equal 2, workers.size, File.read(File.join(@dir, "puma.log"))[-3000..]
+    reported = workers.map { |w| Integer(File.basename(w)[/\Ar\.(\d+)\.json\z/, 1]) }
+    lost = log.scan(/forked process (\d+) ended without writing its report/).flatten.map(&:to_i)
+    assert_equal booted.sort, (reported + lost).sort, "each worker reported or named as lost: #{log[-3000..]}"
+
     served = lines.group_by { |l| l["pid"] }
     workers.each do |path|
       report = JSON.parse(File.read(path))
       pid = report["meta"]["pid"]
       assert_equal "r.#{pid}.json", File.basename(path)
+      assert_match(/report of forked process #{pid} written to/, log)
       pool = report["threads"].select { |t| t["name"].to_s.match?(/\btp \d+\z/) }
       assert_equal 4, pool.size, "the worker's pool threads"
       running = pool.sum { |t| t["running_ns"] }
       in_lines = served.fetch(pid).sum { |l| l["running_ns"] }
       assert_operator running, :>=, in_lines, "the worker's report holds the running time of its requests"
     end
-    master = JSON.parse(File.read(out))
-    refute_includes workers.map { |w| JSON.parse(File.read(w))["meta"]["pid"] }, master["meta"]["pid"]
-    assert_match(/report of forked process \d+ written to/, File.read(File.join(@dir, "puma.log")))
+    refute_includes reported, JSON.parse(File.read(out))["meta"]["pid"]
+    [reported.size, lost]
   end
 
   def test_cluster_workers_log_complete_lines_with_their_pids
