@@ -6,7 +6,7 @@
  * Ractor, Process).
  *
  * It does NOT see frames (only their labels) and does NOT decide when a
- * thread is blocked (contention.c does).
+ * thread is blocked (contention_events.c does).
  */
 #include "cause_rules.h"
 

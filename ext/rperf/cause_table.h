@@ -7,7 +7,7 @@
  * Why lazily: naming a frame (rb_profile_frame_full_label) allocates, and a
  * GVL hook may not; a method's entry can also differ per call site (module
  * methods get one per including class), so entries are not known in
- * advance. It does NOT charge time (contention.c keeps per-thread time per
+ * advance. It does NOT charge time (contention_events.c keeps per-thread time per
  * id) and does NOT decide when a thread is blocked.
  *
  * Contract

@@ -1,28 +1,18 @@
 /*
- * contention.h — exact per-thread state accounting and the report-interval
- * bookkeeping around it.
+ * contention.h — a profile's exact accounting around the events: start,
+ * pause, resume and stop, label switches, the readers of a thread's
+ * totals, and the report-interval bookkeeping (cuts, baselines, counters).
+ * The events themselves are contention_events.h, the shared state
+ * contention_state.h; this header includes both.
  *
- * The GVL and GC hooks report events here; each event closes the state the
- * thread was in (the event itself proves which state that was: SUSPENDED
- * proves the thread held the GVL, READY that it did not, RESUMED that it was
- * waiting) and opens the next. Closing charges the elapsed time to the
- * slot's totals, emits a timeline interval and, for waits, the wait edges;
- * in counters mode (cfg.counters_only) it charges the totals alone.
  * This file does NOT install hooks (gvl_hooks.c, gc_hooks.c), does NOT
  * find out which Ractor is calling (ractor_registry.h: callers pass the
- * Ractor in), does NOT sample stacks (the events return the time the hooks
- * hand to the sampler) and does NOT build Ruby objects (report_builder.c).
+ * Ractor in), does NOT sample stacks and does NOT build Ruby objects
+ * (report_builder.c).
  *
  * Contract
- * - rperf_contention_start/begin_recording/stop/destroy, set_label and the
- *   readers: Ruby context with the GVL (start/stop/destroy on the main
- *   Ractor only); they may allocate.
- * - rperf_on_*: called from hooks; never allocate, never call Ruby, never
- *   block. on_ready/on_exited may run without any GVL and in parallel with
- *   hooks of other Ractors; they touch only the slot and atomics.
- *   on_suspended/on_resumed/on_gc_* run while the thread is its Ractor's
- *   GVL holder, which serialises the Ractor's ring and interval buffer
- *   (the ring's own lock admits a report builder of another Ractor).
+ * - Everything here: Ruby context with the GVL (start/stop/destroy on the
+ *   main Ractor only); it may allocate.
  * - A slot's `ractor` is set by the callers (hooks, registration job,
  *   the Ruby methods) before or while events arrive; an event of a thread
  *   whose Ractor is still unknown is charged to the thread alone (its
@@ -33,32 +23,13 @@
 
 #include <ruby.h>
 #include <stdint.h>
+#include "contention_events.h"
+#include "contention_state.h"
 #include "label_totals.h"
 #include "report_format.h" /* RPERF_REPORT_STATS */
 #include "ractor_table.h"
 #include "thread_slot.h"
 #include "wait_edges.h"
-
-enum rperf_gc_phase { RPERF_GC_PHASE_NONE = 0, RPERF_GC_PHASE_MARK = 1, RPERF_GC_PHASE_SWEEP = 2 };
-
-typedef struct rperf_contention_config {
-    int max_threads;
-    long max_intervals; /* per Ractor */
-    long max_edges;
-    int64_t min_interval_ns; /* shorter intervals fold into the thread's next one */
-    int timeline;            /* 0: record no intervals */
-    int wall_mode;           /* sampler mode: wall records [GVL blocked]/[GVL wait] */
-    int counters_only;       /* counters mode: slot totals only (no timeline, holder
-                                * rings, edges or waiters counts); timeline must be 0 */
-} rperf_contention_config_t;
-
-/* What the hooks record (rperf_contention_recording): nothing, everything,
- * or in counters mode only the slots' state totals (rperf_count_*). */
-enum rperf_recording {
-    RPERF_RECORDING_OFF = 0,
-    RPERF_RECORDING_FULL = 1,
-    RPERF_RECORDING_COUNTERS = 2,
-};
 
 /* Counters of the current report interval (see report stats). */
 /* The report's CONTENTION stats (RPERF_REPORT_STATS, report_format.h). */
@@ -79,10 +50,6 @@ int rperf_contention_start(const rperf_contention_config_t *cfg, int paused, con
 void rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor);
 /* After the hooks are removed: no hook can run any more. */
 void rperf_contention_destroy(void);
-int rperf_contention_active(void); /* a profile exists (running or paused) */
-/* enum rperf_recording: OFF while paused, stopping or inactive; one load,
- * so the hooks learn the mode from the same read that tells them to record. */
-int rperf_contention_recording(void);
 void rperf_contention_pause(int64_t now_ns);
 /* Before the hooks are removed at stop: nothing records from now on. */
 void rperf_contention_stop_recording(void);
@@ -91,73 +58,9 @@ void rperf_contention_stop_recording(void);
 void rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *caller_ractor, int64_t now_ns);
 /* Fork child: stop recording without touching locks or other threads. */
 void rperf_contention_after_fork_child(void);
-int rperf_contention_forked_child_pending(void);
 
-/* Clock reading clipped to the last resume: accounting never reaches back
- * into a paused period. */
-int64_t rperf_contention_now_clipped(void);
 /* Where accounting of a reading at `now` ends: the pause, while paused. */
 int64_t rperf_contention_accounting_end(int64_t now);
-int64_t rperf_contention_clip_ns(void);
-uint32_t rperf_contention_epoch(void);
-const rperf_contention_config_t *rperf_contention_config(void);
-
-/* ---- events (hooks) ---- */
-/* What a RESUMED ended off the GVL, for the sampler's [GVL blocked] and
- * [GVL wait] frames: both 0 unless the thread waited and the profile is in
- * wall mode. */
-typedef struct rperf_off_gvl {
-    int64_t blocked_ns; /* the blocked time READY charged */
-    int64_t wait_ns;    /* the wait that ends now */
-} rperf_off_gvl_t;
-
-/* The GC time an event closed (ns 0: none), for the sampler's GC frames. */
-typedef struct rperf_gc_span {
-    int state; /* RPERF_STATE_GC_MARK or RPERF_STATE_GC_SWEEP */
-    int64_t ns;
-} rperf_gc_span_t;
-
-/* What a READY released, for the sampler's release stack (the hook hands
- * it on): releaser_seq 0 = no stack wanted (no releaser, a wait that is not
- * releasable, or a full release list). When lost_at_cut is set the release
- * happened while a report was reading the threads, so no report can tell
- * whether it is in its release edges: it gets no stack (counted). */
-typedef struct rperf_release_event {
-    int releaser_seq;    /* the GVL holder running on this native thread */
-    int release_index;   /* the release's entry in the waiter's release list */
-    uint32_t generation; /* report cuts completed before the release */
-    int lost_at_cut;
-    int64_t ns; /* the blocked time it ended: the same figure as its edge */
-} rperf_release_event_t;
-
-/* Full recording (RPERF_RECORDING_FULL): totals, timeline, holder ring,
- * wait edges and the Ractor's waiters count. */
-rperf_release_event_t rperf_on_ready(rperf_thread_slot_t *slot, int64_t now);
-/* The slot's native_id is set here; its ractor must be set before the call
- * when it can be known (the hook looks it up). */
-rperf_off_gvl_t rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now);
-void rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now);
-/* Both modes: EXITED touches only the slot. */
-void rperf_on_exited(rperf_thread_slot_t *slot, int64_t now);
-/* Counters mode (RPERF_RECORDING_COUNTERS): the same state machine, only
- * the slot's seqlock'd totals and counts (no Ractor line is written). */
-void rperf_count_ready(rperf_thread_slot_t *slot, int64_t now);
-void rperf_count_resumed(rperf_thread_slot_t *slot, int64_t now);
-void rperf_count_suspended(rperf_thread_slot_t *slot, int64_t now);
-/* Paused: keep only the Ractor waiters counts right. */
-void rperf_on_resumed_paused(rperf_thread_slot_t *slot);
-void rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now);
-rperf_gc_span_t rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now);
-rperf_gc_span_t rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now);
-/* A blocked interval's `cause` byte: the cause when the method's cause is
- * already resolved, else RPERF_INTERVAL_CAUSE_PENDING | the thread's method
- * index (the report builder resolves it through the thread's slot). */
-#define RPERF_INTERVAL_CAUSE_PENDING 0x80
-uint8_t rperf_interval_cause_byte(uint32_t frame, int method);
-/* Hook bookkeeping: counts the event; times one in 1024 (returns 1 when
- * the caller must call rperf_hook_timed_end with its start time). */
-int rperf_hook_count_event(rperf_thread_slot_t *slot);
-void rperf_hook_timed_end(int64_t start_ns);
 
 /* ---- Ruby-side operations (the thread itself, GVL held) ---- */
 /* The slot's ractor should be set (the caller registers it): the closing

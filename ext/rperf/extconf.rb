@@ -34,7 +34,7 @@ have_header("ruby/thread.h") || abort("rperf-gvl: ruby/thread.h is required (Rub
 have_func("rb_internal_thread_specific_get", "ruby/thread.h") ||
   abort("rperf-gvl: Ruby >= 3.3 is required (rb_internal_thread_specific_get)")
 
-# Link-time optimisation: a GVL event runs through gvl_hooks.c, contention.c,
+# Link-time optimisation: a GVL event runs through gvl_hooks.c, contention_events.c,
 # thread_slot.c, wait_edges.c and sampler.c; compiled apart, each step is a
 # call the compiler cannot inline or specialise. After the checks above, so
 # they link as plain objects; only where the compiler and linker take it.

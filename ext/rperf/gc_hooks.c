@@ -1,5 +1,5 @@
 /*
- * gc_hooks.c — GC enter/exit and phase events → contention.c, and the GC
+ * gc_hooks.c — GC enter/exit and phase events → contention_events.c, and the GC
  * time it closes → the sampler's [GC marking]/[GC sweeping] frames.
  *
  * The phase (mark or sweep) comes from GC_START / GC_END_MARK /
@@ -12,7 +12,7 @@
  */
 #include "gc_hooks.h"
 #include "clock.h"
-#include "contention.h"
+#include "contention_events.h"
 #include "sampler.h"
 
 #include <ruby/debug.h>

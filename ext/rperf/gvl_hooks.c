@@ -1,17 +1,17 @@
 /*
  * gvl_hooks.c — the thread-event callback: finds (or claims) the thread's
  * slot and its Ractor, reads the clock once, hands the event to
- * contention.c and the off-GVL time it returns to the sampler. In counters
- * mode the event goes to contention.c's rperf_count_* alone: one clock
- * read, the slot's totals, no sampler.
+ * contention_events.c and the off-GVL time it returns to the sampler. In
+ * counters mode the event goes to rperf_count_* alone: one clock read, the
+ * slot's totals, no sampler.
  *
- * It does NOT interpret events (contention.c does) and does NOT walk
+ * It does NOT interpret events (contention_events.c does) and does NOT walk
  * stacks (the sampler does, when wall mode gives it [GVL blocked],
  * [GVL wait] or running time, and for the releaser of a wait READY ended).
  */
 #include "gvl_hooks.h"
 #include "clock.h"
-#include "contention.h"
+#include "contention_events.h"
 #include "ractor_registry.h"
 #include "sampler.h"
 

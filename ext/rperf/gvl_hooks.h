@@ -1,6 +1,6 @@
 /*
  * gvl_hooks.h — installs the internal thread-event hook (READY, RESUMED,
- * SUSPENDED, EXITED) that feeds contention.c.
+ * SUSPENDED, EXITED) that feeds contention_events.c.
  *
  * Contract
  * - install/remove: Ruby context, GVL held, never from a hook. remove

@@ -8,7 +8,7 @@
  * builder on the main Ractor. Pushing never allocates and never blocks: a
  * ring that holds its maximum number of records, or has no room for the
  * record's bytes, drops the record and counts it. This file does NOT
- * decide what an interval is (contention.c) nor sort or serialise them
+ * decide what an interval is (contention_events.c) nor sort or serialise them
  * (report_builder.c).
  *
  * Contract

@@ -9,7 +9,7 @@
  * storage is not used: setting it allocates, so a Ractor that ran and
  * ended before a job could set it stayed unknown. A job prepares the next
  * slots (allocating) outside hooks. This file does NOT own the table
- * (ractor_table.c) and does NOT charge time (contention.c).
+ * (ractor_table.c) and does NOT charge time (contention_events.c).
  *
  * Contract
  * - init: once, at Init (pre-registers the preparing job).

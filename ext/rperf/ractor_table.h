@@ -8,7 +8,7 @@
  * prepared ahead (ring and buffer allocated) outside hooks, so a hook can
  * take one for a Ractor it meets first without allocating. This file does
  * NOT know which Ractor is calling (ractor_registry.c does) and does NOT
- * charge time (contention.c).
+ * charge time (contention_events.c).
  *
  * Contract
  * - open/close: one caller at a time (the profiler's start/stop, main

@@ -6,7 +6,7 @@
  *
  * It does NOT own thread state, GVL/GC hooks, labels or contention accounting
  * (thread_slot.h, gvl_hooks.c, contention.h). The hook files (gvl_hooks.c,
- * gc_hooks.c) call into the sampler with the time contention.c returns, to
+ * gc_hooks.c) call into the sampler with the time contention_events.c returns, to
  * record synthetic [GVL blocked]/[GVL wait]/[GC marking]/[GC sweeping] frames;
  * nothing below the hooks calls the sampler.
  *

@@ -5,7 +5,7 @@
  * into the fresh slot, then a release store of `published`; readers on
  * other threads skip unpublished slots. Nothing here allocates after
  * rperf_slot_pool_create(), so the hooks may claim. This file does NOT
- * interpret states or charge time (contention.c).
+ * interpret states or charge time (contention_events.c).
  */
 #include "thread_slot.h"
 

@@ -165,42 +165,48 @@ rperf_edges_destroy(void)
 /* ------------------------------------------------------------------ */
 /* merging a batch                                                     */
 
-/* The edges of one batch, open addressing on the stack; spilled into the
- * table (or a list) when it fills. `last_wait` makes an edge's count the
- * number of waits that overlapped that holder, however many of the
- * holder's segments one wait spans. */
+/* The edges of one batch, open addressing on the stack; spilled when it
+ * fills. `last_wait` makes an edge's count the number of waits that
+ * overlapped that holder, however many of the holder's segments one wait
+ * spans. Where it spills is a function chosen at init: the hooks' batches
+ * spill into the table (no allocation), a report's into its list (which
+ * grows); so no hook path names the list's allocator. */
 #define BATCH_BUCKETS 64
 #define BATCH_LIMIT 48
-typedef struct batch {
+typedef struct batch batch_t;
+typedef void (*batch_spill_fn)(batch_t *b);
+struct batch {
     rperf_edge_t items[BATCH_BUCKETS];
     uint32_t hash[BATCH_BUCKETS];
     int last_wait[BATCH_BUCKETS];
     unsigned char used[BATCH_BUCKETS];
     int n;
-    rperf_edge_list_t *list; /* NULL: spill into the table */
-} batch_t;
+    batch_spill_fn spill;
+    rperf_edge_list_t *list; /* spill_to_list's */
+};
 
 static void
-batch_init(batch_t *b, rperf_edge_list_t *list)
+batch_init(batch_t *b, batch_spill_fn spill, rperf_edge_list_t *list)
 {
     memset(b->used, 0, sizeof(b->used));
     b->n = 0;
+    b->spill = spill;
     b->list = list;
 }
 
 static void
-batch_spill(batch_t *b)
+spill_to_list(batch_t *b)
 {
-    if (b->n == 0)
-        return;
-    if (b->list) {
-        for (int i = 0; i < BATCH_BUCKETS; i++) {
-            if (b->used[i])
-                rperf_edge_list_add(b->list, &b->items[i]);
-        }
-        batch_init(b, b->list);
-        return;
+    for (int i = 0; i < BATCH_BUCKETS; i++) {
+        if (b->used[i])
+            rperf_edge_list_add(b->list, &b->items[i]);
     }
+    batch_init(b, spill_to_list, b->list);
+}
+
+static void
+spill_to_table(batch_t *b)
+{
     int dropped = 0;
     spin_lock(&table.lock);
     for (int i = 0; i < BATCH_BUCKETS; i++) {
@@ -215,7 +221,14 @@ batch_spill(batch_t *b)
     spin_unlock(&table.lock);
     if (dropped)
         __atomic_fetch_add(&table.dropped, 1, __ATOMIC_RELAXED);
-    batch_init(b, NULL);
+    batch_init(b, spill_to_table, NULL);
+}
+
+static void
+batch_spill(batch_t *b)
+{
+    if (b->n > 0)
+        b->spill(b);
 }
 
 /* Adds `ns` of wait number `wait` to the edge `key` (wait_ns and count
@@ -321,7 +334,7 @@ flush_locked(rperf_holder_ring_t *ring, rperf_wait_take_fn take, void *arg)
     if (ring->npending == 0)
         return;
     batch_t batch;
-    batch_init(&batch, NULL);
+    batch_init(&batch, spill_to_table, NULL);
     int kept = 0;
     for (int i = 0; i < ring->npending; i++) {
         rperf_pending_wait_t *p = &ring->pending[i];
@@ -465,7 +478,7 @@ rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, i
                      int64_t from, int64_t to, rperf_edge_list_t *into)
 {
     batch_t batch;
-    batch_init(&batch, into);
+    batch_init(&batch, spill_to_list, into);
     if (ring)
         spin_lock(&ring->lock);
     attribute_locked(ring, ring ? ring->head : 0, epoch, ractor_id, waiter, waiter_label, from, to, 0, &batch);

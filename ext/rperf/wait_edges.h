@@ -11,7 +11,7 @@
  * wait that touches one record instead of the table's lock and entries,
  * which on a GVL hand-off live on the other CPU. Time older than the ring
  * is "unknown"; the parts always sum to the wait. This file does NOT know
- * about slots or states (contention.c decides when to push and defer).
+ * about slots or states (contention_events.c decides when to push and defer).
  *
  * Contract
  * - rperf_holder_ring_create/destroy: Ruby context; create returns NULL
@@ -98,7 +98,8 @@ void rperf_holder_ring_resume(rperf_holder_ring_t *ring, uint32_t epoch, int hol
  * it stays deferred (0; it may move p->from_ns later). */
 typedef int (*rperf_wait_take_fn)(rperf_pending_wait_t *p, void *arg);
 /* Splits the wait [from, to), still open, over `ring` (NULL: all unknown)
- * into `into`. Segments written in an older epoch are unknown. */
+ * into `into` (not NULL; it grows). Segments written in an older epoch are
+ * unknown. */
 void rperf_wait_attribute(rperf_holder_ring_t *ring, uint32_t epoch, int ractor_id, int waiter, int waiter_label,
                           int64_t from, int64_t to, rperf_edge_list_t *into);
 
