@@ -46,7 +46,7 @@ end
 without = ENV.fetch("RPERF_EXT_WITHOUT", "").split
 unknown = without - %w[sampler analysis]
 abort("rperf-gvl: RPERF_EXT_WITHOUT: unknown part(s) #{unknown.join(', ')} (sampler, analysis)") unless unknown.empty?
-sampler_srcs = %w[sampler.c timer.c sample_buffer.c frame_table.c agg_table.c release_stacks.c]
+sampler_srcs = %w[sampler.c sampler_hooks.c sampler_state.c timer.c sample_buffer.c frame_table.c agg_table.c release_stacks.c]
 
 srcs = Dir[File.join(ext_dir, "*.c")].map { |f| File.basename(f) }
 

@@ -64,18 +64,8 @@
 #include <ruby.h>
 #include <stdint.h>
 
-#include "report_format.h" /* enum rperf_synthetic_frame, enum rperf_profile_mode */
-
-enum rperf_sampler_mode { RPERF_MODE_CPU = RPERF_PROFILE_CPU, RPERF_MODE_WALL = RPERF_PROFILE_WALL };
-
-typedef struct rperf_sampler_opts {
-    int frequency;   /* Hz, RPERF_FREQUENCY_MIN..MAX (rperf_limits.h) */
-    int mode;        /* enum rperf_sampler_mode */
-    int aggregate;   /* 1: aggregate; 0: also keep raw samples */
-    int signal;      /* >0 RT signal number, 0 = condvar worker (no signals), -1 = default */
-    int deferred;    /* 1: start paused (profile refcount 0) */
-    int max_threads; /* slot pool capacity (seq range); 0 = RPERF_MAX_THREADS_DEFAULT */
-} rperf_sampler_opts_t;
+#include "report_format.h" /* enum rperf_synthetic_frame */
+#include "sampler_opts.h"
 
 /* The report's SAMPLER stats (RPERF_REPORT_STATS, report_format.h). */
 #define RPERF_SAMPLER_STAT_FIELD(name) uint64_t name;
@@ -131,7 +121,7 @@ void rperf_sampler_record_synthetic(struct rperf_thread_slot *slot, VALUE thread
  * [GVL blocked] and [GVL wait] time that ends now with the rules of
  * rperf_sampler_record_synthetic for each frame (per-frame accumulation and
  * threshold), and the thread's running time since its previous sample when
- * that reaches HOOK_RUNNING_INTERVALS (sampler.c) intervals: a regular sample (no synthetic frame) whose
+ * that reaches HOOK_RUNNING_INTERVALS (sampler_hooks.c) intervals: a regular sample (no synthetic frame) whose
  * stack is where the thread last gave up its GVL. Everything due at once
  * shares one stack walk (the thread has not run in between). It also marks
  * the thread as just resumed, so the worker's ticks leave a GVL that

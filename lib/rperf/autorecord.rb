@@ -61,7 +61,7 @@ module Rperf
     # no report: it says so first, so record neither waits for that program
     # nor names the child as killed. An exec that fails changes nothing.
     module ExecNotice
-      def exec(*args, **opts)
+      def exec(...)
         Autorecord.before_exec
         super
       end

@@ -37,12 +37,13 @@ abort("usage: check_hook_calls.rb EXT_SOURCE_DIR ANALYSIS_DIR") unless src_dir &
 # Also the callbacks the hooks reach through a pointer stored in data,
 # which the relocations of the calling code do not name: the edge table
 # calls its `lost` function when a hook's batch finds it full.
-ENTRIES = %w[thread_event gc_event signal_handler rperf_contention_edge_lost].freeze
+ENTRIES = %w[thread_event gc_event rperf_sampler_signal_handler rperf_contention_edge_lost].freeze
 
 # The files that hold only what the hooks run (and, for the two hook
 # files, the code that installs and removes them).
 HOOK_FILES = {
   "contention_events.c" => nil,
+  "sampler_hooks.c" => nil,
   "gvl_hooks.c" => /_(install|remove|after_fork_child)\z/,
   "gc_hooks.c" => /_(install|remove|after_fork_child)\z/
 }.freeze
