@@ -522,6 +522,19 @@ rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now)
 
 /* Both modes: GC work is on-CPU time of this thread, so the closed span
  * goes to the sampler's GC frames whatever the mode. */
+/* The GC phase `prior` ends now and `next` begins: its time is charged,
+ * its interval emitted, and it is returned for the sampler's GC frames. */
+static rperf_gc_span_t
+close_gc_span(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int prior, int64_t now, int next)
+{
+    int64_t since = rperf_slot_clipped_since(slot);
+    rperf_slot_write_begin(slot);
+    rperf_slot_charge(slot, prior, now, next);
+    rperf_slot_write_end(slot);
+    rperf_contention_emit_interval(slot, r, prior, now);
+    return (rperf_gc_span_t){prior, now - since};
+}
+
 rperf_gc_span_t
 rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now)
 {
@@ -533,14 +546,7 @@ rperf_on_gc_phase(rperf_thread_slot_t *slot, int phase, int64_t now)
     int next = gc_state_for(phase);
     if (prior == next || (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP))
         return span;
-    int64_t since = rperf_slot_clipped_since(slot);
-    rperf_slot_write_begin(slot);
-    rperf_slot_charge(slot, prior, now, next);
-    rperf_slot_write_end(slot);
-    rperf_contention_emit_interval(slot, r, prior, now);
-    span.state = prior;
-    span.ns = now - since;
-    return span;
+    return close_gc_span(slot, r, prior, now, next);
 }
 
 rperf_gc_span_t
@@ -554,14 +560,8 @@ rperf_on_gc_exit(rperf_thread_slot_t *slot, int64_t now)
     slot->gc_depth = 0;
     if (prior != RPERF_STATE_GC_MARK && prior != RPERF_STATE_GC_SWEEP)
         return span;
-    int64_t since = rperf_slot_clipped_since(slot);
-    rperf_slot_write_begin(slot);
-    rperf_slot_charge(slot, prior, now, RPERF_STATE_RUNNING);
-    rperf_slot_write_end(slot);
-    rperf_contention_emit_interval(slot, r, prior, now);
+    span = close_gc_span(slot, r, prior, now, RPERF_STATE_RUNNING);
     rperf_contention_push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
-    span.state = prior;
-    span.ns = now - since;
     return span;
 }
 

@@ -2,11 +2,12 @@
  * interval_list.c — Rperf::Contention::Intervals: the encoded timeline of
  * a report (sorted runs, interval_store.h and interval_sort.h), read from
  * Ruby one tuple at a time (size, at, each) or written as JSON, whole
- * (to_json) or streamed to an IO (write_json). Enumerable and the rest of the Array-like
- * surface are added in lib/rperf/contention.rb.
+ * (to_json) or streamed to an IO (write_json). Enumerable and the rest of
+ * the Array-like surface are added in lib/rperf/contention.rb. Where the
+ * text goes is interval_sink.c's.
  */
-#define _GNU_SOURCE 1 /* O_TMPFILE, copy_file_range, mkostemp */
 #include "interval_list.h"
+#include "interval_sink.h"
 #include "interval_prefetch.h"
 #include "interval_json.h"
 #include "interval_sort.h"
@@ -351,105 +352,6 @@ list_each(VALUE self)
     return self;
 }
 
-static void
-append_to_string(const char *chunk, size_t length, void *out)
-{
-    rb_str_cat(*(VALUE *)out, chunk, (long)length);
-}
-
-/* To an IO other than a File (a GzipWriter, a StringIO): one String
- * reused for every chunk, since their #write is done with it when it
- * returns, and a new String a chunk would leave the whole text behind as
- * garbage until the next GC. */
-typedef struct io_target {
-    VALUE io;
-    VALUE buffer;
-} io_target_t;
-
-static void
-write_to_io(const char *chunk, size_t length, void *target)
-{
-    io_target_t *t = target;
-    rb_str_resize(t->buffer, 0);
-    rb_str_cat(t->buffer, chunk, (long)length);
-    rb_funcall(t->io, rb_intern("write"), 1, t->buffer);
-}
-
-/* To a File: straight to its descriptor (after flushing what Ruby
- * buffered), without the GVL while the kernel writes. File#write would
- * pin a frozen copy of the chunk for each call. */
-typedef struct fd_write {
-    int fd;
-    const char *bytes;
-    size_t length;
-    ssize_t written;
-    int error;
-} fd_write_t;
-
-static void *
-write_without_gvl(void *arg)
-{
-    fd_write_t *w = arg;
-    w->written = write(w->fd, w->bytes, w->length);
-    w->error = w->written < 0 ? errno : 0;
-    return NULL;
-}
-
-static void
-write_to_fd(const char *chunk, size_t length, void *target)
-{
-    fd_write_t w = {.fd = *(int *)target, .bytes = chunk, .length = length};
-    while (w.length > 0) {
-        rb_thread_call_without_gvl(write_without_gvl, &w, RUBY_UBF_IO, NULL);
-        if (w.written < 0) {
-            if (w.error == EINTR || w.error == EAGAIN) {
-                rb_thread_check_ints();
-                continue;
-            }
-            rb_syserr_fail(w.error, "rperf: writing the timeline");
-        }
-        w.bytes += w.written;
-        w.length -= (size_t)w.written;
-    }
-}
-
-/* Where JSON text goes: a String (to_json), a File's descriptor or any
- * other IO (see write_to_fd and write_to_io). */
-typedef struct sink {
-    rperf_interval_json_emit_fn *emit;
-    void *arg;
-    int fd; /* -1 unless a descriptor */
-    io_target_t io;
-    VALUE string;
-} sink_t;
-
-static void
-sink_to_string(sink_t *s, size_t capacity)
-{
-    s->string = rb_str_buf_new((long)capacity);
-    s->emit = append_to_string;
-    s->arg = &s->string;
-    s->fd = -1;
-}
-
-/* A File gets the bytes at its descriptor (binary, no encoding
- * conversion); anything else with #write must be done with its argument
- * when #write returns (IO-likes, GzipWriter, StringIO are). */
-static void
-sink_to_io(sink_t *s, VALUE io)
-{
-    if (RB_TYPE_P(io, T_FILE)) {
-        rb_io_flush(io);
-        s->fd = rb_io_descriptor(io);
-        s->emit = write_to_fd;
-        s->arg = &s->fd;
-        return;
-    }
-    s->fd = -1;
-    s->io = (io_target_t){io, rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK)};
-    s->emit = write_to_io;
-    s->arg = &s->io;
-}
 
 /* One pass over a list writing the JSON text of its rows and, with
  * `spill` (a descriptor >= 0), of its causes' rows to that file. A large
@@ -462,7 +364,7 @@ typedef struct json_pass {
     rperf_interval_prefetch_t *prefetch;
     char *chunks; /* RPERF_INTERVAL_JSON_CHUNK each: the rows', the causes' */
     rperf_interval_json_rows_t rows;
-    sink_t *out;
+    rperf_interval_sink_t *out;
     int spill;
 } json_pass_t;
 
@@ -485,7 +387,7 @@ json_pass_body(VALUE arg)
     rperf_interval_json_begin(&rows, p->rows, p->chunks, p->out->emit, p->out->arg);
     if (p->spill >= 0)
         rperf_interval_json_begin(&causes, RPERF_INTERVAL_JSON_CAUSES, p->chunks + RPERF_INTERVAL_JSON_CHUNK,
-                                  write_to_fd, &p->spill);
+                                  rperf_interval_write_to_fd, &p->spill);
     const rperf_interval_t *batch;
     for (size_t got; (got = rperf_interval_prefetch_next(p->prefetch, &batch)) > 0;) {
         if (p->spill >= 0)
@@ -512,7 +414,7 @@ json_pass_close(VALUE arg)
 }
 
 static void
-json_pass(interval_list_t *list, rperf_interval_json_rows_t rows, sink_t *out, int spill)
+json_pass(interval_list_t *list, rperf_interval_json_rows_t rows, rperf_interval_sink_t *out, int spill)
 {
     json_pass_t p = {.rows = rows, .out = out, .spill = spill};
     reader_open(&p.reader, list); /* raises while nothing is held */
@@ -531,8 +433,8 @@ json_pass(interval_list_t *list, rperf_interval_json_rows_t rows, sink_t *out, i
 static VALUE
 json_text(interval_list_t *list, rperf_interval_json_rows_t rows, size_t count)
 {
-    sink_t out;
-    sink_to_string(&out, count * 32 + 2);
+    rperf_interval_sink_t out;
+    rperf_interval_sink_to_string(&out, count * 32 + 2);
     json_pass(list, rows, &out, -1);
     return out.string;
 }
@@ -542,8 +444,8 @@ json_text(interval_list_t *list, rperf_interval_json_rows_t rows, size_t count)
 static VALUE
 stream_json(interval_list_t *list, rperf_interval_json_rows_t rows, VALUE io)
 {
-    sink_t out;
-    sink_to_io(&out, io);
+    rperf_interval_sink_t out;
+    rperf_interval_sink_to_io(&out, io);
     json_pass(list, rows, &out, -1);
     RB_GC_GUARD(out.io.buffer);
     return io;
@@ -566,106 +468,10 @@ list_write_json(VALUE self, VALUE io)
     return stream_json(get_list(self), RPERF_INTERVAL_JSON_INTERVALS, io);
 }
 
-/* The causes' text of a one-pass write waits in a temporary file until
- * its place in the document: O_TMPFILE (never named) in `dir`, else a
- * file named there and removed at once. -1 when none can be made. */
-static int
-open_spill_in(const char *dir)
-{
-    if (!dir || !*dir)
-        return -1;
-    int fd = -1;
-#ifdef O_TMPFILE
-    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        return fd;
-#endif
-    char path[4096];
-    if ((size_t)snprintf(path, sizeof(path), "%s/.rperf-causes-XXXXXX", dir) >= sizeof(path))
-        return -1;
-    fd = mkostemp(path, O_CLOEXEC);
-    if (fd >= 0)
-        unlink(path);
-    return fd;
-}
-
-/* Beside the output file first (the copy into it then stays in one file
- * system, where the kernel copies without reading the bytes back), else
- * in $TMPDIR or /tmp. */
-static int
-open_spill(VALUE io)
-{
-    if (RB_TYPE_P(io, T_FILE)) {
-        VALUE path = rb_io_path(io);
-        if (RB_TYPE_P(path, T_STRING)) {
-            VALUE dir = rb_funcall(rb_cFile, rb_intern("dirname"), 1, path);
-            int fd = open_spill_in(StringValueCStr(dir));
-            if (fd >= 0)
-                return fd;
-        }
-    }
-    int fd = open_spill_in(getenv("TMPDIR"));
-    return fd >= 0 ? fd : open_spill_in("/tmp");
-}
-
-typedef struct fd_copy {
-    int from, to;
-    loff_t offset;
-    size_t left;
-    ssize_t copied;
-    int error;
-} fd_copy_t;
-
-static void *
-copy_without_gvl(void *arg)
-{
-    fd_copy_t *c = arg;
-    c->copied = copy_file_range(c->from, &c->offset, c->to, NULL, c->left, 0);
-    c->error = c->copied < 0 ? errno : 0;
-    return NULL;
-}
-
-/* Appends the spill's `length` bytes to out: in the kernel when out is a
- * descriptor that copy_file_range takes, else read back a chunk at a
- * time. */
-static void
-copy_spill(int spill, size_t length, sink_t *out)
-{
-    fd_copy_t c = {.from = spill, .to = out->fd, .left = length};
-    while (out->fd >= 0 && c.left > 0) {
-        rb_thread_call_without_gvl(copy_without_gvl, &c, RUBY_UBF_IO, NULL);
-        if (c.copied > 0) {
-            c.left -= (size_t)c.copied;
-            continue;
-        }
-        if (c.copied < 0 && (c.error == EINTR || c.error == EAGAIN)) {
-            rb_thread_check_ints();
-            continue;
-        }
-        if (c.copied < 0 && c.error != EXDEV && c.error != EINVAL && c.error != ENOSYS && c.error != EOPNOTSUPP &&
-            c.error != EBADF)
-            rb_syserr_fail(c.error, "rperf: writing the timeline's causes");
-        break; /* not for these descriptors (or nothing copied): by hand */
-    }
-    VALUE buffer = rb_str_buf_new(RPERF_INTERVAL_JSON_CHUNK);
-    char *bytes = RSTRING_PTR(buffer);
-    while (c.left > 0) {
-        size_t want = c.left < RPERF_INTERVAL_JSON_CHUNK ? c.left : RPERF_INTERVAL_JSON_CHUNK;
-        ssize_t got = pread(spill, bytes, want, c.offset);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            rb_syserr_fail(got < 0 ? errno : EIO, "rperf: reading back the timeline's causes");
-        out->emit(bytes, (size_t)got, out->arg);
-        c.offset += got;
-        c.left -= (size_t)got;
-    }
-    RB_GC_GUARD(buffer);
-}
 
 typedef struct pair_write {
     interval_list_t *list;
-    sink_t out;
+    rperf_interval_sink_t out;
     VALUE between;
     int spill;
 } pair_write_t;
@@ -679,7 +485,7 @@ pair_write_body(VALUE arg)
     off_t length = lseek(w->spill, 0, SEEK_CUR);
     if (length < 0)
         rb_sys_fail("rperf: the timeline's causes");
-    copy_spill(w->spill, (size_t)length, &w->out);
+    rperf_interval_spill_copy(w->spill, (size_t)length, &w->out);
     return Qnil;
 }
 
@@ -703,8 +509,8 @@ list_write_json_with_causes(VALUE self, VALUE io, VALUE between, VALUE causes)
     StringValue(between);
     int own = rb_typeddata_is_kind_of(causes, &view_type) && get_view(causes)->intervals == self;
     pair_write_t w = {.list = list, .between = between};
-    sink_to_io(&w.out, io);
-    w.spill = own ? open_spill(io) : -1;
+    rperf_interval_sink_to_io(&w.out, io);
+    w.spill = own ? rperf_interval_spill_open(io) : -1;
     if (w.spill < 0) {
         json_pass(list, RPERF_INTERVAL_JSON_INTERVALS, &w.out, -1);
         w.out.emit(RSTRING_PTR(between), (size_t)RSTRING_LEN(between), w.out.arg);
