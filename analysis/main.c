@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,81 @@ add_job(cli_t *cli, const char *view, const char *path)
     return EXIT_OK;
 }
 
+/* Options whose one job is a view of the report: to standard output, or
+ * (file) to the file they name. */
+typedef struct view_option {
+    int opt;
+    const char *view;
+    bool file;
+} view_option_t;
+
+static const view_option_t view_options[] = {
+    {OPT_SUMMARY, "summary", false}, {OPT_TIMELINE, "timeline", false},
+    {OPT_JSON, "json", false},       {OPT_SVG, "svg", true},
+    {OPT_PNG, "png", true},          {OPT_PERFETTO, "perfetto", true},
+    {OPT_PPROF, "pprof", true},      {OPT_SPEEDSCOPE, "speedscope", true},
+    {OPT_HTML, "html", true},
+};
+
+static const view_option_t *
+view_of(int opt)
+{
+    for (size_t i = 0; i < sizeof(view_options) / sizeof(view_options[0]); i++)
+        if (view_options[i].opt == opt)
+            return &view_options[i];
+    return NULL;
+}
+
+/* Options that take one word of a list, kept in a string field of the
+ * view options. */
+typedef struct choice_option {
+    int opt;
+    const char *name;
+    const char *words[5]; /* NULL after the last */
+    size_t field;         /* offsetof(rga_view_opts_t, the field) */
+} choice_option_t;
+
+static const choice_option_t choice_options[] = {
+    {OPT_STATE, "state", {"running", "gvl_wait", "blocked", "gc"}, offsetof(rga_view_opts_t, state)},
+    {OPT_BY, "by", {"thread", "label", "ractor"}, offsetof(rga_view_opts_t, by)},
+    {OPT_EDGES, "edges", {"gvl", "blocked", "all"}, offsetof(rga_view_opts_t, edges)},
+    {OPT_BLAME, "blame", {"direct", "root"}, offsetof(rga_view_opts_t, blame)},
+};
+
+static const choice_option_t *
+choice_of(int opt)
+{
+    for (size_t i = 0; i < sizeof(choice_options) / sizeof(choice_options[0]); i++)
+        if (choice_options[i].opt == opt)
+            return &choice_options[i];
+    return NULL;
+}
+
+/* Sets the option's field to `arg` when it is one of its words; else the
+ * usage error names them all ("--by x: expected thread, label or ractor"). */
+static int
+set_choice(cli_t *cli, const choice_option_t *choice, const char *arg)
+{
+    size_t n = 0;
+    while (n < sizeof(choice->words) / sizeof(choice->words[0]) && choice->words[n])
+        n++;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(arg, choice->words[i]) == 0) {
+            *(const char **)((char *)&cli->opts + choice->field) = arg;
+            return EXIT_OK;
+        }
+    }
+    char expected[128] = "";
+    for (size_t i = 0; i < n; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        size_t used = strlen(expected);
+        snprintf(expected + used, sizeof(expected) - used, "%s%s", sep, choice->words[i]);
+    }
+    char message[160];
+    snprintf(message, sizeof(message), "--%s %%s: expected %s", choice->name, expected);
+    return fail_usage(message, arg);
+}
+
 static int
 parse_args(cli_t *cli, int argc, char **argv)
 {
@@ -186,10 +262,17 @@ parse_args(cli_t *cli, int argc, char **argv)
     long v;
     opterr = 0;
     while (rc == EXIT_OK && (c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        const view_option_t *view = view_of(c);
+        if (view) {
+            rc = add_job(cli, view->view, view->file ? optarg : NULL);
+            continue;
+        }
+        const choice_option_t *choice = choice_of(c);
+        if (choice) {
+            rc = set_choice(cli, choice, optarg);
+            continue;
+        }
         switch (c) {
-        case OPT_SUMMARY: rc = add_job(cli, "summary", NULL); break;
-        case OPT_TIMELINE: rc = add_job(cli, "timeline", NULL); break;
-        case OPT_JSON: rc = add_job(cli, "json", NULL); break;
         case OPT_DOT: {
             const char *path = optarg;
             /* "--dot FILE" (no '='): take FILE when it names a graph file. */
@@ -198,11 +281,6 @@ parse_args(cli_t *cli, int argc, char **argv)
             rc = add_job(cli, "dot", path);
             break;
         }
-        case OPT_SVG: rc = add_job(cli, "svg", optarg); break;
-        case OPT_PNG: rc = add_job(cli, "png", optarg); break;
-        case OPT_PERFETTO: rc = add_job(cli, "perfetto", optarg); break;
-        case OPT_PPROF: rc = add_job(cli, "pprof", optarg); break;
-        case OPT_SPEEDSCOPE: rc = add_job(cli, "speedscope", optarg); break;
         case OPT_COLLAPSED: {
             const char *path = optarg;
             /* "--collapsed FILE" (no '='): take FILE when it names a folded-stack file. */
@@ -213,28 +291,16 @@ parse_args(cli_t *cli, int argc, char **argv)
             rc = add_job(cli, "collapsed", path);
             break;
         }
-        case OPT_STATE:
-            if (strcmp(optarg, "running") && strcmp(optarg, "gvl_wait") && strcmp(optarg, "blocked") &&
-                strcmp(optarg, "gc"))
-                return fail_usage("--state %s: expected running, gvl_wait, blocked or gc", optarg);
-            cli->opts.state = optarg;
-            break;
         case OPT_ROOT_FRAMES:
             if (!(cli->opts.roots = parse_root_frames(optarg)))
                 return fail_usage("--root-frames %s: expected thread, label or thread,label", optarg);
             break;
-        case OPT_HTML: rc = add_job(cli, "html", optarg); break;
         case OPT_CRITICAL_PATH:
             if (!*optarg || (strncmp(optarg, "label=", 6) == 0 && (!strchr(optarg + 6, '=') || optarg[6] == '=')))
                 return fail_usage("--critical-path %s: expected a thread (seq or name) or label=KEY=VALUE", optarg);
             if (cli->opts.critical_path)
                 return fail_usage("%s", "--critical-path can be given once");
             cli->opts.critical_path = optarg;
-            break;
-        case OPT_BLAME:
-            if (strcmp(optarg, "direct") && strcmp(optarg, "root"))
-                return fail_usage("--blame %s: expected direct or root", optarg);
-            cli->opts.blame = optarg;
             break;
         case 'o': cli->output = optarg; break;
         case OPT_THREAD: cli->opts.thread = optarg; break;
@@ -249,16 +315,6 @@ parse_args(cli_t *cli, int argc, char **argv)
             if (cli->opts.n_labels == MAX_LABELS)
                 return fail_usage("%s", "too many --label options");
             cli->labels[cli->opts.n_labels++] = optarg;
-            break;
-        case OPT_BY:
-            if (strcmp(optarg, "thread") && strcmp(optarg, "label") && strcmp(optarg, "ractor"))
-                return fail_usage("--by %s: expected thread, label or ractor", optarg);
-            cli->opts.by = optarg;
-            break;
-        case OPT_EDGES:
-            if (strcmp(optarg, "gvl") && strcmp(optarg, "blocked") && strcmp(optarg, "all"))
-                return fail_usage("--edges %s: expected gvl, blocked or all", optarg);
-            cli->opts.edges = optarg;
             break;
         case OPT_MIN_SHARE: {
             char *end;
