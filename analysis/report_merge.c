@@ -206,62 +206,77 @@ coalesce_threads(rga_report_t *out)
     out->n_threads = kept;
 }
 
-static rga_status_t
-merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
-{
-    rga_report_t *out = m->out;
-    rga_status_t st = RGA_ERR_NOMEM; /* every early exit below is an allocation failure */
-    keybuf_t k = {0};
-    long *label_map = calloc(in->n_label_sets + 1, sizeof(long));
-    long *frame_map = calloc(in->n_frames + 1, sizeof(long));
-    long *stack_map = calloc(in->n_stacks + 1, sizeof(long));
-    if (!label_map || !frame_map || !stack_map)
-        goto fail;
+/* One input's renumbering while it is merged (merge_one): the ids of its
+ * label sets, frames and stacks in the merged report, and a key buffer.
+ * Every step returns false when memory runs out. */
+typedef struct merge_input {
+    merger_t *m;
+    int64_t shift;
+    long *label_map, *frame_map, *stack_map;
+    keybuf_t k;
+} merge_input_t;
 
+/* Ractors by id; main and identified when any input says so. */
+static bool
+merge_ractors(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_ractors; i++) {
         size_t j = 0;
         while (j < out->n_ractors && out->ractors[j].id != in->ractors[i].id)
             j++;
         if (j == out->n_ractors) {
-            if (!GROW(m, ractors, n_ractors, cap_ractors))
-                goto fail;
+            if (!GROW(x->m, ractors, n_ractors, cap_ractors))
+                return false;
             out->ractors[out->n_ractors++] = in->ractors[i];
         } else {
             out->ractors[j].main |= in->ractors[i].main;
             out->ractors[j].identified |= in->ractors[i].identified;
         }
     }
-    /* Threads are appended here and coalesced by seq once all inputs are in
-     * (coalesce_threads), which keeps a merge of many threads O(n log n). */
+    return true;
+}
+
+/* Threads are appended here and coalesced by seq once all inputs are in
+ * (coalesce_threads), which keeps a merge of many threads O(n log n). */
+static bool
+merge_threads(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_threads; i++) {
-        if (!GROW(m, threads, n_threads, cap_threads))
-            goto fail;
+        if (!GROW(x->m, threads, n_threads, cap_threads))
+            return false;
         rga_thread_t *n = &out->threads[out->n_threads];
         *n = in->threads[i];
         n->name = dupstr(in->threads[i].name);
         if (!n->name)
-            goto fail;
+            return false;
         out->n_threads++;
-        n->first_seen_ns += shift;
-        n->last_seen_ns += shift;
+        n->first_seen_ns += x->shift;
+        n->last_seen_ns += x->shift;
     }
+    return true;
+}
+
+/* Label sets renumbered by content; label_map takes the input's ids. */
+static bool
+merge_label_sets(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_label_sets; i++) {
         const rga_label_set_t *ls = &in->label_sets[i];
-        k.len = 0;
-        if (!key_add(&k, ""))
-            goto fail;
+        x->k.len = 0;
+        if (!key_add(&x->k, ""))
+            return false;
         for (size_t j = 0; j < ls->n_labels; j++)
-            if (!key_add(&k, ls->keys[j]) || !key_add(&k, ls->values[j]))
-                goto fail;
+            if (!key_add(&x->k, ls->keys[j]) || !key_add(&x->k, ls->values[j]))
+                return false;
         /* The empty set keeps id 0; others are numbered after it. */
         size_t next = out->n_label_sets;
-        long id = intern(m->dict_labels, k.s, next);
+        long id = intern(x->m->dict_labels, x->k.s, next);
         if (id < 0)
-            goto fail;
-        label_map[i] = id;
+            return false;
+        x->label_map[i] = id;
         if ((size_t)id == next) {
-            if (!GROW(m, label_sets, n_label_sets, cap_label_sets))
-                goto fail;
+            if (!GROW(x->m, label_sets, n_label_sets, cap_label_sets))
+                return false;
             rga_label_set_t *n = &out->label_sets[out->n_label_sets];
             memset(n, 0, sizeof(*n));
             n->id = id;
@@ -269,74 +284,102 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
             n->keys = calloc(ls->n_labels + 1, sizeof(char *));
             n->values = calloc(ls->n_labels + 1, sizeof(char *));
             if (!n->keys || !n->values)
-                goto fail;
+                return false;
             for (size_t j = 0; j < ls->n_labels; j++) {
                 n->keys[j] = dupstr(ls->keys[j]);
                 n->values[j] = dupstr(ls->values[j]);
                 n->n_labels++;
                 if (!n->keys[j] || !n->values[j])
-                    goto fail;
+                    return false;
             }
         }
     }
+    return true;
+}
+
+/* The threads just appended take the merged label ids. */
+static bool
+merge_thread_labels(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_threads; i++) {
         rga_thread_t *t = &out->threads[out->n_threads - in->n_threads + i];
         if (t->label_set >= 0)
-            t->label_set = map_label(in, label_map, t->label_set);
+            t->label_set = map_label(in, x->label_map, t->label_set);
     }
+    return true;
+}
+
+/* Frames renumbered by (path, label); frame_map takes the input's ids. */
+static bool
+merge_frames(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_frames; i++) {
-        k.len = 0;
-        if (!key_add(&k, in->frames[i].path) || !key_add(&k, in->frames[i].label))
-            goto fail;
-        long id = intern(m->dict_frames, k.s, out->n_frames);
+        x->k.len = 0;
+        if (!key_add(&x->k, in->frames[i].path) || !key_add(&x->k, in->frames[i].label))
+            return false;
+        long id = intern(x->m->dict_frames, x->k.s, out->n_frames);
         if (id < 0)
-            goto fail;
-        frame_map[i] = id;
+            return false;
+        x->frame_map[i] = id;
         if ((size_t)id == out->n_frames) {
-            if (!GROW(m, frames, n_frames, cap_frames))
-                goto fail;
+            if (!GROW(x->m, frames, n_frames, cap_frames))
+                return false;
             rga_frame_t *f = &out->frames[out->n_frames++];
             f->path = dupstr(in->frames[i].path);
             f->label = dupstr(in->frames[i].label);
             if (!f->path || !f->label)
-                goto fail;
+                return false;
         }
     }
+    return true;
+}
+
+/* Stacks renumbered by their merged frames; stack_map takes the input's ids. */
+static bool
+merge_stacks(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_stacks; i++) {
         const rga_stack_t *st = &in->stacks[i];
-        k.len = 0;
-        if (!key_add(&k, "s"))
-            goto fail;
+        x->k.len = 0;
+        if (!key_add(&x->k, "s"))
+            return false;
         for (uint32_t j = 0; j < st->depth; j++)
-            if (!key_int(&k, frame_map[in->stack_frames[st->first + j]]))
-                goto fail;
-        long id = intern(m->dict_stacks, k.s, out->n_stacks);
+            if (!key_int(&x->k, x->frame_map[in->stack_frames[st->first + j]]))
+                return false;
+        long id = intern(x->m->dict_stacks, x->k.s, out->n_stacks);
         if (id < 0)
-            goto fail;
-        stack_map[i] = id;
+            return false;
+        x->stack_map[i] = id;
         if ((size_t)id == out->n_stacks) {
-            if (!GROW(m, stacks, n_stacks, cap_stacks) ||
-                !grow((void **)&out->stack_frames, &m->cap_stack_frames, out->n_stack_frames + st->depth + 1,
+            if (!GROW(x->m, stacks, n_stacks, cap_stacks) ||
+                !grow((void **)&out->stack_frames, &x->m->cap_stack_frames, out->n_stack_frames + st->depth + 1,
                       sizeof(int64_t)))
-                goto fail;
+                return false;
             for (uint32_t j = 0; j < st->depth; j++)
-                out->stack_frames[out->n_stack_frames + j] = frame_map[in->stack_frames[st->first + j]];
+                out->stack_frames[out->n_stack_frames + j] = x->frame_map[in->stack_frames[st->first + j]];
             out->stacks[out->n_stacks++] = (rga_stack_t){out->n_stack_frames, st->depth};
             out->n_stack_frames += st->depth;
         }
     }
+    return true;
+}
+
+/* Label totals summed per (thread, label set), causes kept summing to blocked time. */
+static bool
+merge_label_totals(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_label_totals; i++) {
         const rga_label_total_t *lt = &in->label_totals[i];
-        int64_t ls = map_label(in, label_map, lt->label_set);
-        k.len = 0;
-        if (!key_int(&k, lt->thread) || !key_int(&k, ls))
-            goto fail;
-        long id = intern(m->dict_totals, k.s, out->n_label_totals);
+        int64_t ls = map_label(in, x->label_map, lt->label_set);
+        x->k.len = 0;
+        if (!key_int(&x->k, lt->thread) || !key_int(&x->k, ls))
+            return false;
+        long id = intern(x->m->dict_totals, x->k.s, out->n_label_totals);
         if (id < 0)
-            goto fail;
+            return false;
         if ((size_t)id == out->n_label_totals) {
-            if (!GROW(m, label_totals, n_label_totals, cap_label_totals))
-                goto fail;
+            if (!GROW(x->m, label_totals, n_label_totals, cap_label_totals))
+                return false;
             out->label_totals[out->n_label_totals] = *lt;
             out->label_totals[out->n_label_totals++].label_set = ls;
         } else {
@@ -347,86 +390,129 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
                 o->state_ns[s] += lt->state_ns[s];
         }
     }
+    return true;
+}
+
+/* Samples appended with merged stack and label ids. */
+static bool
+merge_samples(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_samples; i++) {
-        if (!GROW(m, samples, n_samples, cap_samples))
-            goto fail;
+        if (!GROW(x->m, samples, n_samples, cap_samples))
+            return false;
         rga_sample_t s = in->samples[i];
-        s.stack = stack_map[s.stack];
-        s.label_set = map_label(in, label_map, s.label_set);
+        s.stack = x->stack_map[s.stack];
+        s.label_set = map_label(in, x->label_map, s.label_set);
         out->samples[out->n_samples++] = s;
     }
+    return true;
+}
+
+/* Intervals shifted onto the series' clock; validate() resolves their threads. */
+static bool
+merge_intervals(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_intervals; i++) {
         rga_interval_t iv = in->intervals[i];
-        iv.start_ns += shift;
-        iv.end_ns += shift;
+        iv.start_ns += x->shift;
+        iv.end_ns += x->shift;
         iv.thread_index = (uint32_t)in->threads[iv.thread_index].seq; /* validate() resolves it */
-        iv.label_set = (uint32_t)map_label(in, label_map, iv.label_set);
+        iv.label_set = (uint32_t)map_label(in, x->label_map, iv.label_set);
         if (iv.stack >= 0)
-            iv.stack = (int32_t)stack_map[iv.stack];
+            iv.stack = (int32_t)x->stack_map[iv.stack];
         out->intervals[out->n_intervals++] = iv;
     }
+    return true;
+}
+
+/* Wait edges summed per key. */
+static bool
+merge_edges(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_edges; i++) {
         rga_edge_t e = in->edges[i];
-        e.waiter_label_set = map_label(in, label_map, e.waiter_label_set);
-        e.holder_label_set = map_label(in, label_map, e.holder_label_set);
-        k.len = 0;
-        if (!key_int(&k, e.ractor) || !key_int(&k, e.waiter) || !key_int(&k, e.holder_kind) ||
-            !key_int(&k, e.holder) || !key_int(&k, e.waiter_label_set) || !key_int(&k, e.holder_label_set))
-            goto fail;
-        long id = intern(m->dict_edges, k.s, out->n_edges);
+        e.waiter_label_set = map_label(in, x->label_map, e.waiter_label_set);
+        e.holder_label_set = map_label(in, x->label_map, e.holder_label_set);
+        x->k.len = 0;
+        if (!key_int(&x->k, e.ractor) || !key_int(&x->k, e.waiter) || !key_int(&x->k, e.holder_kind) ||
+            !key_int(&x->k, e.holder) || !key_int(&x->k, e.waiter_label_set) || !key_int(&x->k, e.holder_label_set))
+            return false;
+        long id = intern(x->m->dict_edges, x->k.s, out->n_edges);
         if (id < 0)
-            goto fail;
+            return false;
         if ((size_t)id == out->n_edges) {
-            if (!GROW(m, edges, n_edges, cap_edges))
-                goto fail;
+            if (!GROW(x->m, edges, n_edges, cap_edges))
+                return false;
             out->edges[out->n_edges++] = e;
         } else {
             out->edges[id].wait_ns += e.wait_ns;
             out->edges[id].count += e.count;
         }
     }
+    return true;
+}
+
+/* Blame summed per (stack, holder, label set). */
+static bool
+merge_blame(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_blame; i++) {
         rga_blame_t b = in->blame[i];
-        b.stack = stack_map[b.stack];
-        b.label_set = map_label(in, label_map, b.label_set);
-        k.len = 0;
-        if (!key_int(&k, b.stack) || !key_int(&k, b.holder) || !key_int(&k, b.label_set))
-            goto fail;
-        long id = intern(m->dict_blame, k.s, out->n_blame);
+        b.stack = x->stack_map[b.stack];
+        b.label_set = map_label(in, x->label_map, b.label_set);
+        x->k.len = 0;
+        if (!key_int(&x->k, b.stack) || !key_int(&x->k, b.holder) || !key_int(&x->k, b.label_set))
+            return false;
+        long id = intern(x->m->dict_blame, x->k.s, out->n_blame);
         if (id < 0)
-            goto fail;
+            return false;
         if ((size_t)id == out->n_blame) {
-            if (!GROW(m, blame, n_blame, cap_blame))
-                goto fail;
+            if (!GROW(x->m, blame, n_blame, cap_blame))
+                return false;
             out->blame[out->n_blame++] = b;
         } else {
             out->blame[id].blame_ns += b.blame_ns;
         }
     }
+    return true;
+}
+
+/* Interval causes shifted with their intervals. */
+static bool
+merge_interval_causes(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_interval_causes; i++) {
-        if (!GROW(m, interval_causes, n_interval_causes, cap_interval_causes))
-            goto fail;
+        if (!GROW(x->m, interval_causes, n_interval_causes, cap_interval_causes))
+            return false;
         rga_interval_cause_t c = in->interval_causes[i];
-        c.start_ns += shift;
+        c.start_ns += x->shift;
         c.cause_id = c.cause; /* the merged report's causes are the reader's own numbering */
         out->interval_causes[out->n_interval_causes++] = c;
     }
+    return true;
+}
+
+/* Release edges summed per key. */
+static bool
+merge_blocked_edges(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_blocked_edges; i++) {
         rga_blocked_edge_t e = in->blocked_edges[i];
-        e.waiter_label_set = map_label(in, label_map, e.waiter_label_set);
-        e.releaser_label_set = map_label(in, label_map, e.releaser_label_set);
+        e.waiter_label_set = map_label(in, x->label_map, e.waiter_label_set);
+        e.releaser_label_set = map_label(in, x->label_map, e.releaser_label_set);
         if (e.releaser_stack >= 0)
-            e.releaser_stack = stack_map[e.releaser_stack];
-        k.len = 0;
-        if (!key_int(&k, e.ractor) || !key_int(&k, e.waiter) || !key_int(&k, e.releaser) || !key_int(&k, e.cause) ||
-            !key_int(&k, e.waiter_label_set) || !key_int(&k, e.releaser_label_set) || !key_int(&k, e.releaser_stack))
-            goto fail;
-        long id = intern(m->dict_blocked_edges, k.s, out->n_blocked_edges);
+            e.releaser_stack = x->stack_map[e.releaser_stack];
+        x->k.len = 0;
+        if (!key_int(&x->k, e.ractor) || !key_int(&x->k, e.waiter) || !key_int(&x->k, e.releaser) ||
+            !key_int(&x->k, e.cause) || !key_int(&x->k, e.waiter_label_set) ||
+            !key_int(&x->k, e.releaser_label_set) || !key_int(&x->k, e.releaser_stack))
+            return false;
+        long id = intern(x->m->dict_blocked_edges, x->k.s, out->n_blocked_edges);
         if (id < 0)
-            goto fail;
+            return false;
         if ((size_t)id == out->n_blocked_edges) {
-            if (!GROW(m, blocked_edges, n_blocked_edges, cap_blocked_edges))
-                goto fail;
+            if (!GROW(x->m, blocked_edges, n_blocked_edges, cap_blocked_edges))
+                return false;
             out->blocked_edges[out->n_blocked_edges++] = e;
         } else {
             rga_blocked_edge_t *o = &out->blocked_edges[id];
@@ -434,35 +520,58 @@ merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
             o->count += e.count;
         }
     }
+    return true;
+}
+
+/* Blocked methods summed per (thread, cause, method). */
+static bool
+merge_blocked_methods(merge_input_t *x, const rga_report_t *in, rga_report_t *out)
+{
     for (size_t i = 0; i < in->n_blocked_methods; i++) {
         const rga_blocked_method_t *bm = &in->blocked_methods[i];
-        k.len = 0;
-        if (!key_int(&k, bm->thread) || !key_int(&k, bm->cause) || !key_add(&k, bm->method))
-            goto fail;
-        long id = intern(m->dict_blocked_methods, k.s, out->n_blocked_methods);
+        x->k.len = 0;
+        if (!key_int(&x->k, bm->thread) || !key_int(&x->k, bm->cause) || !key_add(&x->k, bm->method))
+            return false;
+        long id = intern(x->m->dict_blocked_methods, x->k.s, out->n_blocked_methods);
         if (id < 0)
-            goto fail;
+            return false;
         if ((size_t)id == out->n_blocked_methods) {
-            if (!GROW(m, blocked_methods, n_blocked_methods, cap_blocked_methods))
-                goto fail;
+            if (!GROW(x->m, blocked_methods, n_blocked_methods, cap_blocked_methods))
+                return false;
             rga_blocked_method_t *o = &out->blocked_methods[out->n_blocked_methods];
             *o = *bm;
             o->method = dupstr(bm->method);
             if (!o->method)
-                goto fail;
+                return false;
             out->n_blocked_methods++;
         } else {
             out->blocked_methods[id].blocked_ns += bm->blocked_ns;
             out->blocked_methods[id].count += bm->count;
         }
     }
-    st = RGA_OK;
-fail:
-    free(k.s);
-    free(label_map);
-    free(frame_map);
-    free(stack_map);
-    return st == RGA_OK ? RGA_OK : nomem(m);
+    return true;
+}
+
+static rga_status_t
+merge_one(merger_t *m, const rga_report_t *in, int64_t shift)
+{
+    merge_input_t x = {.m = m, .shift = shift};
+    x.label_map = calloc(in->n_label_sets + 1, sizeof(long));
+    x.frame_map = calloc(in->n_frames + 1, sizeof(long));
+    x.stack_map = calloc(in->n_stacks + 1, sizeof(long));
+    /* In this order: label sets before what refers to them, frames before stacks. */
+    bool ok = x.label_map && x.frame_map && x.stack_map && merge_ractors(&x, in, m->out) &&
+              merge_threads(&x, in, m->out) && merge_label_sets(&x, in, m->out) &&
+              merge_thread_labels(&x, in, m->out) && merge_frames(&x, in, m->out) && merge_stacks(&x, in, m->out) &&
+              merge_label_totals(&x, in, m->out) && merge_samples(&x, in, m->out) &&
+              merge_intervals(&x, in, m->out) && merge_edges(&x, in, m->out) && merge_blame(&x, in, m->out) &&
+              merge_interval_causes(&x, in, m->out) && merge_blocked_edges(&x, in, m->out) &&
+              merge_blocked_methods(&x, in, m->out);
+    free(x.k.s);
+    free(x.label_map);
+    free(x.frame_map);
+    free(x.stack_map);
+    return ok ? RGA_OK : nomem(m);
 }
 
 /* A snapshot series covers disjoint ranges [start, start + duration) of one
