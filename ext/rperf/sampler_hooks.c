@@ -24,9 +24,8 @@
  * Ractor's current holder. The job's stack is taken at a random moment of
  * a run; the hook's is where the run ended (the call that gave up the
  * GVL), so the hook's threshold is high enough that the running time of a
- * thread the jobs reach goes to the jobs' samples (a method computing
- * 0.3 ms between pipe messages, truly 97 % of the running time, kept 88-92 %
- * at 100 intervals, 59-66 % at 30, 26-30 % at 10). What no sample took when
+ * thread the jobs reach goes to the jobs' samples (docs/performance.md,
+ * "The hook's running samples at 100 intervals"). What no sample took when
  * a thread exits goes to one empty-stack sample at its EXITED; a thread
  * still alive at stop leaves at most this many intervals unsampled. */
 #define HOOK_RUNNING_INTERVALS 100
