@@ -144,60 +144,47 @@ add_job(cli_t *cli, const char *view, const char *path)
     return EXIT_OK;
 }
 
-/* Options whose one job is a view of the report: to standard output, or
- * (file) to the file they name. */
-typedef struct view_option {
+/* Options with one job each, as data: a view of the report (to standard
+ * output, or to the file they name when `file`), or one word of a list
+ * kept in a string field of the view options. */
+typedef struct table_option {
     int opt;
-    const char *view;
+    const char *view; /* NULL for a word of a list */
     bool file;
-} view_option_t;
-
-static const view_option_t view_options[] = {
-    {OPT_SUMMARY, "summary", false}, {OPT_TIMELINE, "timeline", false},
-    {OPT_JSON, "json", false},       {OPT_SVG, "svg", true},
-    {OPT_PNG, "png", true},          {OPT_PERFETTO, "perfetto", true},
-    {OPT_PPROF, "pprof", true},      {OPT_SPEEDSCOPE, "speedscope", true},
-    {OPT_HTML, "html", true},
-};
-
-static const view_option_t *
-view_of(int opt)
-{
-    for (size_t i = 0; i < sizeof(view_options) / sizeof(view_options[0]); i++)
-        if (view_options[i].opt == opt)
-            return &view_options[i];
-    return NULL;
-}
-
-/* Options that take one word of a list, kept in a string field of the
- * view options. */
-typedef struct choice_option {
-    int opt;
     const char *name;
     const char *words[5]; /* NULL after the last */
     size_t field;         /* offsetof(rga_view_opts_t, the field) */
-} choice_option_t;
+} table_option_t;
 
-static const choice_option_t choice_options[] = {
-    {OPT_STATE, "state", {"running", "gvl_wait", "blocked", "gc"}, offsetof(rga_view_opts_t, state)},
-    {OPT_BY, "by", {"thread", "label", "ractor"}, offsetof(rga_view_opts_t, by)},
-    {OPT_EDGES, "edges", {"gvl", "blocked", "all"}, offsetof(rga_view_opts_t, edges)},
-    {OPT_BLAME, "blame", {"direct", "root"}, offsetof(rga_view_opts_t, blame)},
+static const table_option_t table_options[] = {
+    {OPT_SUMMARY, "summary", false, NULL, {NULL}, 0},
+    {OPT_TIMELINE, "timeline", false, NULL, {NULL}, 0},
+    {OPT_JSON, "json", false, NULL, {NULL}, 0},
+    {OPT_SVG, "svg", true, NULL, {NULL}, 0},
+    {OPT_PNG, "png", true, NULL, {NULL}, 0},
+    {OPT_PERFETTO, "perfetto", true, NULL, {NULL}, 0},
+    {OPT_PPROF, "pprof", true, NULL, {NULL}, 0},
+    {OPT_SPEEDSCOPE, "speedscope", true, NULL, {NULL}, 0},
+    {OPT_HTML, "html", true, NULL, {NULL}, 0},
+    {OPT_STATE, NULL, false, "state", {"running", "gvl_wait", "blocked", "gc"}, offsetof(rga_view_opts_t, state)},
+    {OPT_BY, NULL, false, "by", {"thread", "label", "ractor"}, offsetof(rga_view_opts_t, by)},
+    {OPT_EDGES, NULL, false, "edges", {"gvl", "blocked", "all"}, offsetof(rga_view_opts_t, edges)},
+    {OPT_BLAME, NULL, false, "blame", {"direct", "root"}, offsetof(rga_view_opts_t, blame)},
 };
 
-static const choice_option_t *
-choice_of(int opt)
+static const table_option_t *
+table_option_of(int opt)
 {
-    for (size_t i = 0; i < sizeof(choice_options) / sizeof(choice_options[0]); i++)
-        if (choice_options[i].opt == opt)
-            return &choice_options[i];
+    for (size_t i = 0; i < sizeof(table_options) / sizeof(table_options[0]); i++)
+        if (table_options[i].opt == opt)
+            return &table_options[i];
     return NULL;
 }
 
 /* Sets the option's field to `arg` when it is one of its words; else the
  * usage error names them all ("--by x: expected thread, label or ractor"). */
 static int
-set_choice(cli_t *cli, const choice_option_t *choice, const char *arg)
+set_choice(cli_t *cli, const table_option_t *choice, const char *arg)
 {
     size_t n = 0;
     while (n < sizeof(choice->words) / sizeof(choice->words[0]) && choice->words[n])
@@ -262,14 +249,9 @@ parse_args(cli_t *cli, int argc, char **argv)
     long v;
     opterr = 0;
     while (rc == EXIT_OK && (c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        const view_option_t *view = view_of(c);
-        if (view) {
-            rc = add_job(cli, view->view, view->file ? optarg : NULL);
-            continue;
-        }
-        const choice_option_t *choice = choice_of(c);
-        if (choice) {
-            rc = set_choice(cli, choice, optarg);
+        const table_option_t *t = table_option_of(c);
+        if (t) {
+            rc = t->view ? add_job(cli, t->view, t->file ? optarg : NULL) : set_choice(cli, t, optarg);
             continue;
         }
         switch (c) {
