@@ -32,9 +32,11 @@ module HookCachesim
   FILE_PART = {
     "gvl_hooks.c" => "dispatch + slot lookup", "thread_slot.c" => "dispatch + slot lookup",
     "thread_slot.h" => "dispatch + slot lookup", "clock.h" => "clock read (vDSO)",
-    "contention.c" => "state machine (slot, seqlock)", "cause_table.c" => "classification: table probe + path",
+    "contention_events.c" => "state machine (slot, seqlock)",
+    "contention_events.h" => "state machine (slot, seqlock)", "cause_table.c" => "classification: table probe + path",
     "interval_codec.c" => "timeline (interval push)", "interval_buffer.c" => "timeline (interval push)",
-    "wait_edges.c" => "edges + holder ring", "sampler.c" => "sampler off-GVL record",
+    "wait_edges.c" => "edges + holder ring", "sampler_hooks.c" => "sampler off-GVL record",
+    "sampler_state.h" => "sampler off-GVL record",
     "sample_buffer.c" => "sampler off-GVL record"
   }.freeze
 

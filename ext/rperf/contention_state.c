@@ -2,7 +2,7 @@
  * contention_state.c — the profile's contention state and the accessors
  * the hooks read it with (contention_state.h states the rules).
  *
- * It does NOT change the state: contention.c does.
+ * It does NOT change the state: contention.c and contention_events.c do.
  */
 #include "contention_state.h"
 #include "clock.h"

@@ -10,8 +10,8 @@
  * record synthetic [GVL blocked]/[GVL wait]/[GC marking]/[GC sweeping] frames;
  * nothing below the hooks calls the sampler.
  *
- * Two implementations: sampler.c (with timer.c, sample_buffer.c,
- * frame_table.c, agg_table.c) and sampler_stub.c, built instead when the
+ * Two implementations: sampler.c (with sampler_hooks.c, sampler_state.c,
+ * timer.c, sample_buffer.c, frame_table.c, agg_table.c) and sampler_stub.c, built instead when the
  * extension is made without the sampler (RPERF_EXT_WITHOUT=sampler): start
  * succeeds and samples nothing, the recorders do nothing, fill_report
  * writes the synthetic frames alone and empty sample arrays.
