@@ -105,7 +105,7 @@ Dir.mktmpdir("hook-calls") do |dir|
         current = function_of(m[1])
         defined_in[current] ||= file
         functions_in[file] << current
-      elsif current && (m = line.match(/\sR_X86_64_\w+\s+([^\s+\-]+)/))
+      elsif current && (m = line.match(/\sR_[A-Z0-9_]+\s+([^\s+\-]+)/))
         target = function_of(m[1])
         calls[current] << target unless target == current || target.start_with?(".") || data.include?(target)
       end
