@@ -59,7 +59,8 @@ module Rperf
 
     # A forked child that runs another program (fork { exec ... }) writes
     # no report: it says so first, so record neither waits for that program
-    # nor names the child as killed. An exec that fails changes nothing.
+    # nor names the child as killed. After an exec that fails, the child
+    # still writes its report at its end.
     module ExecNotice
       def exec(...)
         Autorecord.before_exec
