@@ -590,7 +590,8 @@ void
 rperf_contention_views_begin(int64_t clear_cut_ns)
 {
     /* Before the phase store (seq_cst): a release that sees the phase of
-     * the views or a later one also sees the new cut. */
+     * the views or a later one also sees the new cut, and so does every
+     * event whose slot write these views miss (rperf_event_write_begin). */
     if (clear_cut_ns > 0)
         __atomic_store_n(&rperf_run.release_cut_ns, clear_cut_ns, __ATOMIC_RELAXED);
     uint32_t phase = __atomic_load_n(&rperf_run.cut_phase, __ATOMIC_RELAXED);

@@ -310,7 +310,7 @@ rperf_on_ready(rperf_thread_slot_t *slot, int64_t now)
      * is wholly before or wholly after the views of every report (see
      * rperf_contention_views_begin). */
     uint32_t phase_before = releaser ? __atomic_load_n(&rperf_run.cut_phase, __ATOMIC_ACQUIRE) : 0;
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     close_for_ready(slot, now, releaser, releaser_label, &release);
     rperf_slot_write_end(slot);
     if (releaser && wants_release_stack(slot, release.release_index)) {
@@ -373,7 +373,7 @@ rperf_on_resumed(rperf_thread_slot_t *slot, int64_t now)
     int64_t wait_from = rperf_slot_clipped_since(slot);
     int64_t blocked_from = slot->timeline_from_ns;
 
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     int waited = close_for_resumed(slot, prior, now);
     if (waited) {
         /* Inside the write section: a report builder whose view of this
@@ -441,7 +441,7 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
          * thread still holding it. */
         rperf_holder_ring_reclaim_handoff(r->ring, slot->seq, slot->label_set_id);
     }
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     rperf_slot_charge(slot, held, now, RPERF_STATE_BLOCKED);
     begin_blocked(slot, leaf);
     rperf_slot_write_end(slot);
@@ -457,7 +457,7 @@ rperf_on_suspended(rperf_thread_slot_t *slot, int64_t now)
 void
 rperf_on_exited(rperf_thread_slot_t *slot, int64_t now)
 {
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     int last = slot->state == RPERF_STATE_GVL_WAIT ? RPERF_STATE_GVL_WAIT : RPERF_STATE_BLOCKED;
     /* The state stays the one charged: without the GVL this hook cannot
      * write the Ractor's timeline, so the report builder emits the span
@@ -477,7 +477,7 @@ rperf_count_ready(rperf_thread_slot_t *slot, int64_t now)
     if (slot->exited)
         return;
     rperf_release_event_t none;
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     close_for_ready(slot, now, 0, 0, &none);
     rperf_slot_write_end(slot);
 }
@@ -485,7 +485,7 @@ rperf_count_ready(rperf_thread_slot_t *slot, int64_t now)
 void
 rperf_count_resumed(rperf_thread_slot_t *slot, int64_t now)
 {
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     close_for_resumed(slot, slot->state, now);
     rperf_slot_write_end(slot);
 }
@@ -494,7 +494,7 @@ void
 rperf_count_suspended(rperf_thread_slot_t *slot, int64_t now)
 {
     VALUE leaf = rperf_cause_table_leaf(slot->thread);
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     rperf_slot_charge(slot, rperf_held_state(slot->state), now, RPERF_STATE_BLOCKED);
     begin_blocked(slot, leaf);
     rperf_slot_write_end(slot);
@@ -512,7 +512,7 @@ rperf_on_gc_enter(rperf_thread_slot_t *slot, int phase, int64_t now)
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     int gc_state = gc_state_for(phase);
     int held = rperf_held_state(slot->state);
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     rperf_slot_charge(slot, held, now, gc_state);
     rperf_slot_write_end(slot);
     slot->gc_depth = 1;
@@ -528,7 +528,7 @@ static rperf_gc_span_t
 close_gc_span(rperf_thread_slot_t *slot, rperf_ractor_slot_t *r, int prior, int64_t now, int next)
 {
     int64_t since = rperf_slot_clipped_since(slot);
-    rperf_slot_write_begin(slot);
+    now = rperf_event_write_begin(slot, now);
     rperf_slot_charge(slot, prior, now, next);
     rperf_slot_write_end(slot);
     rperf_contention_emit_interval(slot, r, prior, now);

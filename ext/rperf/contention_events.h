@@ -99,6 +99,24 @@ rperf_slot_clipped_since(const rperf_thread_slot_t *slot)
     return since < clip ? clip : since;
 }
 
+/* rperf_slot_write_begin, then the time the event takes: `now`, or the
+ * last clearing cut when the event's clock read preceded that cut but its
+ * write comes after (the hook was preempted in between, or ran on another
+ * CPU while the cut read the views). The views missed it, so the report
+ * before the cut counted the old state up to the cut. Taken at `now`, the
+ * next report would count that span again in the new state (its totals
+ * are cumulative) while its edges and timeline start at the cut. Dekker
+ * with rperf_contention_views_begin: this load follows the version's
+ * sequentially consistent CAS; the cut stores the time, fences, then reads
+ * the version. Either its view sees this write, or this load sees the cut. */
+static inline int64_t
+rperf_event_write_begin(rperf_thread_slot_t *slot, int64_t now)
+{
+    rperf_slot_write_begin(slot);
+    int64_t cut = __atomic_load_n(&rperf_run.release_cut_ns, __ATOMIC_SEQ_CST);
+    return now < cut ? cut : now;
+}
+
 /* Within the seqlock: charge [since, now) to `state`, open `next`.
  * Blocked time belongs to the current method (rperf_contention_switch_method), so the
  * methods always sum to the blocked total. */

@@ -49,9 +49,10 @@ typedef struct rperf_contention_state {
     int64_t paused_at_ns; /* 0 when not paused */
     int64_t paused_ns;    /* paused time within the report interval */
     int64_t edge_cut_ns;  /* atomic: waits before it were attributed at a cut */
-    /* atomic: blocked time before it was reported at a clearing cut. Set
-     * before that cut reads the views (edge_cut_ns only after the report is
-     * built), so a release the views miss never reaches back past it. */
+    /* atomic: the last clearing cut (or start, or resume). Set before that
+     * cut reads the views (edge_cut_ns only after the report is built), so
+     * an event the views miss never reaches back past it: neither its time
+     * (rperf_event_write_begin) nor a release's blocked span. */
     int64_t release_cut_ns;
     rperf_contention_config_t cfg;
 

@@ -12,6 +12,8 @@
 # RPERF_SANITIZE=1 in the environment adds ASan/UBSan. RPERF_EXT_WITHOUT
 # ("sampler", "analysis" or both, space-separated) leaves a part out as if
 # its files were missing, so bin/test compiles every variant.
+# RPERF_EXT_STALL_EVENTS=1 builds a test variant whose hooks stall between
+# their clock read and their slot write (see gvl_hooks.c); never ship it.
 require "mkmf"
 
 ext_dir = File.expand_path(__dir__)
@@ -86,6 +88,7 @@ if File.exist?(File.join(analysis_dir, "rga.h")) && !without.include?("analysis"
   $defs << "-DRPERF_HAVE_ANALYSIS"
 end
 
+$defs << "-DRPERF_STALL_EVENTS" if ENV["RPERF_EXT_STALL_EVENTS"] == "1"
 $srcs = srcs
 $INCFLAGS << " -I#{ext_dir}"
 # The headers the extension shares with the analysis module (report_format.h,

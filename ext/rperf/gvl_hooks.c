@@ -18,6 +18,26 @@
 #include <ruby/thread.h>
 #include <sched.h>
 
+#ifdef RPERF_STALL_EVENTS
+#include <time.h>
+/* Test builds only (RPERF_EXT_STALL_EVENTS=1): every fifth READY or
+ * RESUMED stalls 300 us between its clock read and its slot write, as a
+ * hook preempted there does on a busy machine. A report cut in between
+ * must still count the event once (test/variants/test_stalled_events.rb). */
+static void
+stall_some(rb_event_flag_t event)
+{
+    static unsigned count;
+    if ((event & (RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED)) &&
+        __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED) % 5 == 0) {
+        struct timespec ts = {0, 300000};
+        nanosleep(&ts, NULL);
+    }
+}
+#else
+#define stall_some(event) ((void)(event))
+#endif
+
 static rb_internal_thread_event_hook_t *hook;
 /* Set in a fork child while a hook was registered: the VM's hook lock may
  * have been read-held by another parent thread at fork time, so this
@@ -130,6 +150,7 @@ handle_event(rb_event_flag_t event, VALUE thread)
     int timed = rperf_hook_count_event(slot);
     if (!slot)
         return;
+    stall_some(event);
     dispatch(event, thread, slot, now, recording == RPERF_RECORDING_COUNTERS);
     if (timed)
         rperf_hook_timed_end(now);

@@ -976,6 +976,14 @@ Init_rperf_ext(void)
                     Qfalse
 #endif
     );
+    /* True only in the test variant whose hooks stall (extconf.rb). */
+    rb_define_const(mRperf, "STALLED_EVENTS",
+#ifdef RPERF_STALL_EVENTS
+                    Qtrue
+#else
+                    Qfalse
+#endif
+    );
     rperf_errors_define(mRperf);
     define_limits();
     define_modes();

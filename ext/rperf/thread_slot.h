@@ -183,7 +183,8 @@ rperf_thread_slot_t *rperf_slot_by_seq(int seq); /* NULL when unpublished */
 void rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg);
 
 /* Seqlock around an update of the accounting fields. The version is made
- * odd by a CAS from even: the thread's own hooks are its usual writer, but
+ * odd by a sequentially consistent CAS from even (a load after it cannot
+ * pass it; see rperf_event_write_begin): the thread's own hooks are its usual writer, but
  * a resume (rperf_contention_resume) rebases the other threads of its
  * Ractor while one of them may be in READY (which runs without any GVL).
  * Two plain increments there could lose one and leave the version odd for
@@ -195,7 +196,7 @@ rperf_slot_write_begin(rperf_thread_slot_t *slot)
     uint32_t v = __atomic_load_n(&slot->version, __ATOMIC_RELAXED);
     for (;;) {
         if (!(v & 1) &&
-            __atomic_compare_exchange_n(&slot->version, &v, v + 1, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            __atomic_compare_exchange_n(&slot->version, &v, v + 1, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
             break;
         __builtin_ia32_pause();
         v = __atomic_load_n(&slot->version, __ATOMIC_RELAXED);

@@ -447,15 +447,34 @@ class TestCliRecord < Test::Unit::TestCase
       match
     end
 
-    # Kills what still runs (by its pid) and reaps it.
+    # Kills what still runs in the terminal's session (record and the
+    # program, which runs in a process group of its own) and reaps record.
+    # Only then can the test's directory go: a program left behind by a
+    # failed step would write its report into it, and the directory's
+    # removal error would hide that step's failure.
     def close
-      Process.kill(:KILL, @pid)
-    rescue Errno::ESRCH
-      nil
-    ensure
+      pids = session_pids
+      pids.each do |pid|
+        Process.kill(:KILL, pid)
+      rescue Errno::ESRCH
+        nil
+      end
       begin
         Process.wait(@pid)
       rescue Errno::ECHILD
+        nil
+      end
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+      sleep 0.02 until (session_pids & pids).empty? || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    end
+
+    # Live processes of the session PTY.spawn made (its id is the pid).
+    def session_pids
+      Dir["/proc/[0-9]*/stat"].filter_map do |f|
+        stat = File.read(f)
+        fields = stat[(stat.rindex(")") + 2)..].split
+        f[%r{/proc/(\d+)/}, 1].to_i if fields[3].to_i == @pid && fields[0] != "Z"
+      rescue SystemCallError
         nil
       end
     end
