@@ -9,7 +9,7 @@ Gem::Specification.new do |spec|
   spec.authors = ["rperf-gvl developers"]
   spec.license = "MIT"
   spec.required_ruby_version = [">= 3.3.0", "< 3.5"] # tested on 3.3 and 3.4
-  spec.files = Dir["lib/**/*.rb", "ext/rperf/*.{c,h,rb}", "analysis/*.{c,h,proto}", "analysis/html/*", "docs/*.md", "README.md"]
+  spec.files = Dir["lib/**/*.rb", "ext/rperf/*.{c,h,rb}", "common/*.{c,h}", "analysis/*.{c,h,proto}", "analysis/html/*", "docs/*.md", "README.md"]
   spec.extensions = ["ext/rperf/extconf.rb"]
   spec.require_paths = ["lib"]
 end

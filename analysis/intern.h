@@ -3,8 +3,8 @@
  * The profile outputs name functions, files and labels by index (pprof's
  * string table, the dedup of frames into functions). An rga_intern_t copies
  * each distinct string once and finds it again in O(1) expected time
- * (open addressing on an FNV-1a hash). It does not sort, remove or free
- * single strings.
+ * (a hash index on FNV-1a, common/hash_index.h). It does not sort, remove
+ * or free single strings.
  *
  * Ownership: the table owns its copies; rga_intern_str() stays valid until
  * rga_intern_free(). Not thread-safe. No routine prints.
@@ -14,12 +14,14 @@
 
 #include <stddef.h>
 
+#include "hash_index.h"
+
 typedef struct rga_intern {
-    char **strs;    /* by id, NUL-terminated copies */
-    size_t *lens;   /* by id */
-    size_t n, cap;  /* ids used / allocated */
-    size_t *slots;  /* hash slots: id + 1, 0 = empty */
-    size_t n_slots; /* power of two */
+    char **strs;   /* by id, NUL-terminated copies */
+    size_t *lens;  /* by id */
+    size_t n, cap; /* ids used / allocated in strs */
+    size_t lens_cap;
+    rperf_hash_index_t index;
 } rga_intern_t;
 
 void rga_intern_init(rga_intern_t *t);

@@ -4,9 +4,8 @@
  * millions of times for a large report. An rga_key_table_t maps a key of
  * RGA_KEY_WIDTH int64 values to RGA_KEY_SUMS int64 sums. Adds saturate at
  * INT64_MAX (rga_weight_add), so sums of an untrusted report's times never
- * wrap. Open
- * addressing on a power-of-two slot array, grown at half full; the entries
- * of the last RGA_KEY_RECENT adds are checked first (a walk's adds come back
+ * wrap. Keys are found through a hash index (common/hash_index.h); the
+ * entries of the last RGA_KEY_RECENT adds are checked first (a walk's adds come back
  * to a few keys: a thread's own running, its GVL holder, ...).
  *
  * Entries stay in the order they were first added (rga_key_table_t.entries,
@@ -22,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash_index.h"
+
 #define RGA_KEY_WIDTH 6
 #define RGA_KEY_SUMS 2
 #define RGA_KEY_RECENT 4
@@ -34,8 +35,7 @@ typedef struct rga_key_entry {
 typedef struct rga_key_table {
     rga_key_entry_t *entries;
     size_t n, cap;
-    size_t *slots; /* entry index + 1, 0 = empty */
-    size_t n_slots;
+    rperf_hash_index_t index;
     size_t recent[RGA_KEY_RECENT]; /* entry index + 1 of the latest adds, 0 = none */
     unsigned next_recent;          /* the slot of recent the next new key takes */
 } rga_key_table_t;

@@ -52,12 +52,11 @@ rga_waitgraph_find(const rga_waitgraph_t *g, rga_node_kind_t kind, int64_t key)
 typedef struct builder {
     rga_waitgraph_t *g;
     size_t cap_nodes, cap_edges;
-    long *thread_node;  /* by thread index */
-    long *label_node;   /* by label set index (+1 slot for the implied empty set) */
-    long *ractor_node;  /* by Ractor slot */
-    long special[3];    /* GC, hand-off, unknown */
-    size_t *edge_slots; /* open addressing: edge index + 1, 0 = empty */
-    size_t n_slots;
+    long *thread_node;             /* by thread index */
+    long *label_node;              /* by label set index (+1 slot for the implied empty set) */
+    long *ractor_node;             /* by Ractor slot */
+    long special[3];               /* GC, hand-off, unknown */
+    rperf_hash_index_t edge_index; /* (from, to, cause, root) -> edge */
 } builder_t;
 
 /* The slot of the index tables that (kind, key) uses. */
@@ -162,59 +161,39 @@ add_node_totals(builder_t *b, const rga_report_t *r)
     }
 }
 
-static size_t
-edge_hash(size_t from, size_t to, int cause, int root, size_t n_slots)
+static uint32_t
+edge_hash(const rga_wg_edge_t *k)
 {
-    uint64_t h = ((uint64_t)from * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)to + 0x632BE59BD9B4E019ull) ^
-                 ((uint64_t)(cause + 1) << 56) ^ ((uint64_t)(root + 1) << 40);
-    h ^= h >> 29;
-    return (size_t)(h & (n_slots - 1));
+    uint32_t h = rperf_hash_word(RPERF_HASH_SEED, k->from);
+    h = rperf_hash_word(h, k->to);
+    return rperf_hash_word(h, ((uint64_t)(uint32_t)k->cause << 32) | (uint32_t)k->root);
 }
 
-/* Rebuilds the slot table at twice the size (or 64) from the edge list. */
 static int
-grow_slots(builder_t *b)
+same_edge(const void *table, const void *key, uint32_t id)
 {
-    size_t n = b->n_slots ? b->n_slots * 2 : 64;
-    size_t *slots = calloc(n, sizeof(size_t));
-    if (!slots)
-        return -1;
-    for (size_t i = 0; i < b->g->n_edges; i++) {
-        size_t h = edge_hash(b->g->edges[i].from, b->g->edges[i].to, b->g->edges[i].cause, b->g->edges[i].root, n);
-        while (slots[h])
-            h = (h + 1) & (n - 1);
-        slots[h] = i + 1;
-    }
-    free(b->edge_slots);
-    b->edge_slots = slots;
-    b->n_slots = n;
-    return 0;
+    const rga_wg_edge_t *e = &((const builder_t *)table)->g->edges[id];
+    const rga_wg_edge_t *k = key;
+    return e->from == k->from && e->to == k->to && e->cause == k->cause && e->root == k->root;
 }
 
 static int
 add_edge(builder_t *b, size_t from, size_t to, int cause, int root, int64_t wait_ns, int64_t count)
 {
-    if ((b->g->n_edges + 1) * 2 > b->n_slots && grow_slots(b) != 0)
+    rga_wg_edge_t k = {from, to, wait_ns, count, cause, root};
+    uint32_t h = edge_hash(&k);
+    size_t slot;
+    long id = rperf_hash_index_upsert(&b->edge_index, h, same_edge, b, &k, &slot);
+    if (id >= 0) {
+        b->g->edges[id].wait_ns += wait_ns;
+        b->g->edges[id].count += count;
+        return 0;
+    }
+    if (id < -1 ||
+        rperf_entries_reserve((void **)&b->g->edges, &b->cap_edges, b->g->n_edges + 1, sizeof(*b->g->edges)) < 0)
         return -1;
-    size_t h = edge_hash(from, to, cause, root, b->n_slots);
-    for (; b->edge_slots[h]; h = (h + 1) & (b->n_slots - 1)) {
-        rga_wg_edge_t *e = &b->g->edges[b->edge_slots[h] - 1];
-        if (e->from == from && e->to == to && e->cause == cause && e->root == root) {
-            e->wait_ns += wait_ns;
-            e->count += count;
-            return 0;
-        }
-    }
-    b->edge_slots[h] = b->g->n_edges + 1;
-    if (b->g->n_edges == b->cap_edges) {
-        size_t cap = b->cap_edges ? b->cap_edges * 2 : 16;
-        rga_wg_edge_t *p = realloc(b->g->edges, cap * sizeof(*p));
-        if (!p)
-            return -1;
-        b->g->edges = p;
-        b->cap_edges = cap;
-    }
-    b->g->edges[b->g->n_edges++] = (rga_wg_edge_t){from, to, wait_ns, count, cause, root};
+    rperf_hash_index_put(&b->edge_index, slot, h, (uint32_t)b->g->n_edges);
+    b->g->edges[b->g->n_edges++] = k;
     return 0;
 }
 
@@ -310,7 +289,7 @@ builder_close(builder_t *b)
     free(b->thread_node);
     free(b->label_node);
     free(b->ractor_node);
-    free(b->edge_slots);
+    rperf_hash_index_free(&b->edge_index);
 }
 
 static int prune(builder_t *b, const rga_report_t *r, bool story, double min_share);

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash_index.h"
+
 #define RPERF_STACK_ID_NONE UINT32_MAX
 
 typedef struct rperf_agg_entry {
@@ -34,7 +36,6 @@ typedef struct rperf_agg_entry {
 typedef struct rperf_agg_stack {
     uint32_t start; /* into stack_pool */
     uint32_t depth;
-    uint32_t hash;
 } rperf_agg_stack_t;
 
 typedef struct rperf_raw_sample {
@@ -48,13 +49,13 @@ typedef struct rperf_agg_table {
     uint32_t *stack_pool;
     size_t pool_count, pool_capacity, max_pool_frames;
     rperf_agg_stack_t *stacks;
-    uint32_t stack_count, stack_capacity, max_stacks;
-    uint32_t *stack_slots; /* stack id + 1, 0 = empty; power of two */
-    uint32_t stack_slot_capacity;
+    size_t stack_capacity;
+    uint32_t stack_count, max_stacks;
+    rperf_hash_index_t stack_index; /* frame ids -> stack id */
     rperf_agg_entry_t *entries;
-    uint32_t entry_count, entry_capacity, max_entries;
-    uint32_t *entry_slots; /* entry index + 1, 0 = empty; power of two */
-    uint32_t entry_slot_capacity;
+    size_t entry_capacity;
+    uint32_t entry_count, max_entries;
+    rperf_hash_index_t entry_index; /* (stack, thread, label set) -> entry */
     rperf_raw_sample_t *raw;
     size_t raw_count, raw_capacity, max_raw;
 } rperf_agg_table_t;

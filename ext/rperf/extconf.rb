@@ -1,4 +1,4 @@
-# extconf.rb — builds the rperf_ext extension: every ext/rperf/*.c plus the
+# extconf.rb — builds the rperf_ext extension: every ext/rperf/*.c and common/*.c plus the
 # analysis library (analysis/*.c except the CLI's main.c, cli.c,
 # record.c and metrics_cmd.c), linked with jansson, cgraph/gvc, zlib and protobuf-c through
 # pkg-config. The pprof message code is generated here from
@@ -18,6 +18,7 @@ require "mkmf"
 
 ext_dir = File.expand_path(__dir__)
 analysis_dir = File.expand_path("../../analysis", __dir__)
+common_dir = File.expand_path("../../common", __dir__)
 
 $CFLAGS << " -std=gnu11 -Wall -Wextra"
 # Only Init_rperf_ext is exported (RUBY_FUNC_EXPORTED): calls between the
@@ -89,17 +90,19 @@ if File.exist?(File.join(analysis_dir, "rga.h")) && !without.include?("analysis"
 end
 
 $defs << "-DRPERF_STALL_EVENTS" if ENV["RPERF_EXT_STALL_EVENTS"] == "1"
+# common/: what the extension and the analysis module share (report_format.h,
+# rperf_limits.h, the hash index), needed by every build.
+srcs += Dir[File.join(common_dir, "*.c")].map { |f| File.basename(f) }
+$VPATH << common_dir
 $srcs = srcs
-$INCFLAGS << " -I#{ext_dir}"
-# The headers the extension shares with the analysis module (report_format.h,
-# rperf_limits.h) are needed by every build, with or without its sources.
-$INCFLAGS << " -I#{analysis_dir}" unless $INCFLAGS.include?("-I#{analysis_dir}")
+$INCFLAGS << " -I#{ext_dir} -I#{common_dir}"
 create_makefile("rperf_ext", ext_dir)
 
 # mkmf tracks no header dependencies: an object compiled against an older
 # struct layout would be linked with newer ones (a rebuild after a header
 # change read freed memory that way). Every object depends on every header.
-headers = Dir[File.join(ext_dir, "*.h"), File.join(analysis_dir, "*.h"), File.join(Dir.pwd, "*.h")].sort
+headers = Dir[File.join(ext_dir, "*.h"), File.join(analysis_dir, "*.h"), File.join(common_dir, "*.h"),
+               File.join(Dir.pwd, "*.h")].sort
 File.open("Makefile", "a") do |makefile|
   makefile.puts "", "$(OBJS): #{headers.join(' ')}"
 end

@@ -1,6 +1,6 @@
 /*
- * frame_table.c — VALUE -> dense id interning with an open-addressing table
- * (linear probing, load <= 1/2) and a lazily resolved [path, label] cache.
+ * frame_table.c — VALUE -> dense id interning through a hash index, and a
+ * lazily resolved [path, label] cache.
  *
  * Frame VALUEs are pinned by rb_gc_mark in rperf_frame_table_mark, so their
  * addresses stay valid hash keys under compaction. It does NOT decide which
@@ -31,10 +31,8 @@ rperf_frame_table_init(rperf_frame_table_t *ft, uint32_t max_frames)
     ft->resolved = Qnil;
     ft->max_frames = max_frames;
     ft->chunk_count = (max_frames + RPERF_FRAME_CHUNK - 1) / RPERF_FRAME_CHUNK;
-    ft->slot_capacity = 2048;
     ft->chunks = calloc(ft->chunk_count, sizeof(VALUE *));
-    ft->slots = calloc(ft->slot_capacity, sizeof(uint32_t));
-    if (!ft->chunks || !ft->slots || ft->chunk_count == 0)
+    if (!ft->chunks || ft->chunk_count == 0 || rperf_hash_index_reserve(&ft->index, 1024) < 0)
         goto fail;
     ft->chunks[0] = malloc(sizeof(VALUE) * RPERF_FRAME_CHUNK);
     if (!ft->chunks[0])
@@ -56,60 +54,33 @@ rperf_frame_table_free(rperf_frame_table_t *ft)
             free(ft->chunks[i]);
     }
     free(ft->chunks);
-    free(ft->slots);
+    rperf_hash_index_free(&ft->index);
     memset(ft, 0, sizeof(*ft));
     ft->resolved = Qnil;
 }
 
 static int
-grow_slots(rperf_frame_table_t *ft)
+same_frame(const void *table, const void *key, uint32_t id)
 {
-    uint32_t capacity = ft->slot_capacity * 2;
-    uint32_t *slots = calloc(capacity, sizeof(uint32_t));
-    if (!slots)
-        return -1;
-    for (uint32_t id = RPERF_SYNTHETIC_FRAMES; id < ft->count; id++) {
-        uint32_t i = rperf_value_hash(key_at(ft, id)) & (capacity - 1);
-        while (slots[i])
-            i = (i + 1) & (capacity - 1);
-        slots[i] = id + 1;
-    }
-    free(ft->slots);
-    ft->slots = slots;
-    ft->slot_capacity = capacity;
-    return 0;
+    return key_at(table, id) == *(const VALUE *)key;
 }
 
 uint32_t
 rperf_frame_table_insert(rperf_frame_table_t *ft, VALUE frame)
 {
-    uint32_t mask = ft->slot_capacity - 1;
-    uint32_t i = rperf_value_hash(frame) & mask;
-    for (;;) {
-        uint32_t entry = ft->slots[i];
-        if (!entry)
-            break;
-        if (key_at(ft, entry - 1) == frame)
-            return entry - 1;
-        i = (i + 1) & mask;
-    }
+    uint32_t h = rperf_value_hash(frame);
+    size_t slot;
+    long found = rperf_hash_index_upsert(&ft->index, h, same_frame, ft, &frame, &slot);
+    if (found >= 0)
+        return (uint32_t)found;
     uint32_t id = ft->count;
-    if (id >= ft->max_frames)
+    if (found < -1 || id >= ft->max_frames)
         return RPERF_FRAME_ID_NONE;
-    /* Keep one empty slot per probe sequence: refuse rather than fill up. */
-    if ((uint64_t)(id + 1) * 2 > ft->slot_capacity && grow_slots(ft) < 0)
-        return RPERF_FRAME_ID_NONE;
-    if (ft->slot_capacity - 1 != mask) {
-        mask = ft->slot_capacity - 1;
-        i = rperf_value_hash(frame) & mask;
-        while (ft->slots[i])
-            i = (i + 1) & mask;
-    }
     VALUE **chunk = &ft->chunks[id / RPERF_FRAME_CHUNK];
     if (!*chunk && !(*chunk = malloc(sizeof(VALUE) * RPERF_FRAME_CHUNK)))
         return RPERF_FRAME_ID_NONE;
     (*chunk)[id % RPERF_FRAME_CHUNK] = frame;
-    ft->slots[i] = id + 1;
+    rperf_hash_index_put(&ft->index, slot, h, id);
     __atomic_store_n(&ft->count, id + 1, __ATOMIC_RELEASE);
     return id;
 }

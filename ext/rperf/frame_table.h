@@ -22,6 +22,8 @@
 #include <ruby.h>
 #include <stdint.h>
 
+#include "hash_index.h"
+
 #define RPERF_FRAME_ID_NONE UINT32_MAX
 
 /* Keys live in fixed chunks that never move, so the GC mark function can read
@@ -30,11 +32,10 @@
 #define RPERF_FRAME_CHUNK 4096
 
 typedef struct rperf_frame_table {
-    VALUE **chunks;         /* id -> chunks[id / CHUNK][id % CHUNK] */
-    uint32_t chunk_count;   /* max_frames / CHUNK, rounded up */
-    uint32_t count;         /* published with release order after the key */
-    uint32_t *slots;        /* open addressing: id + 1, 0 = empty */
-    uint32_t slot_capacity; /* power of two */
+    VALUE **chunks;           /* id -> chunks[id / CHUNK][id % CHUNK] */
+    uint32_t chunk_count;     /* max_frames / CHUNK, rounded up */
+    uint32_t count;           /* published with release order after the key */
+    rperf_hash_index_t index; /* frame VALUE -> id (synthetic ids are not in it) */
     uint32_t max_frames;
     VALUE resolved; /* Ruby Array of frozen [path, label] pairs, prefix of keys */
 } rperf_frame_table_t;

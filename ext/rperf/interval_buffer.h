@@ -59,7 +59,7 @@ typedef struct rperf_interval_buffer_cursor {
     rperf_interval_codec_state_t state;
 } rperf_interval_buffer_cursor_t;
 
-/* Bytes reserved for max_records records (analysis/rperf_limits.h). */
+/* Bytes reserved for max_records records (common/rperf_limits.h). */
 uint64_t rperf_interval_buffer_bytes(uint64_t max_records);
 int rperf_interval_buffer_init(rperf_interval_buffer_t *buf, uint64_t max_records);
 void rperf_interval_buffer_free(rperf_interval_buffer_t *buf);

@@ -1,42 +1,30 @@
 /*
- * label_totals.c — the (thread, label set) → totals table.
- *
- * FNV-1a over the two ids; the table doubles before it is half full, so a
- * probe always ends at an empty row. It does NOT lock (see the header).
+ * label_totals.c — the (thread, label set) → totals table: rows in an
+ * array grown by doubling, found through a hash index. It does NOT lock
+ * (see the header).
  */
 #include "label_totals.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-static size_t
-label_hash(int seq, int label)
+typedef struct row_key {
+    int seq;
+    int label;
+} row_key_t;
+
+static uint32_t
+row_hash(const row_key_t *k)
 {
-    uint32_t h = 2166136261u;
-    h = (h ^ (uint32_t)seq) * 16777619u;
-    h = (h ^ (uint32_t)label) * 16777619u;
-    return h;
+    return rperf_hash_word(RPERF_HASH_SEED, ((uint64_t)(uint32_t)k->seq << 32) | (uint32_t)k->label);
 }
 
 static int
-grow(rperf_label_totals_t *t)
+same_row(const void *table, const void *key, uint32_t id)
 {
-    size_t cap = t->cap ? t->cap * 2 : 64;
-    rperf_label_total_t *rows = calloc(cap, sizeof(*rows));
-    if (!rows)
-        return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        const rperf_label_total_t *old = &t->rows[i];
-        if (!old->thread_seq)
-            continue;
-        size_t j = label_hash(old->thread_seq, old->label_set_id) & (cap - 1);
-        while (rows[j].thread_seq)
-            j = (j + 1) & (cap - 1);
-        rows[j] = *old;
-    }
-    free(t->rows);
-    t->rows = rows;
-    t->cap = cap;
-    return 0;
+    const rperf_label_total_t *row = &((const rperf_label_totals_t *)table)->rows[id];
+    const row_key_t *k = key;
+    return row->thread_seq == k->seq && row->label_set_id == k->label;
 }
 
 rperf_label_total_t *
@@ -44,33 +32,29 @@ rperf_label_totals_row(rperf_label_totals_t *t, int thread_seq, int label_set_id
 {
     if (thread_seq < 1)
         return NULL;
-    if (t->used * 2 >= t->cap && grow(t) < 0)
+    row_key_t k = {thread_seq, label_set_id};
+    uint32_t h = row_hash(&k);
+    size_t slot;
+    long id = rperf_hash_index_upsert(&t->index, h, same_row, t, &k, &slot);
+    if (id >= 0)
+        return &t->rows[id];
+    if (id < -1 || rperf_entries_reserve((void **)&t->rows, &t->cap, t->used + 1, sizeof(*t->rows)) < 0)
         return NULL;
-    size_t j = label_hash(thread_seq, label_set_id) & (t->cap - 1);
-    for (;; j = (j + 1) & (t->cap - 1)) {
-        rperf_label_total_t *row = &t->rows[j];
-        if (!row->thread_seq) {
-            row->thread_seq = thread_seq;
-            row->label_set_id = label_set_id;
-            t->used++;
-            return row;
-        }
-        if (row->thread_seq == thread_seq && row->label_set_id == label_set_id)
-            return row;
-    }
+    rperf_label_total_t *row = &t->rows[t->used];
+    memset(row, 0, sizeof(*row));
+    row->thread_seq = thread_seq;
+    row->label_set_id = label_set_id;
+    rperf_hash_index_put(&t->index, slot, h, (uint32_t)t->used++);
+    return row;
 }
 
 rperf_label_total_t *
 rperf_label_totals_copy(const rperf_label_totals_t *t, size_t *count)
 {
     rperf_label_total_t *out = malloc((t->used ? t->used : 1) * sizeof(*out));
-    size_t n = 0;
-    if (out) {
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->rows[i].thread_seq)
-                out[n++] = t->rows[i];
-    }
-    *count = n;
+    *count = out ? t->used : 0;
+    if (out && t->used)
+        memcpy(out, t->rows, t->used * sizeof(*out));
     return out;
 }
 
@@ -78,6 +62,6 @@ void
 rperf_label_totals_free(rperf_label_totals_t *t)
 {
     free(t->rows);
-    t->rows = NULL;
-    t->cap = t->used = 0;
+    rperf_hash_index_free(&t->index);
+    memset(t, 0, sizeof(*t));
 }

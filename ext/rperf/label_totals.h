@@ -2,8 +2,9 @@
  * label_totals.h — state totals per (thread, label set): the rows of the
  * report's "label_totals".
  *
- * An open-addressing table (linear probing, load <= 1/2) keyed by thread
- * seq and label set id; rows are only added to and emptied as a whole.
+ * Rows in an array, in the order they were made, found through a hash
+ * index keyed by thread seq and label set id; rows are only added to and
+ * emptied as a whole.
  * Plain C. It does NOT decide how much time moves into a row (contention.c
  * flushes each slot's label portion) and takes no lock: the caller
  * serialises every call (contention.c's label mutex).
@@ -23,10 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash_index.h"
 #include "report_format.h" /* RPERF_STATE_COUNT, RPERF_CAUSE_COUNT */
 
 typedef struct rperf_label_total {
-    int thread_seq; /* 0: empty row */
+    int thread_seq;
     int label_set_id;
     int64_t totals[RPERF_STATE_COUNT]; /* ns per enum rperf_state */
     int64_t causes[RPERF_CAUSE_COUNT]; /* blocked ns per enum rperf_blocked_cause */
@@ -34,8 +36,9 @@ typedef struct rperf_label_total {
 
 typedef struct rperf_label_totals {
     rperf_label_total_t *rows;
-    size_t cap; /* power of two, or 0 */
+    size_t cap;
     size_t used;
+    rperf_hash_index_t index; /* (thread, label set) -> row */
 } rperf_label_totals_t;
 
 rperf_label_total_t *rperf_label_totals_row(rperf_label_totals_t *t, int thread_seq, int label_set_id);

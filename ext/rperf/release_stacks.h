@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash_index.h"
+
 typedef struct rperf_release_stack {
     int waiter_seq;
     int release_index;
@@ -35,9 +37,9 @@ typedef struct rperf_release_stack {
 
 typedef struct rperf_release_stacks {
     rperf_release_stack_t *entries;
-    uint32_t count, capacity, max_entries;
-    uint32_t *slots; /* entry index + 1, 0 = empty; power of two, load <= 1/2 */
-    uint32_t slot_capacity;
+    size_t capacity;
+    uint32_t count, max_entries;
+    rperf_hash_index_t index; /* key -> entry */
 } rperf_release_stacks_t;
 
 /* Returns 0, or -1 (nothing allocated). */

@@ -3,7 +3,8 @@
  * table.
  *
  * The table is open addressing over a power-of-two array allocated at
- * start (twice max_edges, so probes stay short); it never grows. One
+ * start (twice max_edges, so probes stay short); it never grows, so hooks
+ * can fill it (common/hash_index.c grows, and so allocates). One
  * spinlock guards it. Waits reach it in batches: the holder that ends a
  * wait appends a 40-byte record to its Ractor's ring, and a batch is split
  * over the ring's segments and merged on the stack before the table is
@@ -14,6 +15,7 @@
  * It does NOT decide when waits begin or end, nor read slots.
  */
 #include "wait_edges.h"
+#include "hash_index.h" /* rperf_hash_word: no allocation */
 
 #include <stdlib.h>
 #include <stddef.h>
@@ -80,13 +82,9 @@ spin_unlock(int *lock)
 static uint32_t
 edge_hash(const rperf_edge_t *e)
 {
-    uint32_t h = 2166136261u;
-    const int32_t parts[6] = {e->ractor, e->waiter, e->holder, e->waiter_label, e->holder_label, e->kind};
-    for (int i = 0; i < 6; i++) {
-        h ^= (uint32_t)parts[i];
-        h *= 16777619u;
-    }
-    return h;
+    uint32_t h = rperf_hash_word(RPERF_HASH_SEED, ((uint64_t)(uint32_t)e->ractor << 32) | (uint32_t)e->waiter);
+    h = rperf_hash_word(h, ((uint64_t)(uint32_t)e->holder << 32) | (uint32_t)e->waiter_label);
+    return rperf_hash_word(h, ((uint64_t)(uint32_t)e->holder_label << 32) | e->kind);
 }
 
 static int

@@ -72,7 +72,8 @@ def run!(*cmd)
 end
 
 cc = ENV.fetch("CC", RbConfig::CONFIG["CC"].to_s.split.first || "cc")
-includes = [RbConfig::CONFIG["rubyarchhdrdir"], RbConfig::CONFIG["rubyhdrdir"], src_dir, analysis_dir,
+common_dir = File.expand_path("../common", analysis_dir)
+includes = [RbConfig::CONFIG["rubyarchhdrdir"], RbConfig::CONFIG["rubyhdrdir"], src_dir, analysis_dir, common_dir,
             "/usr/include/graphviz"].compact.flat_map { |d| ["-I", d] }
 sources = Dir[File.join(src_dir, "*.c")].sort
 abort("check_hook_calls: only #{sources.size} sources in #{src_dir}") if sources.size < 10

@@ -435,7 +435,7 @@ class TestCliRecord < Test::Unit::TestCase
       limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
       until (match = @seen.match(pattern))
         left = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        raise Timeout::Error, "no #{pattern.inspect} in #{@seen.inspect}" if left <= 0
+        raise Timeout::Error, "no #{pattern.inspect} in #{@seen.inspect}; #{processes}" if left <= 0
 
         begin
           @seen << @read.read_nonblock(4096) if @read.wait_readable(left)
@@ -466,6 +466,17 @@ class TestCliRecord < Test::Unit::TestCase
       end
       deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
       sleep 0.02 until (session_pids & pids).empty? || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    end
+
+    # What runs in the session, for a failure message: pid, state, what
+    # the kernel says it waits in, its command line.
+    def processes
+      session_pids.map do |pid|
+        wchan = File.read("/proc/#{pid}/wchan") rescue "?"
+        state = File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] rescue "?"
+        cmd = File.read("/proc/#{pid}/cmdline").tr("\0", " ")[0, 60] rescue "?"
+        "#{pid} #{state} #{wchan} #{cmd}"
+      end.join(" | ")
     end
 
     # Live processes of the session PTY.spawn made (its id is the pid).

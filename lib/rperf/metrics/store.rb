@@ -4,7 +4,7 @@
 # directory (see rperf/metrics): per label set counters and histograms of
 # the units a Rperf::ContentionLog finishes, and the whole process's own
 # counters, written as rperf-PID-START.json (the format of
-# analysis/metrics_format.h, docs/metrics.md) by a background thread every
+# common/metrics_format.h, docs/metrics.md) by a background thread every
 # `interval` seconds and at exit. A forked child starts its own file; the
 # parent's counts stay the parent's. It never raises into the program. It
 # does NOT read other processes' files (the analysis library does).
