@@ -77,7 +77,10 @@ class TestSamplerPace < Test::Unit::TestCase
   # between holders (the next one waits for a CPU) triggers no job, and
   # with both cores busy the hook's samples at 100 intervals carried up to
   # 77 % of the running time. Those, and the exit flush's empty stacks, are
-  # where by design no job reached; the law is on the rest.
+  # where by design no job reached; the law is on the rest. Alone the
+  # method keeps 86-88 % of it; with three such loads on two cores, 79 %.
+  # A worker that rests while the holder runs (the batch policy once
+  # tried) left it 5.6 %.
   def test_time_computing_between_hand_offs_stays_with_the_computing_method
     Rperf.start(frequency: 1000, mode: :wall, aggregate: false) # each sample's own weight
     ping_pong(1500, steps: 20)
@@ -98,7 +101,7 @@ class TestSamplerPace < Test::Unit::TestCase
       end
     end
     assert_operator reached, :>, 0, "the jobs sampled some runs (#{unreached} ns where none reached)"
-    assert_operator in_work, :>=, reached * 0.8, "running samples inside the computing method"
+    assert_operator in_work, :>=, reached * 0.7, "running samples inside the computing method"
   end
 
   def test_a_thread_holding_its_gvl_gets_ticks_at_full_rate_again
