@@ -197,14 +197,11 @@ sample_main_ractor(pid_t pid, int wall, int64_t now)
     return 1;
 }
 
-/* Returns 1 when the tick found nothing to do (timer.h: the worker may
- * then tick less often, and waits as SCHED_BATCH), 0 when it triggered or
- * signalled. Only wall mode has ticks with nothing to do while threads run:
- * cpu mode's samples must interrupt the holder at random moments of its
- * run, which on a busy CPU takes a worker that preempts it (a SCHED_BATCH
- * worker ran only once the holder blocked, so its signal found the next
- * holder just back from its wait: a method computing between hand-offs got
- * 6-22 % of its running time instead of 77-88 %, docs/performance.md). */
+/* Returns 1 when the tick found nothing to do (the worker may then rest:
+ * timer.h), 0 when it triggered or signalled. Only wall mode has ticks with
+ * nothing to do while threads run: cpu mode's samples must interrupt the
+ * holder at random moments of its run, which takes a worker that never
+ * rests (timer.h says why). */
 static int
 worker_tick(void *arg)
 {

@@ -43,10 +43,9 @@
  * then, and the RESUMED hook samples the running time the jobs leave
  * (rperf_sampler_record_resumed) besides the off-GVL time. A tick acts as
  * before for a holder that has held its GVL a whole interval. After a run
- * of ticks with nothing to act on the worker ticks less often, and after
- * each such tick it waits as SCHED_BATCH (timer.h). cpu mode's ticks act
- * for any holder, so its worker stays SCHED_OTHER at full rate: only a
- * worker that preempts the holder samples it at a random moment of its run.
+ * of ticks with nothing to act on the worker ticks less often and rests
+ * (timer.h's scheduling rule). cpu mode's ticks act for any holder, so its
+ * worker never rests (timer.h says why).
  *
  * Ractors: the timer tick triggers the job for the main Ractor; with a timer
  * signal (signal: nil or Integer) the worker also sends that signal (tgkill)

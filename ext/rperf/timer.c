@@ -112,19 +112,9 @@ wants_batch_locked(void)
            g_timer.idle_ticks > 0;
 }
 
-/* Worker only. While its wake-ups are not ticks faster than 100 Hz (the
- * slow pace, disarmed: drains only, or a frequency of 100 Hz or less), or
- * the latest tick found nothing to do, the worker runs as SCHED_BATCH:
- * woken, it waits for the running thread to block or its slice to end
- * instead of preempting it. On one busy CPU every preemption of a GVL
- * holder by the worker set off a chain of woken threads that found the GVL
- * taken and slept again. After a tick that acted it is SCHED_OTHER: only a
- * preempting worker's tick lands at a random moment of the holder's run (a
- * batch worker ran once the holder blocked, so its sample found the next
- * holder just back from its wait), and a batch worker on a saturated CPU
- * ticked too seldom. docs/performance.md ("The resting worker as
- * SCHED_BATCH") has the figures. A worker that inherited another policy (a
- * program run under chrt) keeps it; a failed switch is not retried. */
+/* Worker only: applies timer.h's scheduling rule. A worker that inherited
+ * another policy (a program run under chrt) keeps it; a failed switch is
+ * not retried. */
 static void
 settle_policy(int want_batch)
 {

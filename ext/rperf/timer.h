@@ -17,13 +17,20 @@
  * starts needing ticks gets its first sample up to RPERF_TIMER_DRAIN_NS
  * late, weighing the whole time since its previous one: no weight is lost.
  *
- * Scheduling: while its wake-ups are not ticks at an interval shorter than
- * RPERF_TIMER_DRAIN_NS (the slow pace, disarmed, or 100 Hz and slower), or
- * its latest tick found nothing to do, the worker runs as SCHED_BATCH, so
- * waking it does not preempt the thread on the CPU (a Ruby thread holding
- * its GVL); after a tick that acted, SCHED_OTHER, so the next tick lands at
- * a random moment of the holder's run, on time. A worker that did not start
- * as SCHED_OTHER keeps its policy.
+ * Scheduling (the one statement of this rule): while its wake-ups are not
+ * ticks at an interval shorter than RPERF_TIMER_DRAIN_NS (the slow pace,
+ * disarmed, or 100 Hz and slower), or its latest tick found nothing to do,
+ * the worker runs as SCHED_BATCH. Woken, it then waits for the thread on
+ * the CPU (a Ruby thread holding its GVL) to block or end its slice. On one
+ * busy CPU, each preemption of a GVL holder set off a chain of woken
+ * threads that found the GVL taken and slept again. After a tick that
+ * acted, the worker is SCHED_OTHER. Only a preempting worker's tick lands
+ * at a random moment of the holder's run: a batch worker ran once the
+ * holder blocked, so its sample found the next holder just back from its
+ * wait, and on a saturated CPU it ticked too seldom. So a caller whose
+ * ticks must sample running threads fairly (cpu mode) makes every tick
+ * act. A worker that did not start as SCHED_OTHER keeps its policy.
+ * docs/performance.md ("The resting worker as SCHED_BATCH") has the figures.
  *
  * Contract
  * - One timer per process. start/stop/arm/disarm are called by the sampler
