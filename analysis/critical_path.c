@@ -5,6 +5,7 @@
  * pieces into segments, adds up the shares, and writes them.
  */
 #include "critical_path.h"
+#include "grow_array.h"
 #include "stack_text.h"
 #include "summary.h"
 #include "summary_json.h"
@@ -58,25 +59,10 @@ on_piece(const rga_rc_piece_t *x, void *arg)
         last->end_ns = x->end_ns;
         return;
     }
-    if (p->n_segments == b->cap_segments) {
-        size_t cap = b->cap_segments ? b->cap_segments * 2 : 64;
-        rga_cp_segment_t *grown = realloc(p->segments, cap * sizeof(*grown));
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        p->segments = grown;
-        b->cap_segments = cap;
-    }
-    while (p->n_hops + x->n_hops > b->cap_hops) {
-        size_t cap = b->cap_hops ? b->cap_hops * 2 : 64;
-        rga_rc_hop_t *grown = realloc(p->hops, cap * sizeof(*grown));
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        p->hops = grown;
-        b->cap_hops = cap;
+    if (rperf_grow_array((void **)&p->segments, &b->cap_segments, p->n_segments + 1, sizeof(*p->segments), 64) < 0 ||
+        rperf_grow_array((void **)&p->hops, &b->cap_hops, p->n_hops + x->n_hops, sizeof(*p->hops), 64) < 0) {
+        b->failed = true;
+        return;
     }
     memcpy(&p->hops[p->n_hops], x->hops, x->n_hops * sizeof(*x->hops));
     p->segments[p->n_segments++] =

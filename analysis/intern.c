@@ -1,5 +1,6 @@
 /* intern.c — string interning through a hash index (see intern.h). */
 #include "intern.h"
+#include "grow_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +44,8 @@ rga_intern_bytes(rga_intern_t *t, const char *s, size_t len)
     long id = rperf_hash_index_upsert(&t->index, h, same_bytes, t, &k, &slot);
     if (id >= 0)
         return (size_t)id;
-    if (id < -1 || rperf_entries_reserve((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs)) < 0 ||
-        rperf_entries_reserve((void **)&t->lens, &t->lens_cap, t->n + 1, sizeof(*t->lens)) < 0)
+    if (id < -1 || rperf_grow_array((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs), 64) < 0 ||
+        rperf_grow_array((void **)&t->lens, &t->lens_cap, t->n + 1, sizeof(*t->lens), 64) < 0)
         return (size_t)-1;
     char *copy = malloc(len + 1);
     if (!copy)

@@ -1,5 +1,6 @@
 /* key_table.c — sums keyed by integer tuples (see key_table.h). */
 #include "key_table.h"
+#include "grow_array.h"
 #include "profile_model.h" /* rga_weight_add */
 
 #include <stdbool.h>
@@ -60,7 +61,7 @@ rga_key_table_add(rga_key_table_t *t, const int64_t key[RGA_KEY_WIDTH], int64_t 
         size_t slot;
         i = rperf_hash_index_upsert(&t->index, h, same_entry, t, key, &slot);
         if (i < -1 ||
-            (i < 0 && rperf_entries_reserve((void **)&t->entries, &t->cap, t->n + 1, sizeof(*t->entries)) < 0))
+            (i < 0 && rperf_grow_array((void **)&t->entries, &t->cap, t->n + 1, sizeof(*t->entries), 64) < 0))
             return -1;
         if (i < 0) {
             i = (long)t->n++;

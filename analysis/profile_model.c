@@ -1,6 +1,7 @@
 /* profile_model.c — selected samples and frames grouped into functions (see
  * profile_model.h). Writes nothing. */
 #include "profile_model.h"
+#include "grow_array.h"
 #include "intern.h"
 #include "rootcause.h"
 
@@ -68,15 +69,9 @@ add_row(rows_t *x, int64_t stack, int64_t ns, int64_t thread, int64_t label_set)
 {
     if (x->failed || ns <= 0 || stack < 0)
         return;
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 64;
-        rga_sample_t *p = realloc(x->rows, cap * sizeof(*p));
-        if (!p) {
-            x->failed = true;
-            return;
-        }
-        x->rows = p;
-        x->cap = cap;
+    if (rperf_grow_array((void **)&x->rows, &x->cap, x->n + 1, sizeof(*x->rows), 64) < 0) {
+        x->failed = true;
+        return;
     }
     x->rows[x->n++] = (rga_sample_t){stack, ns, thread, label_set};
 }

@@ -23,6 +23,7 @@
 #include "report.h"
 #include "report_internal.h"
 #include "report_input.h"
+#include "grow_array.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -113,16 +114,8 @@ fail_elem(loader_t *ld, const elem_t *e, const char *field, rga_status_t code, c
 static rga_status_t
 reserve(loader_t *ld, void **items, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return RGA_OK;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*items, n * size);
-    if (!p)
+    if (rperf_grow_array(items, cap, need, size, 16) < 0)
         return rga_error_set(ld->err, RGA_ERR_NOMEM, "out of memory reading the report");
-    *items = p;
-    *cap = n;
     return RGA_OK;
 }
 

@@ -6,6 +6,7 @@
  * talk to Graphviz.
  */
 #include "waitgraph.h"
+#include "grow_array.h"
 #include "rootcause.h"
 #include "summary.h"
 
@@ -190,7 +191,7 @@ add_edge(builder_t *b, size_t from, size_t to, int cause, int root, int64_t wait
         return 0;
     }
     if (id < -1 ||
-        rperf_entries_reserve((void **)&b->g->edges, &b->cap_edges, b->g->n_edges + 1, sizeof(*b->g->edges)) < 0)
+        rperf_grow_array((void **)&b->g->edges, &b->cap_edges, b->g->n_edges + 1, sizeof(*b->g->edges), 64) < 0)
         return -1;
     rperf_hash_index_put(&b->edge_index, slot, h, (uint32_t)b->g->n_edges);
     b->g->edges[b->g->n_edges++] = k;

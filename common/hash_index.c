@@ -106,25 +106,6 @@ rperf_hash_index_put(rperf_hash_index_t *ix, size_t slot, uint32_t h, uint32_t i
     ix->count++;
 }
 
-int
-rperf_entries_reserve(void **array, size_t *capacity, size_t needed, size_t size)
-{
-    if (needed <= *capacity)
-        return 0;
-    size_t grown_capacity = *capacity ? *capacity : 64;
-    while (grown_capacity < needed) {
-        if (grown_capacity > SIZE_MAX / 2 / size)
-            return -1;
-        grown_capacity *= 2;
-    }
-    void *grown = realloc(*array, grown_capacity * size);
-    if (!grown)
-        return -1;
-    *array = grown;
-    *capacity = grown_capacity;
-    return 0;
-}
-
 uint32_t
 rperf_hash_bytes(const void *bytes, size_t len)
 {

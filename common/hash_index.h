@@ -25,9 +25,7 @@
  *   or -1 with *slot where the key goes (file the new entry there with
  *   put, before any other upsert), or -2 when out of memory.
  * - put: files entry `id` at the slot an upsert gave.
- * - rperf_entries_reserve: grows a table's entry array (elements of `size`
- *   bytes) to hold `needed`, doubling from 64. Returns 0, or -1 when out
- *   of memory (the array is unchanged).
+ * - A table grows its entry array with rperf_grow_array (grow_array.h).
  * - Ids are uint32: every table's entries are bounded far below that.
  */
 #ifndef RPERF_HASH_INDEX_H
@@ -55,7 +53,6 @@ long rperf_hash_index_find(const rperf_hash_index_t *ix, uint32_t h, rperf_hash_
 long rperf_hash_index_upsert(rperf_hash_index_t *ix, uint32_t h, rperf_hash_same_fn same, const void *table,
                              const void *key, size_t *slot);
 void rperf_hash_index_put(rperf_hash_index_t *ix, size_t slot, uint32_t h, uint32_t id);
-int rperf_entries_reserve(void **array, size_t *capacity, size_t needed, size_t size);
 
 /* Hashes: FNV-1a over bytes, and a word at a time for keys made of
  * integers (start from RPERF_HASH_SEED, fold each word in order). */

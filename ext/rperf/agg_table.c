@@ -4,6 +4,7 @@
  * does NOT interpret frame ids or weights.
  */
 #include "agg_table.h"
+#include "grow_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,10 +98,10 @@ rperf_agg_table_intern_stack(rperf_agg_table_t *at, const uint32_t *frame_ids, u
         return (uint32_t)found;
     if (found < -1 || at->stack_count >= at->max_stacks || at->pool_count + depth > at->max_pool_frames)
         return RPERF_STACK_ID_NONE;
-    if (rperf_entries_reserve((void **)&at->stacks, &at->stack_capacity, (size_t)at->stack_count + 1,
-                              sizeof(rperf_agg_stack_t)) < 0 ||
-        rperf_entries_reserve((void **)&at->stack_pool, &at->pool_capacity, at->pool_count + depth,
-                              sizeof(uint32_t)) < 0)
+    if (rperf_grow_array((void **)&at->stacks, &at->stack_capacity, (size_t)at->stack_count + 1,
+                         sizeof(rperf_agg_stack_t), 64) < 0 ||
+        rperf_grow_array((void **)&at->stack_pool, &at->pool_capacity, at->pool_count + depth, sizeof(uint32_t),
+                         64) < 0)
         return RPERF_STACK_ID_NONE;
     uint32_t id = at->stack_count++;
     at->stacks[id] = (rperf_agg_stack_t){.start = (uint32_t)at->pool_count, .depth = depth};
@@ -125,8 +126,8 @@ rperf_agg_table_add(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, in
         return 0;
     }
     if (found < -1 || at->entry_count >= at->max_entries ||
-        rperf_entries_reserve((void **)&at->entries, &at->entry_capacity, (size_t)at->entry_count + 1,
-                              sizeof(rperf_agg_entry_t)) < 0)
+        rperf_grow_array((void **)&at->entries, &at->entry_capacity, (size_t)at->entry_count + 1,
+                         sizeof(rperf_agg_entry_t), 64) < 0)
         return -1;
     uint32_t n = at->entry_count++;
     at->entries[n] = (rperf_agg_entry_t){.stack_id = stack_id,
@@ -142,8 +143,8 @@ int
 rperf_agg_table_log_raw(rperf_agg_table_t *at, uint32_t stack_id, int thread_seq, int label_set_id,
                         int64_t weight_ns)
 {
-    if (at->raw_count >= at->max_raw || rperf_entries_reserve((void **)&at->raw, &at->raw_capacity,
-                                                              at->raw_count + 1, sizeof(rperf_raw_sample_t)) < 0)
+    if (at->raw_count >= at->max_raw || rperf_grow_array((void **)&at->raw, &at->raw_capacity, at->raw_count + 1,
+                                                         sizeof(rperf_raw_sample_t), 64) < 0)
         return -1;
     at->raw[at->raw_count++] = (rperf_raw_sample_t){.stack_id = stack_id,
                                                     .thread_seq = thread_seq,

@@ -8,6 +8,7 @@
  * no worker, or after the join).
  */
 #include "interval_runs.h"
+#include "grow_array.h"
 #include "interval_sort.h"
 #include "worker_thread.h"
 
@@ -59,14 +60,8 @@ sort_slice(rperf_interval_t *slice, rperf_interval_t *scratch, size_t n)
 static int
 encode_run(rperf_interval_runs_t *r, const sorted_slice_t *s)
 {
-    if (r->nruns == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 8;
-        rperf_interval_store_t *p = realloc(r->runs, cap * sizeof(*p));
-        if (!p)
-            return -1;
-        r->runs = p;
-        r->cap = cap;
-    }
+    if (rperf_grow_array((void **)&r->runs, &r->cap, r->nruns + 1, sizeof(*r->runs), 8) < 0)
+        return -1;
     rperf_interval_store_t *run = &r->runs[r->nruns++];
     rperf_interval_store_init(run);
     if (s->order) {

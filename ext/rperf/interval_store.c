@@ -5,6 +5,7 @@
  * holds two copies of itself.
  */
 #include "interval_store.h"
+#include "grow_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,33 +16,16 @@ rperf_interval_store_init(rperf_interval_store_t *store)
     memset(store, 0, sizeof(*store));
 }
 
-static int
-grow(void **p, size_t *capacity, size_t need, size_t item, size_t first)
-{
-    if (need <= *capacity)
-        return 0;
-    size_t cap = *capacity ? *capacity : first;
-    while (cap < need) {
-        if (cap > SIZE_MAX / 2 / item)
-            return -1;
-        cap *= 2;
-    }
-    void *q = realloc(*p, cap * item);
-    if (!q)
-        return -1;
-    *p = q;
-    *capacity = cap;
-    return 0;
-}
-
 /* Room for one more record and, when it starts a key frame, the frame. */
 static int
 make_room(rperf_interval_store_t *store)
 {
-    if (grow((void **)&store->bytes, &store->capacity, store->used + RPERF_INTERVAL_CODEC_MAX_BYTES, 1, 4096) < 0)
+    if (rperf_grow_array((void **)&store->bytes, &store->capacity, store->used + RPERF_INTERVAL_CODEC_MAX_BYTES, 1,
+                         4096) < 0)
         return -1;
     if (store->count % RPERF_INTERVAL_STORE_STRIDE == 0) {
-        if (grow((void **)&store->keys, &store->keys_capacity, store->nkeys + 1, sizeof(*store->keys), 16) < 0)
+        if (rperf_grow_array((void **)&store->keys, &store->keys_capacity, store->nkeys + 1, sizeof(*store->keys),
+                             16) < 0)
             return -1;
         store->keys[store->nkeys++] = (rperf_interval_store_key_t){store->used, store->state};
     }

@@ -4,6 +4,7 @@
  * (see the header).
  */
 #include "label_totals.h"
+#include "grow_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ rperf_label_totals_row(rperf_label_totals_t *t, int thread_seq, int label_set_id
     long id = rperf_hash_index_upsert(&t->index, h, same_row, t, &k, &slot);
     if (id >= 0)
         return &t->rows[id];
-    if (id < -1 || rperf_entries_reserve((void **)&t->rows, &t->cap, t->used + 1, sizeof(*t->rows)) < 0)
+    if (id < -1 || rperf_grow_array((void **)&t->rows, &t->cap, t->used + 1, sizeof(*t->rows), 64) < 0)
         return NULL;
     rperf_label_total_t *row = &t->rows[t->used];
     memset(row, 0, sizeof(*row));

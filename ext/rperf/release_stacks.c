@@ -4,6 +4,7 @@
  * interpret stack ids or generations.
  */
 #include "release_stacks.h"
+#include "grow_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,7 @@ rperf_release_stacks_add(rperf_release_stacks_t *t, int waiter_seq, int release_
         return 0;
     }
     if (found < -1 || t->count >= t->max_entries ||
-        rperf_entries_reserve((void **)&t->entries, &t->capacity, (size_t)t->count + 1, sizeof(*t->entries)) < 0)
+        rperf_grow_array((void **)&t->entries, &t->capacity, (size_t)t->count + 1, sizeof(*t->entries), 64) < 0)
         return -1;
     uint32_t n = t->count++;
     t->entries[n] = (rperf_release_stack_t){.waiter_seq = waiter_seq,

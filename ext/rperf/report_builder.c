@@ -14,6 +14,7 @@
  * keeps the label registry).
  */
 #include "report_builder.h"
+#include "grow_array.h"
 #include "cause_table.h"
 #include "clock.h"
 #include "contention.h"
@@ -151,14 +152,8 @@ push_open(build_ctx_t *ctx, const rperf_thread_slot_t *slot, int state, int64_t 
 {
     if (to <= from)
         return;
-    if (ctx->open_count == ctx->open_cap) {
-        size_t cap = ctx->open_cap ? ctx->open_cap * 2 : 64;
-        rperf_interval_t *p = realloc(ctx->open, cap * sizeof(*p));
-        if (!p)
-            return;
-        ctx->open = p;
-        ctx->open_cap = cap;
-    }
+    if (rperf_grow_array((void **)&ctx->open, &ctx->open_cap, ctx->open_count + 1, sizeof(*ctx->open), 64) < 0)
+        return;
     ctx->open[ctx->open_count++] = (rperf_interval_t){
         .start_ns = from,
         .end_ns = to,
@@ -211,15 +206,7 @@ add_pair(VALUE hash, VALUE key, int64_t ns, uint64_t count)
 static int
 room_for_one(void **array, size_t *cap, size_t count, size_t size)
 {
-    if (count < *cap)
-        return 0;
-    size_t grown_cap = *cap ? *cap * 2 : 64;
-    void *grown = realloc(*array, grown_cap * size);
-    if (!grown)
-        return -1;
-    *array = grown;
-    *cap = grown_cap;
-    return 0;
+    return rperf_grow_array(array, cap, count + 1, size, 64);
 }
 
 /* Per thread: blocked time by cause and by method, its release edges and

@@ -15,6 +15,7 @@
  * It does NOT decide when waits begin or end, nor read slots.
  */
 #include "wait_edges.h"
+#include "grow_array.h"
 #include "hash_index.h" /* rperf_hash_word: no allocation */
 
 #include <stdlib.h>
@@ -562,14 +563,8 @@ rperf_edge_list_add(rperf_edge_list_t *list, const rperf_edge_t *e)
             return;
         }
     }
-    if (list->count == list->capacity) {
-        size_t cap = list->capacity ? list->capacity * 2 : 16;
-        rperf_edge_t *p = realloc(list->items, cap * sizeof(rperf_edge_t));
-        if (!p)
-            return;
-        list->items = p;
-        list->capacity = cap;
-    }
+    if (rperf_grow_array((void **)&list->items, &list->capacity, list->count + 1, sizeof(*list->items), 16) < 0)
+        return;
     list->items[list->count++] = *e;
 }
 

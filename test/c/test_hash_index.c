@@ -2,7 +2,7 @@
  * (common/hash_index.c): keys are found again with their ids through any
  * number of growths, also when every key has the same hash (the probe and
  * the `same` callback decide), an absent key is absent, clearing forgets
- * every key and keeps the slots, and the entry array grows by doubling. */
+ * every key and keeps the slots. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "hash_index.h"
+#include "grow_array.h"
 
 #define KEYS 5000 /* the index grows from 64 slots seven times */
 
@@ -43,7 +44,7 @@ intern(table_t *t, int64_t key)
     long id = rperf_hash_index_upsert(&t->index, h, same, t, &key, &slot);
     if (id != -1)
         return id;
-    assert_int_equal(rperf_entries_reserve((void **)&t->keys, &t->cap, t->n + 1, sizeof(*t->keys)), 0);
+    assert_int_equal(rperf_grow_array((void **)&t->keys, &t->cap, t->n + 1, sizeof(*t->keys), 64), 0);
     t->keys[t->n] = key;
     rperf_hash_index_put(&t->index, slot, h, (uint32_t)t->n);
     return (long)t->n++;
@@ -106,24 +107,6 @@ test_empty_index_finds_nothing(void **state)
 }
 
 static void
-test_entries_double_from_64(void **state)
-{
-    (void)state;
-    int *items = NULL;
-    size_t cap = 0;
-    assert_int_equal(rperf_entries_reserve((void **)&items, &cap, 1, sizeof(int)), 0);
-    assert_int_equal(cap, 64);
-    assert_int_equal(rperf_entries_reserve((void **)&items, &cap, 64, sizeof(int)), 0);
-    assert_int_equal(cap, 64);
-    assert_int_equal(rperf_entries_reserve((void **)&items, &cap, 200, sizeof(int)), 0);
-    assert_int_equal(cap, 256);
-    items[199] = 1;
-    assert_int_equal(rperf_entries_reserve((void **)&items, &cap, SIZE_MAX / 2, sizeof(int)), -1);
-    assert_int_equal(cap, 256);
-    free(items);
-}
-
-static void
 test_bytes_hash_is_fnv1a(void **state)
 {
     (void)state;
@@ -136,8 +119,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keys_survive_growth),       cmocka_unit_test(test_colliding_keys_are_told_apart),
-        cmocka_unit_test(test_empty_index_finds_nothing), cmocka_unit_test(test_entries_double_from_64),
+        cmocka_unit_test(test_keys_survive_growth),
+        cmocka_unit_test(test_colliding_keys_are_told_apart),
+        cmocka_unit_test(test_empty_index_finds_nothing),
         cmocka_unit_test(test_bytes_hash_is_fnv1a),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -123,6 +123,64 @@ module ContentionHelper
     assert_root_cause_laws(report)
   end
 
+  # The start of a child script with Ractors. Its BURN (a Ractor's block,
+  # given seconds and threads) starts `threads` threads that each burn
+  # `seconds` of their CPU clock (one native thread each here).
+  RACTOR_CHILD_PRELUDE = <<~RUBY
+    Warning[:experimental] = false
+    require "rperf"
+    BURN = proc do |seconds, threads|
+      burn = lambda do
+        start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+        x = 0
+        x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
+        x
+      end
+      Array.new(threads) { Thread.new(&burn) }.each(&:join)
+      :done
+    end
+  RUBY
+
+  # A child script (after RACTOR_CHILD_PRELUDE): four Ractors of two
+  # CPU-bound threads each, with `sleepers` threads of the main Ractor that
+  # compute a little and sleep 0.3 ms in turn, under a clearing snapshot
+  # every millisecond for 0.5 s. It writes to `out` one row per report and
+  # thread: [seq, gvl_wait_ns, edge sum, states' sum, lifetime].
+  def ractor_clearing_series(out, sleepers: 0)
+    <<~RUBY
+      require "json"
+      session = Rperf.contention
+      workers = 4.times.map { Ractor.new(0.8, 2, &BURN) }
+      stop = false
+      sleepers = #{Integer(sleepers)}.times.map do
+        Thread.new do
+          until stop
+            x = 0
+            20_000.times { x += 1 }
+            sleep 0.0003
+          end
+        end
+      end
+      sleep 0.1
+      session.snapshot(clear: true) # the Ractors' start-up, before each is identified
+      reports = []
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      while Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < 0.5
+        reports << session.snapshot(clear: true)
+        sleep 0.001
+      end
+      stop = true
+      sleepers.each(&:join)
+      workers.each(&:take)
+      reports << session.stop
+      rows = reports.flat_map do |r|
+        sums = r.edge_sums
+        r.threads.map { |t| [t.seq, t.gvl_wait_ns, sums[t.seq].to_i, t.accounted_ns, t.lifetime_ns] }
+      end
+      File.write(#{out.inspect}, JSON.generate(rows))
+    RUBY
+  end
+
   RELEASABLE_CAUSES = %w[mutex condvar queue join].freeze
 
   # Root causes (docs/guide.md, "Root causes"), exact to the nanosecond

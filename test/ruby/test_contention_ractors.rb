@@ -14,22 +14,7 @@ require_relative "contention_helper"
 class TestContentionRactors < Test::Unit::TestCase
   include ContentionHelper
 
-  # Defines burn(seconds, threads) in the child: `threads` threads that
-  # each burn `seconds` of their CPU clock (one native thread each here).
-  CHILD_PRELUDE = <<~RUBY
-    Warning[:experimental] = false
-    require "rperf"
-    BURN = proc do |seconds, threads|
-      burn = lambda do
-        start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
-        x = 0
-        x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
-        x
-      end
-      Array.new(threads) { Thread.new(&burn) }.each(&:join)
-      :done
-    end
-  RUBY
+  CHILD_PRELUDE = RACTOR_CHILD_PRELUDE
 
   # Runs `body` (Ruby source, the block of Rperf.contention) `rounds` times
   # in a child and returns the reports.
@@ -245,26 +230,7 @@ class TestContentionRactors < Test::Unit::TestCase
   def test_clearing_snapshot_series_with_ractors_conserves_edges
     Dir.mktmpdir do |dir|
       out = File.join(dir, "rows.json")
-      run_child(dir, <<~RUBY)
-        require "json"
-        session = Rperf.contention
-        workers = 4.times.map { Ractor.new(0.8, 2, &BURN) }
-        sleep 0.1
-        session.snapshot(clear: true) # the Ractors' start-up, before each is identified
-        reports = []
-        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        while Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < 0.5
-          reports << session.snapshot(clear: true)
-          sleep 0.001
-        end
-        workers.each(&:take)
-        reports << session.stop
-        rows = reports.flat_map do |r|
-          sums = r.edge_sums
-          r.threads.map { |t| [t.seq, t.gvl_wait_ns, sums[t.seq].to_i] }
-        end
-        File.write(#{out.inspect}, JSON.generate(rows))
-      RUBY
+      run_child(dir, ractor_clearing_series(out))
       rows = JSON.parse(File.read(out))
       assert_operator rows.size, :>, 100
       off = rows.reject { |_, wait, sum| (sum - wait).abs <= wait * 0.02 + 100_000 }

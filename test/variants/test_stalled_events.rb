@@ -15,60 +15,13 @@ require_relative "../ruby/contention_helper"
 class TestStalledEvents < Test::Unit::TestCase
   include ContentionHelper
 
-  # Threads of the main Ractor that block and wake (READY runs without the
-  # GVL, beside the cut) and four Ractors of two CPU-bound threads each
-  # (their hooks run in parallel with the cut), under a clearing snapshot
-  # every millisecond.
-  SERIES = <<~RUBY
-    Warning[:experimental] = false
-    require "rperf"
-    require "json"
-    abort "not the stalling build" unless Rperf::STALLED_EVENTS
-    burn = proc do |seconds, threads|
-      Array.new(threads) do
-        Thread.new do
-          start = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
-          x = 0
-          x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - start < seconds
-        end
-      end.each(&:join)
-      :done
-    end
-    session = Rperf.contention
-    workers = 4.times.map { Ractor.new(0.8, 2, &burn) }
-    stop = false
-    sleepers = 2.times.map do
-      Thread.new do
-        until stop
-          x = 0
-          20_000.times { x += 1 }
-          sleep 0.0003
-        end
-      end
-    end
-    sleep 0.1
-    session.snapshot(clear: true) # the Ractors' start-up, before each is identified
-    reports = []
-    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    while Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < 0.5
-      reports << session.snapshot(clear: true)
-      sleep 0.001
-    end
-    stop = true
-    sleepers.each(&:join)
-    workers.each(&:take)
-    reports << session.stop
-    rows = reports.flat_map do |r|
-      sums = r.edge_sums
-      r.threads.map { |t| [t.seq, t.gvl_wait_ns, sums[t.seq].to_i, t.accounted_ns, t.lifetime_ns] }
-    end
-    File.write(ARGV.fetch(0), JSON.generate(rows))
-  RUBY
-
   def test_clearing_cuts_count_a_stalled_event_once
     Dir.mktmpdir do |dir|
       out = File.join(dir, "rows.json")
-      run_ruby_child(dir, "ARGV.replace([#{out.inspect}])\n#{SERIES}")
+      # Sleeping threads of the main Ractor: READY runs without the GVL,
+      # beside the cut; the Ractors' hooks run in parallel with it.
+      series = ractor_clearing_series(out, sleepers: 2)
+      run_ruby_child(dir, "#{RACTOR_CHILD_PRELUDE}abort 'not the stalling build' unless Rperf::STALLED_EVENTS\n#{series}")
       rows = JSON.parse(File.read(out))
       assert_operator rows.size, :>, 100
       waiting = rows.count { |_, wait, *| wait > 1_000_000 }
