@@ -229,6 +229,9 @@ class TestMetrics < Test::Unit::TestCase
       mw = Rperf::JobMiddleware.new(output: File.open(File::NULL, "w"), metrics_dir: #{@metrics.dump})
       run = ->(n) { n.times { |i| mw.call(Object.new, { "class" => "Mail", "jid" => i.to_s }, "default") { 100.times { } } } }
       run.(3)
+      # The writer thread has run (its lines are out) before the fork: GCC 12's
+      # ASan runtime hangs a child forked while a new thread sets itself up.
+      mw.log.flush
       pid = fork { run.(2) }
       Process.wait(pid)
       raise "child failed" unless $?.success?

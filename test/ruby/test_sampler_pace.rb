@@ -108,7 +108,12 @@ class TestSamplerPace < Test::Unit::TestCase
     assert_full_rate_after_hand_offs(signal: nil)
   end
 
+  # Without a signal every job is triggered from the worker, and Ruby picks
+  # the execution context (architecture.md, "The main Ractor's holder is
+  # signalled"). Under M:N threads that pick missed a computing thread for
+  # its whole run in CI (1 sample of 300), so the law holds only without them.
   def test_the_condvar_worker_paces_the_same_way
+    omit "M:N threads: a job triggered from the worker may wait on a sleeping thread" if ENV["RUBY_MN_THREADS"] == "1"
     assert_full_rate_after_hand_offs(signal: false)
   end
 
