@@ -206,6 +206,62 @@ set_choice(cli_t *cli, const table_option_t *choice, const char *arg)
     return fail_usage(message, arg);
 }
 
+/* The options that choose what part of a report the views show (threads,
+ * Ractors, labels, a time window, roots, a critical path). Returns
+ * NOT_SELECTION for any other option, else EXIT_OK or the usage error. */
+#define NOT_SELECTION (-2)
+
+static int
+apply_selection(cli_t *cli, int c)
+{
+    long v;
+    switch (c) {
+    case OPT_ROOT_FRAMES:
+        if (!(cli->opts.roots = parse_root_frames(optarg)))
+            return fail_usage("--root-frames %s: expected thread, label or thread,label", optarg);
+        break;
+    case OPT_CRITICAL_PATH:
+        if (!*optarg || (strncmp(optarg, "label=", 6) == 0 && (!strchr(optarg + 6, '=') || optarg[6] == '=')))
+            return fail_usage("--critical-path %s: expected a thread (seq or name) or label=KEY=VALUE", optarg);
+        if (cli->opts.critical_path)
+            return fail_usage("%s", "--critical-path can be given once");
+        cli->opts.critical_path = optarg;
+        break;
+    case OPT_THREAD: cli->opts.thread = optarg; break;
+    case OPT_RACTOR:
+        if (!parse_long(optarg, 1, LONG_MAX, &v))
+            return fail_usage("--ractor %s: expected a Ractor id (a positive integer)", optarg);
+        cli->opts.ractor = v;
+        break;
+    case OPT_LABEL:
+        if (!strchr(optarg, '=') || optarg[0] == '=')
+            return fail_usage("--label %s: expected KEY=VALUE", optarg);
+        if (cli->opts.n_labels == MAX_LABELS)
+            return fail_usage("%s", "too many --label options");
+        cli->labels[cli->opts.n_labels++] = optarg;
+        break;
+    case OPT_MIN_SHARE: {
+        char *end;
+        double d = strtod(optarg, &end);
+        if (end == optarg || *end || !(d >= 0.0 && d <= 1.0))
+            return fail_usage("--min-share %s: expected a fraction between 0 and 1", optarg);
+        cli->opts.min_share = d;
+        cli->opts.min_share_set = 1;
+        break;
+    }
+    case OPT_FROM:
+        if (!rga_parse_duration(optarg, &cli->opts.from_ns))
+            return fail_usage("--from %s: expected a duration such as 10ms, 1.5s or 250us", optarg);
+        break;
+    case OPT_TO:
+        if (!rga_parse_duration(optarg, &cli->opts.to_ns) || cli->opts.to_ns == 0)
+            return fail_usage("--to %s: expected a positive duration such as 10ms, 1.5s or 250us", optarg);
+        break;
+    default: return NOT_SELECTION;
+    }
+    return EXIT_OK;
+}
+
 static int
 parse_args(cli_t *cli, int argc, char **argv)
 {
@@ -254,6 +310,12 @@ parse_args(cli_t *cli, int argc, char **argv)
             rc = t->view ? add_job(cli, t->view, t->file ? optarg : NULL) : set_choice(cli, t, optarg);
             continue;
         }
+        int selected = apply_selection(cli, c);
+        if (selected != NOT_SELECTION) {
+            if (selected != EXIT_OK)
+                return selected;
+            continue;
+        }
         switch (c) {
         case OPT_DOT: {
             const char *path = optarg;
@@ -273,48 +335,6 @@ parse_args(cli_t *cli, int argc, char **argv)
             rc = add_job(cli, "collapsed", path);
             break;
         }
-        case OPT_ROOT_FRAMES:
-            if (!(cli->opts.roots = parse_root_frames(optarg)))
-                return fail_usage("--root-frames %s: expected thread, label or thread,label", optarg);
-            break;
-        case OPT_CRITICAL_PATH:
-            if (!*optarg || (strncmp(optarg, "label=", 6) == 0 && (!strchr(optarg + 6, '=') || optarg[6] == '=')))
-                return fail_usage("--critical-path %s: expected a thread (seq or name) or label=KEY=VALUE", optarg);
-            if (cli->opts.critical_path)
-                return fail_usage("%s", "--critical-path can be given once");
-            cli->opts.critical_path = optarg;
-            break;
-        case 'o': cli->output = optarg; break;
-        case OPT_THREAD: cli->opts.thread = optarg; break;
-        case OPT_RACTOR:
-            if (!parse_long(optarg, 1, LONG_MAX, &v))
-                return fail_usage("--ractor %s: expected a Ractor id (a positive integer)", optarg);
-            cli->opts.ractor = v;
-            break;
-        case OPT_LABEL:
-            if (!strchr(optarg, '=') || optarg[0] == '=')
-                return fail_usage("--label %s: expected KEY=VALUE", optarg);
-            if (cli->opts.n_labels == MAX_LABELS)
-                return fail_usage("%s", "too many --label options");
-            cli->labels[cli->opts.n_labels++] = optarg;
-            break;
-        case OPT_MIN_SHARE: {
-            char *end;
-            double d = strtod(optarg, &end);
-            if (end == optarg || *end || !(d >= 0.0 && d <= 1.0))
-                return fail_usage("--min-share %s: expected a fraction between 0 and 1", optarg);
-            cli->opts.min_share = d;
-            cli->opts.min_share_set = 1;
-            break;
-        }
-        case OPT_FROM:
-            if (!rga_parse_duration(optarg, &cli->opts.from_ns))
-                return fail_usage("--from %s: expected a duration such as 10ms, 1.5s or 250us", optarg);
-            break;
-        case OPT_TO:
-            if (!rga_parse_duration(optarg, &cli->opts.to_ns) || cli->opts.to_ns == 0)
-                return fail_usage("--to %s: expected a positive duration such as 10ms, 1.5s or 250us", optarg);
-            break;
         case OPT_WIDTH:
             if (!parse_long(optarg, 1, 10000, &v))
                 return fail_usage("--width %s: expected an integer from 1 to 10000", optarg);
@@ -334,6 +354,7 @@ parse_args(cli_t *cli, int argc, char **argv)
             cli->opts.top = (size_t)v;
             break;
         }
+        case 'o': cli->output = optarg; break;
         case OPT_ASCII: cli->opts.ascii = 1; break;
         case OPT_JANSSON_ONLY: cli->load_flags |= RGA_LOAD_JANSSON_ONLY; break;
         case OPT_MAX_INFLATED: {
