@@ -283,28 +283,15 @@ build_drops(const rga_report_t *r, rga_summary_t *s)
     }
 }
 
-rga_status_t
-rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s, rga_error_t *err)
+/* Threads (their totals from label_totals under a label filter) and label
+ * sets with any time or thread, most waiting first. -1: out of memory. */
+static int
+build_threads_and_labels(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s)
 {
-    rga_status_t st = RGA_OK;
-    memset(s, 0, sizeof(*s));
-    s->report = r;
-    s->duration_ns = r->meta.duration_ns;
     size_t nt = r->n_threads, nl = r->n_label_sets ? r->n_label_sets : 1;
-    int64_t *stack_sums = NULL;
-    s->threads = calloc(nt ? nt : 1, sizeof(*s->threads));
-    s->ractors = calloc(r->n_ractors ? r->n_ractors : 1, sizeof(*s->ractors));
-    s->labels = calloc(nl, sizeof(*s->labels));
-    s->waiters = calloc(nt ? nt : 1, sizeof(size_t));
-    s->holders = calloc(nt + 4, sizeof(*s->holders));
-    stack_sums = calloc(r->n_stacks ? r->n_stacks : 1, sizeof(int64_t));
-    if (!s->threads || !s->ractors || !s->labels || !s->waiters || !s->holders || !stack_sums)
-        goto nomem;
-
-    /* Threads, from label_totals when a label filter is on. */
     long *row_of_thread = calloc(nt ? nt : 1, sizeof(long));
     if (!row_of_thread)
-        goto nomem;
+        return -1;
     for (size_t i = 0; i < nt; i++) {
         row_of_thread[i] = -1;
         if (!rga_filter_thread_index(filter, i))
@@ -367,7 +354,13 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
     s->n_labels = kept;
     qsort(s->labels, s->n_labels, sizeof(*s->labels), cmp_label_by_wait);
 
-    /* Totals, Ractors, waiters. */
+    return 0;
+}
+
+/* The whole report's totals, each Ractor's, and the threads that waited. */
+static void
+build_totals(const rga_report_t *r, rga_summary_t *s)
+{
     for (size_t i = 0; i < r->n_ractors; i++) {
         s->ractors[i].id = r->ractors[i].id;
         s->ractors[i].main = r->ractors[i].main;
@@ -393,8 +386,14 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
     sort_threads = s->threads;
     qsort(s->waiters, s->n_waiters, sizeof(size_t), cmp_waiter);
     sort_threads = NULL;
+}
 
-    /* Holders: slot per thread index, then gc, handoff, unknown. */
+/* Who held the GVL while the selected threads waited: one slot per thread,
+ * then gc, handoff and unknown; those with any wait, most first. */
+static void
+build_holders(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s)
+{
+    size_t nt = r->n_threads;
     for (size_t i = 0; i < nt; i++) {
         s->holders[i].kind = RGA_HOLDER_THREAD;
         s->holders[i].seq = r->threads[i].seq;
@@ -415,13 +414,20 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
         s->holders[slot].count += e->count;
         s->total_edge_wait_ns += e->wait_ns;
     }
-    kept = 0;
+    size_t kept = 0;
     for (size_t i = 0; i < nt + 3; i++)
         if (s->holders[i].wait_ns > 0 || s->holders[i].count > 0)
             s->holders[kept++] = s->holders[i];
     s->n_holders = kept;
     qsort(s->holders, s->n_holders, sizeof(*s->holders), cmp_holder);
+}
 
+/* Where the selected threads waited (samples ending in [GVL wait]) and what
+ * made others wait (blame), by stack. stack_sums: zeroed, one per stack.
+ * -1: out of memory. */
+static int
+build_stacks(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s, int64_t *stack_sums)
+{
     /* Wait stacks: samples whose leaf is the synthetic [GVL wait] frame. */
     for (size_t i = 0; i < r->n_samples; i++) {
         const rga_sample_t *sm = &r->samples[i];
@@ -434,7 +440,7 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
     }
     s->wait_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_wait_stacks);
     if (!s->wait_stacks)
-        goto nomem;
+        return -1;
     memset(stack_sums, 0, (r->n_stacks ? r->n_stacks : 1) * sizeof(int64_t));
     for (size_t i = 0; i < r->n_blame; i++) {
         const rga_blame_t *b = &r->blame[i];
@@ -444,6 +450,33 @@ rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary
     }
     s->blame_stacks = collect_stacks(stack_sums, r->n_stacks, &s->n_blame_stacks);
     if (!s->blame_stacks)
+        return -1;
+    return 0;
+}
+
+rga_status_t
+rga_summary_build(const rga_report_t *r, const rga_filter_t *filter, rga_summary_t *s, rga_error_t *err)
+{
+    rga_status_t st = RGA_OK;
+    memset(s, 0, sizeof(*s));
+    s->report = r;
+    s->duration_ns = r->meta.duration_ns;
+    size_t nt = r->n_threads, nl = r->n_label_sets ? r->n_label_sets : 1;
+    int64_t *stack_sums = NULL;
+    s->threads = calloc(nt ? nt : 1, sizeof(*s->threads));
+    s->ractors = calloc(r->n_ractors ? r->n_ractors : 1, sizeof(*s->ractors));
+    s->labels = calloc(nl, sizeof(*s->labels));
+    s->waiters = calloc(nt ? nt : 1, sizeof(size_t));
+    s->holders = calloc(nt + 4, sizeof(*s->holders));
+    stack_sums = calloc(r->n_stacks ? r->n_stacks : 1, sizeof(int64_t));
+    if (!s->threads || !s->ractors || !s->labels || !s->waiters || !s->holders || !stack_sums)
+        goto nomem;
+
+    if (build_threads_and_labels(r, filter, s) != 0)
+        goto nomem;
+    build_totals(r, s);
+    build_holders(r, filter, s);
+    if (build_stacks(r, filter, s, stack_sums) != 0)
         goto nomem;
     if (build_causes(r, filter, s, stack_sums) != 0)
         goto nomem;
