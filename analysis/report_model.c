@@ -85,17 +85,26 @@ rga_ractor_name(const rga_report_t *r, int64_t id, char *buf, size_t size)
         snprintf(buf, size, "Ractor %lld%s", (long long)id, rc && rc->main ? " (main)" : "");
 }
 
+/* The first index of arr[0..n) whose field is not below key, into lo
+ * (arr sorted by field): one binary search for every sorted section. */
+#define LOWER_BOUND(arr, n, field, key, lo) \
+    do { \
+        size_t hi_ = (n); \
+        (lo) = 0; \
+        while ((lo) < hi_) { \
+            size_t mid_ = (lo) + (hi_ - (lo)) / 2; \
+            if ((arr)[mid_].field < (key)) \
+                (lo) = mid_ + 1; \
+            else \
+                hi_ = mid_; \
+        } \
+    } while (0)
+
 long
 rga_report_thread_index(const rga_report_t *r, int64_t seq)
 {
-    size_t lo = 0, hi = r->n_threads;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->threads[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    LOWER_BOUND(r->threads, r->n_threads, seq, seq, lo);
     return (lo < r->n_threads && r->threads[lo].seq == seq) ? (long)lo : -1;
 }
 
@@ -105,14 +114,8 @@ rga_report_label_set_index(const rga_report_t *r, int64_t id)
     /* Ids are usually dense 0..n-1: try the direct slot first. */
     if (id >= 0 && (uint64_t)id < r->n_label_sets && r->label_sets[id].id == id)
         return (long)id;
-    size_t lo = 0, hi = r->n_label_sets;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->label_sets[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    LOWER_BOUND(r->label_sets, r->n_label_sets, id, id, lo);
     return (lo < r->n_label_sets && r->label_sets[lo].id == id) ? (long)lo : -1;
 }
 
@@ -139,14 +142,8 @@ rga_state_name(int state)
 const rga_interval_cause_t *
 rga_report_interval_cause(const rga_report_t *r, size_t interval)
 {
-    size_t lo = 0, hi = r->n_interval_causes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->interval_causes[mid].interval < interval)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    LOWER_BOUND(r->interval_causes, r->n_interval_causes, interval, interval, lo);
     return (lo < r->n_interval_causes && r->interval_causes[lo].interval == interval) ? &r->interval_causes[lo]
                                                                                       : NULL;
 }

@@ -66,20 +66,28 @@ rperf_slot_pool_active(void)
     return pool.slots != NULL;
 }
 
+/* The thread object is alive (the pool marked it), so its storage exists. */
+static void
+forget_slot(rperf_thread_slot_t *slot, void *arg)
+{
+    (void)arg;
+    if (rperf_slot_find(slot->thread) == slot)
+        rb_internal_thread_specific_set(slot->thread, slot_key, NULL);
+}
+
+static void
+mark_slot(rperf_thread_slot_t *slot, void *arg)
+{
+    (void)arg;
+    rb_gc_mark(slot->thread);
+}
+
 void
 rperf_slot_pool_destroy(void)
 {
     if (!pool.slots)
         return;
-    int n = rperf_slot_count();
-    for (int i = 0; i < n; i++) {
-        rperf_thread_slot_t *slot = &pool.slots[i];
-        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE))
-            continue;
-        /* The thread object is alive (we marked it), so its storage exists. */
-        if (rperf_slot_find(slot->thread) == slot)
-            rb_internal_thread_specific_set(slot->thread, slot_key, NULL);
-    }
+    rperf_slots_foreach(forget_slot, NULL);
     munmap(pool.slots, (size_t)pool.capacity * sizeof(rperf_thread_slot_t));
     pool.slots = NULL;
     pool.capacity = 0;
@@ -119,15 +127,7 @@ rperf_slot_pool_reset_dropped(void)
 void
 rperf_slot_pool_mark(void)
 {
-    if (!pool.slots)
-        return;
-    int n = rperf_slot_count();
-    for (int i = 0; i < n; i++) {
-        rperf_thread_slot_t *slot = &pool.slots[i];
-        if (!__atomic_load_n(&slot->published, __ATOMIC_ACQUIRE))
-            continue;
-        rb_gc_mark(slot->thread);
-    }
+    rperf_slots_foreach(mark_slot, NULL);
 }
 
 rperf_thread_slot_t *
