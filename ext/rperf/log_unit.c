@@ -10,6 +10,8 @@
 #include "log_unit.h"
 
 #include <math.h>
+#include <ruby/encoding.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "log_numbers.h"
@@ -249,23 +251,27 @@ append_share(VALUE out, VALUE key, int64_t wait, int64_t total)
     rb_str_cat(out, buf, (long)n);
 }
 
-static VALUE
-unit_append(VALUE self, VALUE obj, VALUE out, VALUE keys, VALUE vms)
+/* The arguments _c_unit_append and _c_unit_line share, checked before
+ * anything is appended; the unit's reads. */
+static unit_reads_t *
+check_numbers(VALUE obj, VALUE keys, int ms)
 {
-    (void)self;
     unit_reads_t *u = reads_of(obj);
-    Check_Type(out, T_STRING);
     Check_Type(keys, T_ARRAY);
-    int ms = RTEST(vms);
-    int gc_keys = ms ? 1 : 2, window_keys = ms ? 5 : 6;
-    long want = 4 + RPERF_CAUSE_COUNT + gc_keys + 2 + 2 * window_keys;
+    long want = 4 + RPERF_CAUSE_COUNT + (ms ? 1 : 2) + 2 + 2 * (ms ? 5 : 6);
     if (RARRAY_LEN(keys) != want)
         rb_raise(rb_eArgError, "%ld keys, expected %ld", RARRAY_LEN(keys), want);
     for (long i = 0; i < want; i++)
         Check_Type(RARRAY_AREF(keys, i), T_STRING);
     if (u->state != UNIT_ENDED)
         rb_raise(rb_eArgError, "the unit has not ended");
+    return u;
+}
 
+static void
+append_numbers(const unit_reads_t *u, VALUE out, VALUE keys, int ms)
+{
+    int gc_keys = ms ? 1 : 2, window_keys = ms ? 5 : 6;
     unit_numbers_t m;
     between(u->read[READ_BEGIN], u->read[READ_END], &m);
     int64_t v[RPERF_STATE_COUNT + 1];
@@ -298,6 +304,49 @@ unit_append(VALUE self, VALUE obj, VALUE out, VALUE keys, VALUE vms)
         for (int i = 0; i < n; i++)
             append_key_value(out, RARRAY_AREF(keys, k + i), v[i], ms);
     }
+}
+
+static VALUE
+unit_append(VALUE self, VALUE obj, VALUE out, VALUE keys, VALUE vms)
+{
+    (void)self;
+    int ms = RTEST(vms);
+    Check_Type(out, T_STRING);
+    const unit_reads_t *u = check_numbers(obj, keys, ms);
+    append_numbers(u, out, keys, ms);
+    return out;
+}
+
+/* The whole line of a unit with no field but its status: one String made
+ * here, in prefix's encoding, as ContentionLog#unit_line makes it. */
+static VALUE
+unit_line(VALUE self, VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, VALUE vms)
+{
+    (void)self;
+    int ms = RTEST(vms);
+    Check_Type(prefix, T_STRING);
+    Check_Type(ends, T_ARRAY);
+    if (RARRAY_LEN(ends) != 2)
+        rb_raise(rb_eArgError, "ends: [status key, closing text]");
+    Check_Type(RARRAY_AREF(ends, 0), T_STRING);
+    Check_Type(RARRAY_AREF(ends, 1), T_STRING);
+    if (!NIL_P(status) && !RB_INTEGER_TYPE_P(status))
+        rb_raise(rb_eTypeError, "status is not an Integer");
+    const unit_reads_t *u = check_numbers(obj, keys, ms);
+    VALUE out = rb_str_buf_new(RSTRING_LEN(prefix) + 384);
+    rb_enc_copy(out, prefix);
+    rb_str_buf_append(out, prefix);
+    if (FIXNUM_P(status)) {
+        char buf[RPERF_LOG_NUMBER_MAX];
+        int n = snprintf(buf, sizeof(buf), "%ld", FIX2LONG(status));
+        rb_str_buf_append(out, RARRAY_AREF(ends, 0));
+        rb_str_cat(out, buf, n);
+    } else if (!NIL_P(status)) {
+        rb_str_buf_append(out, RARRAY_AREF(ends, 0));
+        rb_str_buf_append(out, rb_big2str(status, 10));
+    }
+    append_numbers(u, out, keys, ms);
+    rb_str_buf_append(out, RARRAY_AREF(ends, 1));
     return out;
 }
 
@@ -314,5 +363,6 @@ rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops)
     rb_define_module_function(mRperf, "_c_unit_end", unit_end, 1);
     rb_define_module_function(mRperf, "_c_unit_after", unit_after, 1);
     rb_define_module_function(mRperf, "_c_unit_append", unit_append, 4);
+    rb_define_module_function(mRperf, "_c_unit_line", unit_line, 6);
     rb_define_module_function(mRperf, "_c_unit_read", unit_read, 2);
 }

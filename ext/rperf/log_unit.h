@@ -32,6 +32,10 @@
  *   threads, then the before and after windows' keys: 5 each for ms, 6
  *   for ns). Raises ArgumentError or TypeError on other arguments,
  *   before appending anything.
+ * - _c_unit_line(reads, prefix, status, ends, keys, ms) -> a new String
+ *   in prefix's encoding: prefix, ends[0] and status when status is an
+ *   Integer (nil: none), the numbers as _c_unit_append, ends[1]. Raises as
+ *   _c_unit_append, before making the String.
  * - _c_unit_read(reads, which) -> a new thread_counters Array, or nil when
  *   that read was not taken: 0 begin, 1 end, 2 after reply, 3 prior, 4 the
  *   unit's last (after reply, else end: the next unit's prior).

@@ -34,7 +34,7 @@ end
 module Rperf
   class ContentionLog
     TAG = "rperf.contention"
-    NO_LABELS = {}.freeze
+    NO_FIELDS = {}.freeze
     NotRunning = Class.new(StandardError)
     UNITS = %i[ms ns].freeze
 
@@ -191,7 +191,7 @@ module Rperf
       end
 
       def extra_fields
-        @extra || {}
+        @extra || NO_FIELDS
       end
 
       def to_h
@@ -395,9 +395,11 @@ module Rperf
     # when no unit could be made (#measure_unit takes that too). Never raises.
     def begin_request_unit(labels, hooks)
       flush_pending
-      unit = new_unit(labels, "request", NO_LABELS, read: false)
-      return nil unless unit
-
+      admitted = @label_cap.known(labels)
+      folded = false
+      admitted, folded = @label_cap.admit_with_status(labels) unless admitted
+      unit = Unit.new(self, "request", admitted, nil)
+      unit.capped = folded
       unit.want_before!
       unit.after_hooks = hooks
       set = unit.labels
@@ -410,6 +412,9 @@ module Rperf
         end
       end
       unit
+    rescue StandardError => e
+      @sink.failed(e)
+      nil
     end
 
     # Ends a unit #begin_request_unit counted in C (in the same thread) and
@@ -708,6 +713,11 @@ module Rperf
     # (logfmt: the same bytes).
     def unit_line(unit)
       prefix = line_prefix(unit.kind, unit.labels)
+      if (reads = unit.reads) && !unit.capped && !unit.error && unit.extra_fields.empty? &&
+         ((status = unit.status).nil? || status.is_a?(Integer))
+        return Rperf.__send__(:_c_unit_line, reads, prefix, status, C_LINE_ENDS[@format], @c_unit_keys, @units == :ms)
+      end
+
       out = String.new(prefix, capacity: prefix.bytesize + 192)
       generic = nil
       generic = { label_capped: true } if unit.capped
@@ -828,6 +838,9 @@ module Rperf
         [units, [*main, *causes, *LINE_TAIL_KEYS[format][units], *windows["before"], *windows["after"]].freeze]
       end.freeze]
     end.freeze
+
+    # What _c_unit_line writes around the numbers: the status key, the end.
+    C_LINE_ENDS = { logfmt: [" status=", ""].freeze, json: [",\"status\":", "}"].freeze }.freeze
 
     def append_numbers(out, m)
       keys = LINE_NUMBER_KEYS[@format][@units]

@@ -31,17 +31,28 @@ module Rperf
     # Requests whose method and path were seen recently get the same frozen
     # labels Hash again: normalising a path costs more than the rest of the
     # label's way, and later caches find one Hash by identity. Emptied when full.
+    # Keyed method -> script -> path (no key Array per request; a Hash
+    # keeps a frozen copy of a String key).
     ENDPOINT_CACHE_MAX = 4096
     @endpoint_cache = {}
+    @endpoint_count = 0
 
     # The default labeller: { endpoint: "GET /users/:id" }, frozen.
     def self.endpoint_label(env)
-      key = [env["REQUEST_METHOD"], env["SCRIPT_NAME"], env["PATH_INFO"]]
-      hit = @endpoint_cache[key]
+      method = env["REQUEST_METHOD"]
+      script = env["SCRIPT_NAME"]
+      path = env["PATH_INFO"]
+      hit = @endpoint_cache[method]&.[](script)&.[](path)
       return hit if hit
 
-      @endpoint_cache.clear if @endpoint_cache.size >= ENDPOINT_CACHE_MAX
-      @endpoint_cache[key.map { |v| v.is_a?(String) ? v.dup.freeze : v }.freeze] = endpoint_label_of(*key)
+      if @endpoint_count >= ENDPOINT_CACHE_MAX
+        @endpoint_cache.clear
+        @endpoint_count = 0
+      end
+      label = endpoint_label_of(method, script, path)
+      ((@endpoint_cache[method] ||= {})[script] ||= {})[path] = label
+      @endpoint_count += 1
+      label
     end
 
     def self.endpoint_label_of(method, script, path)

@@ -49,7 +49,11 @@ class TestLogCUnit < Test::Unit::TestCase
         r.read(1)
         hooks = []
         env = env_for("/users/#{i}", hooks)
-        mw.call(env)
+        begin
+          mw.call(env)
+        rescue KeyError
+          nil # the line says error=KeyError
+        end
         burn_work(0.0005)
         hooks.each(&:call)
         units << env[Rperf::Rack::ENV_KEY]
@@ -72,10 +76,25 @@ class TestLogCUnit < Test::Unit::TestCase
       burn_work(0.001)
       [201, {}, ["ok"]]
     end
-    FORMATS.each do |format, units|
+    # The line made whole in C (status alone), and the C numbers after the
+    # Ruby fields (application fields, label_capped, error).
+    with_fields = lambda do |env|
+      unit = env[Rperf::Rack::ENV_KEY]
+      unit.add_field(:user, 7)
+      unit.add_fields(wall_ms: "forged")
+      response = app.call(env)
+      raise KeyError, "no such user" if env["PATH_INFO"].end_with?("2")
+
+      response
+    end
+    variants = FORMATS.flat_map do |format, units|
+      [[format, units, app, {}, nil],
+       [format, units, with_fields, { max_label_sets: 2 }, ->(env) { { path: env["PATH_INFO"] } }]]
+    end
+    variants.each do |format, units, variant_app, opts, labeller|
       lines = []
-      log = Rperf::ContentionLog.new(async: false, format: format, units: units) { |l| lines << l }
-      mw = Rperf::Rack::Middleware.new(app, log: log)
+      log = Rperf::ContentionLog.new(async: false, format: format, units: units, **opts) { |l| lines << l }
+      mw = Rperf::Rack::Middleware.new(variant_app, log: log, labeller: labeller)
       seen = serve(mw, 4)
       assert_equal 4, lines.size, lines.inspect
       seen.zip(lines).each_with_index do |(unit, line), i|
@@ -89,7 +108,13 @@ class TestLogCUnit < Test::Unit::TestCase
         format == :json ? assert_equal(JSON.parse(generic), JSON.parse(line)) : assert_equal(generic, line)
       end
       assert(lines.any? { |l| l.include?("blocked_sleep_") }, "a cause field: #{lines.first}")
-      assert(lines.all? { |l| l.include?("status") && l.include?("201") }, lines.first)
+      if labeller
+        assert(lines.all? { |l| l.include?("user") && l.include?("app.wall_ms") }, lines.first)
+        assert(lines.last(2).all? { |l| l.include?("label_capped") }, lines.last)
+        assert(lines[2].include?("KeyError"), lines[2])
+      else
+        assert(lines.all? { |l| l.include?("status") && l.include?("201") }, lines.first)
+      end
       assert_equal 0, Rperf.__send__(:_c_refcount), "refcount back to the deferred profile's"
       assert_equal({}, Rperf.labels)
     end
