@@ -113,19 +113,23 @@ module Rperf
       def result
         return @result if @result || !@reads_ended
 
-        @result = Log::Measurement.between(reads_at(0), reads_at(1))
+        @result = Log::Measurement.between(begin_read, end_read)
       end
 
       def before_window
         return @before_window if @before_window || !@reads_ended || !@want_before
 
-        @before_window = @log.__send__(:window_before, reads_at(0), reads_at(3))
+        @before_window = @log.__send__(:window_before, begin_read, reads_at(3))
       end
 
       def after_window
         return @after_window if @after_window || !@after_read
 
-        @after_window = Log::Measurement.between(reads_at(1), reads_at(2))
+        @after_window = Log::Measurement.between(end_read, reads_at(2))
+      end
+
+      def begin_read
+        @before ||= reads_at(0)
       end
 
       def end_read
@@ -172,7 +176,7 @@ module Rperf
         return done if done
         return nil unless Thread.current == @thread
 
-        @log.__send__(:measure_since, @before || reads_at(0), started_ns)
+        @log.__send__(:measure_since, begin_read, started_ns)
       end
 
       # Adds application fields (e.g. user_id: 7) to the unit's log line. A
