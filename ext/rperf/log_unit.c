@@ -198,12 +198,27 @@ before_window(const unit_reads_t *u, unit_numbers_t *m)
     return 1;
 }
 
+/* The numbers' text, made on the stack and appended to the line at once:
+ * the keys are at most KEYS_MAX bytes (checked), the numbers at most
+ * RPERF_LOG_NUMBER_MAX each. */
+enum { KEYS_MAX = 1024, NUMBERS_MAX = 40 };
+typedef struct text {
+    char data[KEYS_MAX + NUMBERS_MAX * (RPERF_LOG_NUMBER_MAX + 4)];
+    size_t len;
+} text_t;
+
 static void
-append_key_value(VALUE out, VALUE key, int64_t v, int ms)
+put_key(text_t *t, VALUE key)
 {
-    char buf[RPERF_LOG_NUMBER_MAX];
-    rb_str_buf_append(out, key);
-    rb_str_cat(out, buf, (long)rperf_log_number(v, ms, buf));
+    memcpy(t->data + t->len, RSTRING_PTR(key), (size_t)RSTRING_LEN(key));
+    t->len += (size_t)RSTRING_LEN(key);
+}
+
+static void
+append_key_value(text_t *t, VALUE key, int64_t v, int ms)
+{
+    put_key(t, key);
+    t->len += rperf_log_number(v, ms, t->data + t->len);
 }
 
 /* The states as the line writes them: GC as one value for ms, two for ns. */
@@ -225,7 +240,7 @@ state_values(const unit_numbers_t *m, int ms, int64_t v[RPERF_STATE_COUNT + 1])
 /* gvl_wait_share as Log::Format.format_float(wait.fdiv(total).round(3)):
  * Ruby's own Float#round, so the rounding is its rounding. */
 static void
-append_share(VALUE out, VALUE key, int64_t wait, int64_t total)
+append_share(text_t *t, VALUE key, int64_t wait, int64_t total)
 {
     double share = 0.0;
     if (total > 0) {
@@ -235,7 +250,8 @@ append_share(VALUE out, VALUE key, int64_t wait, int64_t total)
     }
     double v = NUM2DBL(rb_funcall(DBL2NUM(share), id_round, 1, INT2FIX(3)));
     int64_t k = isfinite(v) ? (int64_t)round(v * 1000) : 0;
-    char buf[RPERF_LOG_NUMBER_MAX + 4];
+    put_key(t, key);
+    char *buf = t->data + t->len;
     size_t n = rperf_log_number(k / 1000, 0, buf);
     int frac = (int)(k % 1000);
     if (frac) {
@@ -247,8 +263,7 @@ append_share(VALUE out, VALUE key, int64_t wait, int64_t total)
                 buf[n++] = (char)('0' + frac % 10);
         }
     }
-    rb_str_buf_append(out, key);
-    rb_str_cat(out, buf, (long)n);
+    t->len += n;
 }
 
 /* The arguments _c_unit_append and _c_unit_line share, checked before
@@ -261,8 +276,13 @@ check_numbers(VALUE obj, VALUE keys, int ms)
     long want = 4 + RPERF_CAUSE_COUNT + (ms ? 1 : 2) + 2 + 2 * (ms ? 5 : 6);
     if (RARRAY_LEN(keys) != want)
         rb_raise(rb_eArgError, "%ld keys, expected %ld", RARRAY_LEN(keys), want);
-    for (long i = 0; i < want; i++)
+    long bytes = 0;
+    for (long i = 0; i < want; i++) {
         Check_Type(RARRAY_AREF(keys, i), T_STRING);
+        bytes += RSTRING_LEN(RARRAY_AREF(keys, i));
+    }
+    if (bytes > KEYS_MAX)
+        rb_raise(rb_eArgError, "keys of %ld bytes, at most %d", bytes, (int)KEYS_MAX);
     if (u->state != UNIT_ENDED)
         rb_raise(rb_eArgError, "the unit has not ended");
     return u;
@@ -271,6 +291,8 @@ check_numbers(VALUE obj, VALUE keys, int ms)
 static void
 append_numbers(const unit_reads_t *u, VALUE out, VALUE keys, int ms)
 {
+    text_t t;
+    t.len = 0;
     int gc_keys = ms ? 1 : 2, window_keys = ms ? 5 : 6;
     unit_numbers_t m;
     between(u->read[READ_BEGIN], u->read[READ_END], &m);
@@ -278,32 +300,33 @@ append_numbers(const unit_reads_t *u, VALUE out, VALUE keys, int ms)
     state_values(&m, ms, v);
     long k = 0;
     for (int i = 0; i < 4; i++)
-        append_key_value(out, RARRAY_AREF(keys, k++), v[i], ms);
+        append_key_value(&t, RARRAY_AREF(keys, k++), v[i], ms);
     for (int c = 0; c < RPERF_CAUSE_COUNT; c++, k++)
         if (m.cause[c] > 0)
-            append_key_value(out, RARRAY_AREF(keys, k), m.cause[c], ms);
+            append_key_value(&t, RARRAY_AREF(keys, k), m.cause[c], ms);
     for (int i = 4; i < 4 + gc_keys; i++)
-        append_key_value(out, RARRAY_AREF(keys, k++), v[i], ms);
+        append_key_value(&t, RARRAY_AREF(keys, k++), v[i], ms);
     int64_t total = 0;
     for (int i = 0; i < RPERF_STATE_COUNT; i++)
         total += m.state[i];
-    append_share(out, RARRAY_AREF(keys, k++), m.state[RPERF_STATE_GVL_WAIT], total);
-    rb_str_buf_append(out, RARRAY_AREF(keys, k++));
-    rb_str_cat(out, "1", 1);
+    append_share(&t, RARRAY_AREF(keys, k++), m.state[RPERF_STATE_GVL_WAIT], total);
+    put_key(&t, RARRAY_AREF(keys, k++));
+    t.data[t.len++] = '1';
 
     unit_numbers_t w;
     if (before_window(u, &w)) {
         int n = state_values(&w, ms, v);
         for (int i = 0; i < n; i++)
-            append_key_value(out, RARRAY_AREF(keys, k + i), v[i], ms);
+            append_key_value(&t, RARRAY_AREF(keys, k + i), v[i], ms);
     }
     k += window_keys;
     if (u->have[READ_AFTER]) {
         between(u->read[READ_END], u->read[READ_AFTER], &w);
         int n = state_values(&w, ms, v);
         for (int i = 0; i < n; i++)
-            append_key_value(out, RARRAY_AREF(keys, k + i), v[i], ms);
+            append_key_value(&t, RARRAY_AREF(keys, k + i), v[i], ms);
     }
+    rb_str_cat(out, t.data, (long)t.len);
 }
 
 static VALUE
@@ -335,18 +358,20 @@ unit_line(VALUE self, VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE k
     const unit_reads_t *u = check_numbers(obj, keys, ms);
     VALUE out = rb_str_buf_new(RSTRING_LEN(prefix) + 384);
     rb_enc_copy(out, prefix);
-    rb_str_buf_append(out, prefix);
-    if (FIXNUM_P(status)) {
-        char buf[RPERF_LOG_NUMBER_MAX];
-        int n = snprintf(buf, sizeof(buf), "%ld", FIX2LONG(status));
-        rb_str_buf_append(out, RARRAY_AREF(ends, 0));
-        rb_str_cat(out, buf, n);
-    } else if (!NIL_P(status)) {
-        rb_str_buf_append(out, RARRAY_AREF(ends, 0));
-        rb_str_buf_append(out, rb_big2str(status, 10));
+    rb_str_cat(out, RSTRING_PTR(prefix), RSTRING_LEN(prefix));
+    if (!NIL_P(status)) {
+        VALUE key = RARRAY_AREF(ends, 0);
+        rb_str_cat(out, RSTRING_PTR(key), RSTRING_LEN(key));
+        if (FIXNUM_P(status)) {
+            char buf[RPERF_LOG_NUMBER_MAX];
+            int n = snprintf(buf, sizeof(buf), "%ld", FIX2LONG(status));
+            rb_str_cat(out, buf, n);
+        } else {
+            rb_str_buf_append(out, rb_big2str(status, 10));
+        }
     }
     append_numbers(u, out, keys, ms);
-    rb_str_buf_append(out, RARRAY_AREF(ends, 1));
+    rb_str_cat(out, RSTRING_PTR(RARRAY_AREF(ends, 1)), RSTRING_LEN(RARRAY_AREF(ends, 1)));
     return out;
 }
 
