@@ -42,6 +42,14 @@ rperf_log_ms(int64_t ns, char *buf)
     return n;
 }
 
+size_t
+rperf_log_number(int64_t v, int ms, char *buf)
+{
+    if (v < 0)
+        v = 0;
+    return ms ? rperf_log_ms(v, buf) : put_uint((uint64_t)v, buf);
+}
+
 static VALUE
 append_numbers(int argc, VALUE *argv, VALUE self)
 {
@@ -69,9 +77,7 @@ append_numbers(int argc, VALUE *argv, VALUE self)
     char buf[RPERF_LOG_NUMBER_MAX];
     for (long i = 0; i < n; i++) {
         rb_str_buf_append(out, RARRAY_AREF(keys, i));
-        int64_t v = values[i] < 0 ? 0 : values[i];
-        size_t len = ms ? rperf_log_ms(v, buf) : put_uint((uint64_t)v, buf);
-        rb_str_cat(out, buf, (long)len);
+        rb_str_cat(out, buf, (long)rperf_log_number(values[i], ms, buf));
     }
     return out;
 }

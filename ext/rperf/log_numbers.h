@@ -15,6 +15,9 @@
  *   TypeError or ArgumentError for other arguments, leaving out as it was.
  * - rperf_log_ms(ns, buf): the millisecond text of ns into buf (at least
  *   RPERF_LOG_NUMBER_MAX bytes, no NUL); returns its length.
+ * - rperf_log_number(v, ms, buf): v as _c_append_numbers writes it (a
+ *   negative v as 0; milliseconds when ms, else the integer) into buf, as
+ *   rperf_log_ms; returns its length.
  */
 #ifndef RPERF_LOG_NUMBERS_H
 #define RPERF_LOG_NUMBERS_H
@@ -26,6 +29,7 @@
 #define RPERF_LOG_NUMBER_MAX 32
 
 size_t rperf_log_ms(int64_t ns, char *buf);
+size_t rperf_log_number(int64_t v, int ms, char *buf);
 void rperf_log_numbers_define(VALUE mRperf);
 
 #endif

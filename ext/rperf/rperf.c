@@ -37,7 +37,9 @@
 #include "ractor_registry.h"
 #include "report_builder.h"
 #include "sampler.h"
+#include "thread_counters.h"
 #include "thread_slot.h"
+#include "log_unit.h"
 #include "metrics_format.h"
 #include "ruby_opts.h"
 
@@ -323,12 +325,9 @@ rb_rperf_get_label(VALUE self)
 }
 
 /* _c_profile_inc — 0 → 1 resumes recording and the sampler. */
-static VALUE
-rb_rperf_profile_inc(VALUE self)
+static void
+profile_inc(void)
 {
-    (void)self;
-    if (!rperf_contention_active())
-        return Qfalse;
     prof.refcount++;
     if (prof.refcount == 1) {
         int64_t now = rperf_now_ns();
@@ -337,6 +336,15 @@ rb_rperf_profile_inc(VALUE self)
         if (prof.sampler_running)
             rperf_sampler_resume();
     }
+}
+
+static VALUE
+rb_rperf_profile_inc(VALUE self)
+{
+    (void)self;
+    if (!rperf_contention_active())
+        return Qfalse;
+    profile_inc();
     return Qtrue;
 }
 
@@ -348,6 +356,17 @@ rb_rperf_refcount(VALUE self)
     return INT2NUM(rperf_contention_active() ? prof.refcount : 0);
 }
 
+static void
+profile_dec(void)
+{
+    prof.refcount--;
+    if (prof.refcount == 0) {
+        if (prof.sampler_running)
+            rperf_sampler_pause();
+        rperf_contention_pause(rperf_now_ns());
+    }
+}
+
 /* _c_profile_dec — 1 → 0 pauses; never below 0. */
 static VALUE
 rb_rperf_profile_dec(VALUE self)
@@ -357,31 +376,11 @@ rb_rperf_profile_dec(VALUE self)
         return Qfalse;
     if (prof.refcount <= 0)
         rb_raise(rperf_eStateError, "rperf: profile refcount would go negative (unbalanced profile)");
-    prof.refcount--;
-    if (prof.refcount == 0) {
-        if (prof.sampler_running)
-            rperf_sampler_pause();
-        rperf_contention_pause(rperf_now_ns());
-    }
+    profile_dec();
     return Qtrue;
 }
 
-/* The calling thread's counters, in the order of Rperf::COUNTER_FIELDS
- * (counter_fields() names them): the clock reading they were taken at, the
- * state totals (report.json's order), when the thread last became runnable
- * after blocking (0: not since the profile recorded, or paused since) with
- * the totals then, and the blocked time by cause (report.json's causes).
- * The difference of two reads on one thread adds up to the difference of
- * their clock readings exactly (a separate clock read could fall on either
- * side of a GVL switch). */
-enum {
-    COUNTER_CLOCK = 0,
-    COUNTER_TOTALS = 1,
-    COUNTER_RUNNABLE = COUNTER_TOTALS + RPERF_STATE_COUNT,
-    COUNTER_RUNNABLE_TOTALS = COUNTER_RUNNABLE + 1,
-    COUNTER_CAUSES = COUNTER_RUNNABLE_TOTALS + RPERF_STATE_COUNT,
-    COUNTER_COUNT = COUNTER_CAUSES + RPERF_CAUSE_COUNT,
-};
+/* The calling thread's counters: thread_counters.h. */
 
 /* Rperf::COUNTER_FIELDS: the names of the counters above, as Symbols. */
 static VALUE
@@ -468,6 +467,64 @@ rb_rperf_switch_label(VALUE self, VALUE vid, VALUE ary)
     counters_into(slot, rperf_contention_set_label(slot, id), c);
     return store_counters(ary, c);
 }
+
+/* What a log unit needs of the profiler (log_unit.h): the same steps as
+ * Rperf.profile around Rperf.label_with_counters, without their Ruby. */
+static int
+unit_label_free(void)
+{
+    if (!rperf_contention_active())
+        return 0;
+    rperf_thread_slot_t *slot = rperf_slot_find(rb_thread_current());
+    return !slot || RPERF_LOAD(slot->label_set_id) == 0;
+}
+
+static int
+unit_begin(int label_id, int64_t out[COUNTER_COUNT])
+{
+    if (label_id < 0 || !unit_label_free())
+        return 0;
+    rperf_thread_slot_t *slot;
+    /* In Rperf.profile's order: resumed first, so a slot claimed now is
+     * claimed as the recording profile claims it. */
+    profile_inc();
+    slot = claim_current();
+    if (!slot) {
+        profile_dec();
+        return 0;
+    }
+    counters_into(slot, rperf_contention_set_label(slot, label_id), out);
+    return 1;
+}
+
+static int
+unit_end(int64_t out[COUNTER_COUNT])
+{
+    if (!rperf_contention_active())
+        return 0;
+    rperf_thread_slot_t *slot = claim_current();
+    if (!slot)
+        return 0;
+    counters_into(slot, rperf_contention_set_label(slot, 0), out);
+    /* An unbalanced Rperf.profile elsewhere is not this unit's to report. */
+    if (prof.refcount > 0)
+        profile_dec();
+    return 1;
+}
+
+static int
+unit_read(int64_t out[COUNTER_COUNT])
+{
+    if (!rperf_contention_active())
+        return 0;
+    rperf_thread_slot_t *slot = claim_current();
+    if (!slot)
+        return 0;
+    counters_into(slot, rperf_now_ns(), out);
+    return 1;
+}
+
+static const rperf_log_unit_ops_t unit_ops = {unit_label_free, unit_begin, unit_end, unit_read};
 
 /* The whole process's counters, in the order of Rperf::PROCESS_COUNTER_FIELDS:
  * threads alive, the state totals of every thread up to now (exited threads
@@ -681,11 +738,13 @@ Init_rperf_ext(void)
     rb_define_const(mRperf, "METRICS_FORMAT", metrics_format());
     rperf_log_numbers_define(mRperf);
     rperf_analysis_bridge_define(mRperf);
+    rperf_log_unit_define(mRperf, &unit_ops);
     const char *priv[] = {
-        "_c_start",          "_c_stop",          "_c_snapshot",         "_c_running?",        "_c_set_label",
-        "_c_get_label",      "_c_profile_inc",   "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
-        "_c_switch_label",   "_c_parse_report",  "_c_parsed_intervals", "_c_render",          "_c_process_counters",
-        "_c_metrics_render", "_c_append_numbers"};
+        "_c_start",          "_c_stop",           "_c_snapshot",         "_c_running?",        "_c_set_label",
+        "_c_get_label",      "_c_profile_inc",    "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
+        "_c_switch_label",   "_c_parse_report",   "_c_parsed_intervals", "_c_render",          "_c_process_counters",
+        "_c_metrics_render", "_c_append_numbers", "_c_unit_begin",       "_c_unit_end",        "_c_unit_after",
+        "_c_unit_append",    "_c_unit_line",      "_c_unit_read"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

@@ -34,22 +34,29 @@ end
 module Rperf
   class ContentionLog
     TAG = "rperf.contention"
+    NO_FIELDS = {}.freeze
     NotRunning = Class.new(StandardError)
     UNITS = %i[ms ns].freeze
 
     # One unit of work being measured. The application sees it as
     # env["rperf.contention"] (Rack) or as the block argument of #measure.
     class Unit
-      attr_reader :kind, :labels, :thread, :started_ns
-      # The final numbers (a Rperf::Log::Measurement), set when the unit ends.
+      attr_reader :kind, :labels, :thread
+      # result: the final numbers (a Rperf::Log::Measurement), set when the
+      # unit ends.
       # status: the response status a middleware sets (a field of its own,
       # which application fields cannot replace).
-      attr_accessor :result, :error, :capped, :status
+      attr_accessor :error, :capped, :status
       # before_window: what the thread went through from becoming runnable
       # (its request's bytes arrived) to the unit's start; after_window: from
       # the end of the app's work to the after-reply hook (the response
       # written). Both Measurements, nil when not asked for or not known.
-      attr_accessor :before_window, :after_window, :end_read
+      attr_writer :result, :before_window, :after_window, :end_read
+      # The after-reply callables the line waits for (nil: none).
+      attr_accessor :after_hooks
+      # A Rperf::UnitReads while the unit is counted in C (log_unit.h): its
+      # Measurements are then made from those reads when first asked for.
+      attr_reader :reads
 
       def initialize(log, kind, labels, before)
         @log = log
@@ -65,6 +72,75 @@ module Rperf
         @capped = false
         @status = nil
         @extra = nil
+        @reads = nil
+        @reads_ended = false
+        @after_read = false
+      end
+
+      # The unit is counted in C from here (ContentionLog#begin_request_unit).
+      def counted_by(reads)
+        @reads = reads
+        @started_ns = nil
+      end
+
+      # Its C end read was taken (true), or the profile went away before it
+      # (false): then it goes on as a Ruby unit from its begin read.
+      def reads_ended(ok)
+        if ok
+          @reads_ended = true
+        else
+          @before = reads_at(0)
+          @before_window = @log.__send__(:window_before, @before, reads_at(3)) if @want_before
+          @started_ns = Unit.clock(@before)
+          @reads = nil
+        end
+      end
+
+      def after_read!
+        @after_read = true
+      end
+
+      def counting? = !@reads.nil?
+
+      def want_before!
+        @want_before = true
+      end
+
+      def started_ns
+        @started_ns ||= reads_at(0)&.first
+      end
+
+      def result
+        return @result if @result || !@reads_ended
+
+        @result = Log::Measurement.between(begin_read, end_read)
+      end
+
+      def before_window
+        return @before_window if @before_window || !@reads_ended || !@want_before
+
+        @before_window = @log.__send__(:window_before, begin_read, reads_at(3))
+      end
+
+      def after_window
+        return @after_window if @after_window || !@after_read
+
+        @after_window = Log::Measurement.between(end_read, reads_at(2))
+      end
+
+      def begin_read
+        @before ||= reads_at(0)
+      end
+
+      def end_read
+        return @end_read if @end_read || !@reads_ended
+
+        @end_read = reads_at(1)
+      end
+
+      # One of the C reads as a thread_counters Array (log_unit.h's numbering).
+      def reads_at(which)
+        @reads && Rperf.__send__(:_c_unit_read, @reads, which)
       end
 
       # (Re)starts the unit's clock and counters; ContentionLog calls it
@@ -90,16 +166,17 @@ module Rperf
       end
 
       def counters_ended?
-        !@ended_ns.nil?
+        !@ended_ns.nil? || @reads_ended
       end
 
       # Numbers from the start of the unit until now. Only the unit's own
       # thread can read its counters; other threads get nil.
       def so_far
-        return @result if @result
+        done = result
+        return done if done
         return nil unless Thread.current == @thread
 
-        @log.__send__(:measure_since, @before, @started_ns)
+        @log.__send__(:measure_since, begin_read, started_ns)
       end
 
       # Adds application fields (e.g. user_id: 7) to the unit's log line. A
@@ -118,7 +195,7 @@ module Rperf
       end
 
       def extra_fields
-        @extra || {}
+        @extra || NO_FIELDS
       end
 
       def to_h
@@ -206,6 +283,11 @@ module Rperf
       @lines = 0
       @counter_failures = 0
       @stats_mutex = Mutex.new
+      # Request units counted in C (#begin_request_unit) when the counters
+      # are the profiler's own and the unit runs labelled inside Rperf.profile.
+      @c_units = @counters.nil? && @label && @profile
+      @c_unit_keys = C_UNIT_KEYS[@format][@units]
+      @after_reply_hook = ->(*) { complete_here }.freeze
     end
 
     # Runs the block as one unit of work and writes its line when it ends,
@@ -298,12 +380,73 @@ module Rperf
     def complete_after(unit)
       return unless take_pending(unit)
 
+      if unit.reads
+        unit.after_read! if Thread.current == unit.thread && Rperf.__send__(:_c_unit_after, unit.reads)
+        return emit(unit, nil)
+      end
+
       now = Thread.current == unit.thread ? read_counters : nil
       unit.after_window = Log::Measurement.between(unit.end_read, now) if now && unit.end_read
       emit(unit, now || unit.end_read)
     rescue StandardError => e
       @sink.failed(e)
     end
+
+    # A request's unit, for Rperf::Rack::Middleware: as #measure starts one
+    # (kind "request", before: true, after: hooks), but counted in C where it
+    # can be: unit.counting? then says the caller runs the work itself and
+    # calls #end_request_unit; else it passes the unit to #measure_unit. nil
+    # when no unit could be made (#measure_unit takes that too). Never raises.
+    def begin_request_unit(labels, hooks)
+      flush_pending
+      admitted = @label_cap.known(labels)
+      folded = false
+      admitted, folded = @label_cap.admit_with_status(labels) unless admitted
+      unit = Unit.new(self, "request", admitted, nil)
+      unit.capped = folded
+      unit.want_before!
+      unit.after_hooks = hooks
+      set = unit.labels
+      if @c_units && !set.empty? && set.frozen?
+        begin
+          reads = Rperf.__send__(:_c_unit_begin, set, Thread.current.thread_variable_get(@last_end_key))
+          unit.counted_by(reads) if reads
+        rescue StandardError
+          nil # #measure_unit sets the labels again and says why they fail
+        end
+      end
+      unit
+    rescue StandardError => e
+      @sink.failed(e)
+      nil
+    end
+
+    # Ends a unit #begin_request_unit counted in C (in the same thread) and
+    # writes its line, or leaves it to the after-reply hooks; after_reply:
+    # a callable of #after_reply_hook to add to them (the server runs them on
+    # the request's thread), else one is made for the unit. Never raises.
+    def end_request_unit(unit, after_reply = nil)
+      ended = Rperf.__send__(:_c_unit_end, unit.reads)
+      unit.reads_ended(ended)
+      return finish_unit(unit) unless ended
+
+      if (hooks = unit.after_hooks)
+        @pending_mutex.synchronize { @pending[unit] = true }
+        Thread.current.thread_variable_set(@last_end_key, unit)
+        hooks << (after_reply || ->(*) { complete_after(unit) })
+      else
+        emit(unit, nil)
+      end
+      nil
+    rescue StandardError => e
+      @sink.failed(e)
+      nil
+    end
+
+    # One callable for every unit's after-reply hook, for servers that call
+    # it on the request's thread before that thread's next request (Puma's
+    # rack.after_reply): it completes the unit waiting on the calling thread.
+    attr_reader :after_reply_hook
 
     # Writes one line per label set for a report: a Rperf::Report (what
     # Rperf.stop/snapshot return) or a report.json v1 Hash. Returns the
@@ -510,10 +653,16 @@ module Rperf
     # server did not run the hook).
     def flush_pending
       pending = Thread.current.thread_variable_get(@last_end_key)
-      return unless pending.is_a?(Array) && pending[0] == :pending
+      unit = if pending.is_a?(Unit) then pending
+             elsif pending.is_a?(Array) && pending[0] == :pending then pending[1]
+             end
+      emit(unit, unit.end_read) if unit && take_pending(unit)
+    end
 
-      unit = pending[1]
-      emit(unit, unit.end_read) if take_pending(unit)
+    # The after-reply hook of the unit waiting on the calling thread.
+    def complete_here
+      unit = Thread.current.thread_variable_get(@last_end_key)
+      complete_after(unit) if unit.is_a?(Unit)
     end
 
     # True once for a pending unit: whoever takes it writes its line.
@@ -524,9 +673,15 @@ module Rperf
     # The line goes out; its end read is where this thread's next unit's
     # "before" may begin at the earliest.
     def emit(unit, end_read)
-      Thread.current.thread_variable_set(@last_end_key, end_read.is_a?(Array) ? end_read : nil) if
-        Thread.current == unit.thread
-      line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
+      if (reads = unit.reads)
+        # The reads themselves: the next unit's begin takes its prior in C.
+        Thread.current.thread_variable_set(@last_end_key, reads) if Thread.current == unit.thread
+        line = unit_line(unit)
+      else
+        Thread.current.thread_variable_set(@last_end_key, end_read.is_a?(Array) ? end_read : nil) if
+          Thread.current == unit.thread
+        line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
+      end
       ok = @writer ? @writer.push(line) : @sink.deliver(line)
       @stats_mutex.synchronize { @lines += 1 } if ok
       @metrics&.record(unit)
@@ -536,9 +691,15 @@ module Rperf
     # thread last became runnable, or since its previous unit ended when it
     # has not blocked since.
     def before_window(start)
+      window_before(start, Thread.current.thread_variable_get(@last_end_key))
+    end
+
+    # The same from a given end of the previous unit (a thread_counters
+    # Array, a Rperf::UnitReads, or anything else: none).
+    def window_before(start, last)
       return nil unless start.is_a?(Array)
 
-      last = Thread.current.thread_variable_get(@last_end_key)
+      last = Rperf.__send__(:_c_unit_read, last, 4) if last.is_a?(Rperf::UnitReads)
       last = nil unless last.is_a?(Array) && last[0].is_a?(Integer)
       since = last && last[Log::Measurement.layout[:clock]]
       Log::Measurement.since_runnable(start, since) || (last && Log::Measurement.between(last, start))
@@ -556,6 +717,11 @@ module Rperf
     # (logfmt: the same bytes).
     def unit_line(unit)
       prefix = line_prefix(unit.kind, unit.labels)
+      if (reads = unit.reads) && !unit.capped && !unit.error && unit.extra_fields.empty? &&
+         ((status = unit.status).nil? || status.is_a?(Integer))
+        return Rperf.__send__(:_c_unit_line, reads, prefix, status, C_LINE_ENDS[@format], @c_unit_keys, @units == :ms)
+      end
+
       out = String.new(prefix, capacity: prefix.bytesize + 192)
       generic = nil
       generic = { label_capped: true } if unit.capped
@@ -576,9 +742,13 @@ module Rperf
           out << " " << Log::Format.logfmt(generic)
         end
       end
-      append_numbers(out, unit.result)
-      append_window(out, "before", unit.before_window) if unit.before_window&.states?
-      append_window(out, "after", unit.after_window) if unit.after_window&.states?
+      if (reads = unit.reads)
+        Rperf.__send__(:_c_unit_append, reads, out, @c_unit_keys, @units == :ms)
+      else
+        append_numbers(out, unit.result)
+        append_window(out, "before", unit.before_window) if unit.before_window&.states?
+        append_window(out, "after", unit.after_window) if unit.after_window&.states?
+      end
       out << "}" if @format == :json
       out
     end
@@ -663,6 +833,18 @@ module Rperf
       sep = format == :json ? "" : " "
       [format, by_units.transform_values { |keys| keys.transform_values { |k| ["#{sep}#{k}".freeze].freeze }.freeze }.freeze]
     end.freeze
+
+    # Every key of a unit's numbers, as _c_unit_append takes them (log_unit.h).
+    C_UNIT_KEYS = LINE_NUMBER_KEYS.to_h do |format, by_units|
+      [format, by_units.to_h do |units, main|
+        causes = Log::Measurement::CAUSES.map { |c| LINE_CAUSE_KEYS[format][units][c][0] }
+        windows = WINDOW_KEYS[format][units]
+        [units, [*main, *causes, *LINE_TAIL_KEYS[format][units], *windows["before"], *windows["after"]].freeze]
+      end.freeze]
+    end.freeze
+
+    # What _c_unit_line writes around the numbers: the status key, the end.
+    C_LINE_ENDS = { logfmt: [" status=", ""].freeze, json: [",\"status\":", "}"].freeze }.freeze
 
     def append_numbers(out, m)
       keys = LINE_NUMBER_KEYS[@format][@units]

@@ -31,17 +31,28 @@ module Rperf
     # Requests whose method and path were seen recently get the same frozen
     # labels Hash again: normalising a path costs more than the rest of the
     # label's way, and later caches find one Hash by identity. Emptied when full.
+    # Keyed method -> script -> path (no key Array per request; a Hash
+    # keeps a frozen copy of a String key).
     ENDPOINT_CACHE_MAX = 4096
     @endpoint_cache = {}
+    @endpoint_count = 0
 
     # The default labeller: { endpoint: "GET /users/:id" }, frozen.
     def self.endpoint_label(env)
-      key = [env["REQUEST_METHOD"], env["SCRIPT_NAME"], env["PATH_INFO"]]
-      hit = @endpoint_cache[key]
+      method = env["REQUEST_METHOD"]
+      script = env["SCRIPT_NAME"]
+      path = env["PATH_INFO"]
+      hit = @endpoint_cache[method]&.[](script)&.[](path)
       return hit if hit
 
-      @endpoint_cache.clear if @endpoint_cache.size >= ENDPOINT_CACHE_MAX
-      @endpoint_cache[key.map { |v| v.is_a?(String) ? v.dup.freeze : v }.freeze] = endpoint_label_of(*key)
+      if @endpoint_count >= ENDPOINT_CACHE_MAX
+        @endpoint_cache.clear
+        @endpoint_count = 0
+      end
+      label = endpoint_label_of(method, script, path)
+      ((@endpoint_cache[method] ||= {})[script] ||= {})[path] = label
+      @endpoint_count += 1
+      label
     end
 
     def self.endpoint_label_of(method, script, path)
@@ -82,18 +93,43 @@ module Rperf
       # The line covers the request from its thread becoming runnable (the
       # bytes arrived) to the response written, where the server says when
       # that is: Puma's rack.after_reply, Rack 3's rack.response_finished.
+      # The unit is counted in C where the log can (one call to begin it,
+      # one to end it); else the log's Ruby path measures it the same way.
       def call(env)
         after = env["rack.after_reply"]
-        after = env["rack.response_finished"] unless after.is_a?(Array)
-        @log.measure(labels_for(env), kind: "request", before: true, after: after.is_a?(Array) ? after : nil) do |unit|
-          env[@env_key] = unit if @env_key && unit
+        # Puma runs rack.after_reply on the request's thread before its next
+        # request: the log's one hook serves every unit there.
+        shared = after.is_a?(Array)
+        unless shared
+          after = env["rack.response_finished"]
+          after = nil unless after.is_a?(Array)
+        end
+        unit = @log.begin_request_unit(labels_for(env), after)
+        return measured_call(env, unit) unless unit&.counting?
+
+        begin
+          env[@env_key] = unit if @env_key
           response = @app.call(env)
-          unit.status = response[0].to_i if unit && @status && response.is_a?(Array)
+          unit.status = response[0].to_i if @status && response.is_a?(Array)
           response
+        rescue Exception => e # rubocop:disable Lint/RescueException -- recorded, then re-raised
+          unit.error ||= e.class.name
+          raise
+        ensure
+          @log.end_request_unit(unit, shared ? @log.after_reply_hook : nil)
         end
       end
 
       private
+
+      def measured_call(env, unit)
+        @log.measure_unit(unit) do |u|
+          env[@env_key] = u if @env_key && u
+          response = @app.call(env)
+          u.status = response[0].to_i if u && @status && response.is_a?(Array)
+          response
+        end
+      end
 
       # A labeller that raises or returns junk must not fail the request.
       def labels_for(env)

@@ -48,6 +48,12 @@ module Rperf
 
       # Like #admit; returns [label_hash, folded] where folded is true when
       # the set went to an "other" bucket.
+      # The admitted set of labels seen before (not folded), else nil:
+      # admit_with_status without its Array, for a request's path.
+      def known(labels)
+        @mutex.synchronize { @frozen[labels] || @raw[labels] }
+      end
+
       def admit_with_status(labels)
         # Fast paths: the same frozen Hash again (found by identity, not
         # hashed), or the same label Hash content (Hash keys compare by

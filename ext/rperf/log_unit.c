@@ -1,0 +1,393 @@
+/*
+ * log_unit.c — a contention log unit counted in C (log_unit.h): its reads
+ * kept in a Rperf::UnitReads, its windows and the line's numbers computed
+ * from them as Rperf::Log::Measurement does (from_arrays, since_runnable)
+ * and written as ContentionLog#unit_line writes them.
+ *
+ * It does NOT decide whether a unit takes this path and does NOT write the
+ * line's start (lib/rperf/contention_log.rb does both).
+ */
+#include "log_unit.h"
+
+#include <math.h>
+#include <ruby/encoding.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log_numbers.h"
+
+enum { READ_BEGIN = 0, READ_END, READ_AFTER, READ_PRIOR, READS };
+enum { UNIT_BEGUN = 1, UNIT_ENDED, UNIT_LOST };
+
+typedef struct unit_reads {
+    int64_t read[READS][COUNTER_COUNT];
+    unsigned char have[READS];
+    int state;
+} unit_reads_t;
+
+/* A window or a unit's numbers: wall, then the states in report order. */
+typedef struct unit_numbers {
+    int64_t wall;
+    int64_t state[RPERF_STATE_COUNT];
+    int64_t cause[RPERF_CAUSE_COUNT];
+} unit_numbers_t;
+
+static const rperf_log_unit_ops_t *unit_ops;
+static VALUE cUnitReads;
+static ID id_fast_label_id, id_round, id_fdiv;
+
+static size_t
+reads_size(const void *p)
+{
+    (void)p;
+    return sizeof(unit_reads_t);
+}
+
+static const rb_data_type_t reads_type = {
+    .wrap_struct_name = "Rperf::UnitReads",
+    .function = {.dmark = NULL, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = reads_size},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
+};
+
+static unit_reads_t *
+reads_of(VALUE obj)
+{
+    return rb_check_typeddata(obj, &reads_type);
+}
+
+/* The read a next unit starts from: the after-reply read, else the end. */
+static const int64_t *
+last_read(const unit_reads_t *u)
+{
+    if (u->have[READ_AFTER])
+        return u->read[READ_AFTER];
+    return u->have[READ_END] ? u->read[READ_END] : NULL;
+}
+
+/* prior into u's PRIOR read when it is one: a UnitReads or an Array of
+ * Integers as thread_counters makes (Ruby's before_window takes no other). */
+static void
+take_prior(unit_reads_t *u, VALUE prior)
+{
+    if (RB_TYPE_P(prior, T_DATA) && RTYPEDDATA_P(prior) && RTYPEDDATA_TYPE(prior) == &reads_type) {
+        const int64_t *last = last_read(RTYPEDDATA_DATA(prior));
+        if (last) {
+            memcpy(u->read[READ_PRIOR], last, sizeof(u->read[READ_PRIOR]));
+            u->have[READ_PRIOR] = 1;
+        }
+        return;
+    }
+    if (!RB_TYPE_P(prior, T_ARRAY) || RARRAY_LEN(prior) < COUNTER_COUNT)
+        return;
+    for (long i = 0; i < COUNTER_COUNT; i++) {
+        VALUE v = RARRAY_AREF(prior, i);
+        if (!FIXNUM_P(v))
+            return;
+        u->read[READ_PRIOR][i] = FIX2LONG(v);
+    }
+    u->have[READ_PRIOR] = 1;
+}
+
+static VALUE
+unit_begin(VALUE self, VALUE labels, VALUE prior)
+{
+    if (!unit_ops->label_free())
+        return Qnil;
+    VALUE id = rb_funcall(self, id_fast_label_id, 1, labels);
+    if (!FIXNUM_P(id))
+        return Qnil;
+    unit_reads_t *u;
+    /* Allocated before the read: allocating may run the GC hook on this
+     * thread and move its totals past the read's clock. */
+    VALUE obj = TypedData_Make_Struct(cUnitReads, unit_reads_t, &reads_type, u);
+    take_prior(u, prior);
+    if (!unit_ops->begin((int)FIX2LONG(id), u->read[READ_BEGIN]))
+        return Qnil;
+    u->have[READ_BEGIN] = 1;
+    u->state = UNIT_BEGUN;
+    return obj;
+}
+
+static VALUE
+unit_end(VALUE self, VALUE obj)
+{
+    (void)self;
+    unit_reads_t *u = reads_of(obj);
+    if (u->state != UNIT_BEGUN)
+        return Qfalse;
+    if (!unit_ops->end(u->read[READ_END])) {
+        u->state = UNIT_LOST;
+        return Qfalse;
+    }
+    u->have[READ_END] = 1;
+    u->state = UNIT_ENDED;
+    return Qtrue;
+}
+
+static VALUE
+unit_after(VALUE self, VALUE obj)
+{
+    (void)self;
+    unit_reads_t *u = reads_of(obj);
+    if (u->state != UNIT_ENDED || u->have[READ_AFTER])
+        return Qfalse;
+    if (!unit_ops->read(u->read[READ_AFTER]))
+        return Qfalse;
+    u->have[READ_AFTER] = 1;
+    return Qtrue;
+}
+
+static VALUE
+unit_read(VALUE self, VALUE obj, VALUE which)
+{
+    (void)self;
+    unit_reads_t *u = reads_of(obj);
+    int w = NUM2INT(which);
+    const int64_t *r;
+    if (w == READS)
+        r = last_read(u);
+    else if (w >= 0 && w < READS)
+        r = u->have[w] ? u->read[w] : NULL;
+    else
+        rb_raise(rb_eArgError, "no read %d", w);
+    if (!r)
+        return Qnil;
+    VALUE ary = rb_ary_new_capa(COUNTER_COUNT);
+    for (long i = 0; i < COUNTER_COUNT; i++)
+        rb_ary_push(ary, LL2NUM(r[i]));
+    return ary;
+}
+
+static int64_t
+clamp0(int64_t v)
+{
+    return v < 0 ? 0 : v;
+}
+
+/* after - before as Measurement.from_arrays: wall as is, states clamped,
+ * causes only when it blocked, each only when it grew. */
+static void
+between(const int64_t *b, const int64_t *a, unit_numbers_t *m)
+{
+    m->wall = a[COUNTER_CLOCK] - b[COUNTER_CLOCK];
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        m->state[i] = clamp0(a[COUNTER_TOTALS + i] - b[COUNTER_TOTALS + i]);
+    int blocked = a[COUNTER_TOTALS + RPERF_STATE_BLOCKED] - b[COUNTER_TOTALS + RPERF_STATE_BLOCKED] > 0;
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++)
+        m->cause[c] = blocked ? clamp0(a[COUNTER_CAUSES + c] - b[COUNTER_CAUSES + c]) : 0;
+}
+
+/* The before window as ContentionLog#before_window: since the thread last
+ * became runnable when that was after the prior read, else since the
+ * prior read; 0 when neither is known. */
+static int
+before_window(const unit_reads_t *u, unit_numbers_t *m)
+{
+    const int64_t *start = u->read[READ_BEGIN];
+    int64_t at = start[COUNTER_RUNNABLE];
+    if (at > 0 && (!u->have[READ_PRIOR] || at >= u->read[READ_PRIOR][COUNTER_CLOCK])) {
+        memset(m, 0, sizeof(*m));
+        m->wall = start[COUNTER_CLOCK] - at;
+        for (int i = 0; i < RPERF_STATE_COUNT; i++)
+            m->state[i] = clamp0(start[COUNTER_TOTALS + i] - start[COUNTER_RUNNABLE_TOTALS + i]);
+        return 1;
+    }
+    if (!u->have[READ_PRIOR])
+        return 0;
+    between(u->read[READ_PRIOR], start, m);
+    return 1;
+}
+
+/* The numbers' text, made on the stack and appended to the line at once:
+ * the keys are at most KEYS_MAX bytes (checked), the numbers at most
+ * RPERF_LOG_NUMBER_MAX each. */
+enum { KEYS_MAX = 1024, NUMBERS_MAX = 40 };
+typedef struct text {
+    char data[KEYS_MAX + NUMBERS_MAX * (RPERF_LOG_NUMBER_MAX + 4)];
+    size_t len;
+} text_t;
+
+static void
+put_key(text_t *t, VALUE key)
+{
+    memcpy(t->data + t->len, RSTRING_PTR(key), (size_t)RSTRING_LEN(key));
+    t->len += (size_t)RSTRING_LEN(key);
+}
+
+static void
+append_key_value(text_t *t, VALUE key, int64_t v, int ms)
+{
+    put_key(t, key);
+    t->len += rperf_log_number(v, ms, t->data + t->len);
+}
+
+/* The states as the line writes them: GC as one value for ms, two for ns. */
+static int
+state_values(const unit_numbers_t *m, int ms, int64_t v[RPERF_STATE_COUNT + 1])
+{
+    v[0] = m->wall;
+    for (int i = 0; i < RPERF_STATE_GC_MARK; i++)
+        v[1 + i] = m->state[i];
+    if (ms) {
+        v[1 + RPERF_STATE_GC_MARK] = m->state[RPERF_STATE_GC_MARK] + m->state[RPERF_STATE_GC_SWEEP];
+        return RPERF_STATE_COUNT;
+    }
+    v[1 + RPERF_STATE_GC_MARK] = m->state[RPERF_STATE_GC_MARK];
+    v[1 + RPERF_STATE_GC_SWEEP] = m->state[RPERF_STATE_GC_SWEEP];
+    return RPERF_STATE_COUNT + 1;
+}
+
+/* gvl_wait_share as Log::Format.format_float(wait.fdiv(total).round(3)):
+ * Ruby's own Float#round, so the rounding is its rounding. */
+static void
+append_share(text_t *t, VALUE key, int64_t wait, int64_t total)
+{
+    double share = 0.0;
+    if (total > 0) {
+        const int64_t exact = (int64_t)1 << 53;
+        share = wait < exact && total < exact ? (double)wait / (double)total
+                                              : NUM2DBL(rb_funcall(LL2NUM(wait), id_fdiv, 1, LL2NUM(total)));
+    }
+    double v = NUM2DBL(rb_funcall(DBL2NUM(share), id_round, 1, INT2FIX(3)));
+    int64_t k = isfinite(v) ? (int64_t)round(v * 1000) : 0;
+    put_key(t, key);
+    char *buf = t->data + t->len;
+    size_t n = rperf_log_number(k / 1000, 0, buf);
+    int frac = (int)(k % 1000);
+    if (frac) {
+        buf[n++] = '.';
+        buf[n++] = (char)('0' + frac / 100);
+        if (frac % 100) {
+            buf[n++] = (char)('0' + frac / 10 % 10);
+            if (frac % 10)
+                buf[n++] = (char)('0' + frac % 10);
+        }
+    }
+    t->len += n;
+}
+
+/* The arguments _c_unit_append and _c_unit_line share, checked before
+ * anything is appended; the unit's reads. */
+static unit_reads_t *
+check_numbers(VALUE obj, VALUE keys, int ms)
+{
+    unit_reads_t *u = reads_of(obj);
+    Check_Type(keys, T_ARRAY);
+    long want = 4 + RPERF_CAUSE_COUNT + (ms ? 1 : 2) + 2 + 2 * (ms ? 5 : 6);
+    if (RARRAY_LEN(keys) != want)
+        rb_raise(rb_eArgError, "%ld keys, expected %ld", RARRAY_LEN(keys), want);
+    long bytes = 0;
+    for (long i = 0; i < want; i++) {
+        Check_Type(RARRAY_AREF(keys, i), T_STRING);
+        bytes += RSTRING_LEN(RARRAY_AREF(keys, i));
+    }
+    if (bytes > KEYS_MAX)
+        rb_raise(rb_eArgError, "keys of %ld bytes, at most %d", bytes, (int)KEYS_MAX);
+    if (u->state != UNIT_ENDED)
+        rb_raise(rb_eArgError, "the unit has not ended");
+    return u;
+}
+
+static void
+append_numbers(const unit_reads_t *u, VALUE out, VALUE keys, int ms)
+{
+    text_t t;
+    t.len = 0;
+    int gc_keys = ms ? 1 : 2, window_keys = ms ? 5 : 6;
+    unit_numbers_t m;
+    between(u->read[READ_BEGIN], u->read[READ_END], &m);
+    int64_t v[RPERF_STATE_COUNT + 1];
+    state_values(&m, ms, v);
+    long k = 0;
+    for (int i = 0; i < 4; i++)
+        append_key_value(&t, RARRAY_AREF(keys, k++), v[i], ms);
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++, k++)
+        if (m.cause[c] > 0)
+            append_key_value(&t, RARRAY_AREF(keys, k), m.cause[c], ms);
+    for (int i = 4; i < 4 + gc_keys; i++)
+        append_key_value(&t, RARRAY_AREF(keys, k++), v[i], ms);
+    int64_t total = 0;
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        total += m.state[i];
+    append_share(&t, RARRAY_AREF(keys, k++), m.state[RPERF_STATE_GVL_WAIT], total);
+    put_key(&t, RARRAY_AREF(keys, k++));
+    t.data[t.len++] = '1';
+
+    unit_numbers_t w;
+    if (before_window(u, &w)) {
+        int n = state_values(&w, ms, v);
+        for (int i = 0; i < n; i++)
+            append_key_value(&t, RARRAY_AREF(keys, k + i), v[i], ms);
+    }
+    k += window_keys;
+    if (u->have[READ_AFTER]) {
+        between(u->read[READ_END], u->read[READ_AFTER], &w);
+        int n = state_values(&w, ms, v);
+        for (int i = 0; i < n; i++)
+            append_key_value(&t, RARRAY_AREF(keys, k + i), v[i], ms);
+    }
+    rb_str_cat(out, t.data, (long)t.len);
+}
+
+static VALUE
+unit_append(VALUE self, VALUE obj, VALUE out, VALUE keys, VALUE vms)
+{
+    (void)self;
+    int ms = RTEST(vms);
+    Check_Type(out, T_STRING);
+    const unit_reads_t *u = check_numbers(obj, keys, ms);
+    append_numbers(u, out, keys, ms);
+    return out;
+}
+
+/* The whole line of a unit with no field but its status: one String made
+ * here, in prefix's encoding, as ContentionLog#unit_line makes it. */
+static VALUE
+unit_line(VALUE self, VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, VALUE vms)
+{
+    (void)self;
+    int ms = RTEST(vms);
+    Check_Type(prefix, T_STRING);
+    Check_Type(ends, T_ARRAY);
+    if (RARRAY_LEN(ends) != 2)
+        rb_raise(rb_eArgError, "ends: [status key, closing text]");
+    Check_Type(RARRAY_AREF(ends, 0), T_STRING);
+    Check_Type(RARRAY_AREF(ends, 1), T_STRING);
+    if (!NIL_P(status) && !RB_INTEGER_TYPE_P(status))
+        rb_raise(rb_eTypeError, "status is not an Integer");
+    const unit_reads_t *u = check_numbers(obj, keys, ms);
+    VALUE out = rb_str_buf_new(RSTRING_LEN(prefix) + 384);
+    rb_enc_copy(out, prefix);
+    rb_str_cat(out, RSTRING_PTR(prefix), RSTRING_LEN(prefix));
+    if (!NIL_P(status)) {
+        VALUE key = RARRAY_AREF(ends, 0);
+        rb_str_cat(out, RSTRING_PTR(key), RSTRING_LEN(key));
+        if (FIXNUM_P(status)) {
+            char buf[RPERF_LOG_NUMBER_MAX];
+            int n = snprintf(buf, sizeof(buf), "%ld", FIX2LONG(status));
+            rb_str_cat(out, buf, n);
+        } else {
+            rb_str_buf_append(out, rb_big2str(status, 10));
+        }
+    }
+    append_numbers(u, out, keys, ms);
+    rb_str_cat(out, RSTRING_PTR(RARRAY_AREF(ends, 1)), RSTRING_LEN(RARRAY_AREF(ends, 1)));
+    return out;
+}
+
+void
+rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops)
+{
+    unit_ops = ops;
+    id_fast_label_id = rb_intern("fast_label_id");
+    id_round = rb_intern("round");
+    id_fdiv = rb_intern("fdiv");
+    cUnitReads = rb_define_class_under(mRperf, "UnitReads", rb_cObject);
+    rb_undef_alloc_func(cUnitReads);
+    rb_define_module_function(mRperf, "_c_unit_begin", unit_begin, 2);
+    rb_define_module_function(mRperf, "_c_unit_end", unit_end, 1);
+    rb_define_module_function(mRperf, "_c_unit_after", unit_after, 1);
+    rb_define_module_function(mRperf, "_c_unit_append", unit_append, 4);
+    rb_define_module_function(mRperf, "_c_unit_line", unit_line, 6);
+    rb_define_module_function(mRperf, "_c_unit_read", unit_read, 2);
+}

@@ -1,0 +1,222 @@
+# frozen_string_literal: true
+
+# The middleware's units counted in C (ext/rperf/log_unit.h): their lines
+# must be the bytes the log's Ruby path writes from the same counter reads,
+# in every format and unit, with causes, before and after windows; the
+# profiler's refcount and the thread's labels come back as they were; and
+# where the C path does not apply the Ruby path measures the unit.
+require "json"
+require "stringio"
+require "rperf/rack"
+require_relative "contention_helper"
+
+class TestLogCUnit < Test::Unit::TestCase
+  include ContentionHelper
+
+  FORMATS = [%i[logfmt ms], %i[logfmt ns], %i[json ms], %i[json ns]].freeze
+
+  def setup
+    ContentionHelper.iterations_per_second
+    Rperf.start(mode: :counters, defer: true)
+  end
+
+  def teardown
+    Rperf.stop if Rperf.running?
+  end
+
+  def env_for(path, hooks)
+    { "REQUEST_METHOD" => "GET", "PATH_INFO" => path, "SCRIPT_NAME" => "", "rack.after_reply" => hooks }
+  end
+
+  # The line the Ruby path writes for a finished unit: its Measurements,
+  # made from the same reads, through the Ruby formatting.
+  def ruby_line(log, unit)
+    copy = unit.dup
+    copy.result # the lazily made numbers, kept by the copy
+    copy.before_window
+    copy.after_window
+    copy.instance_variable_set(:@reads, nil)
+    log.__send__(:unit_line, copy)
+  end
+
+  # Requests on a thread that blocks between them (a pipe read, as a server
+  # thread on its socket), whose app sleeps (a blocked cause) and burns CPU.
+  def serve(mw, requests)
+    r, w = IO.pipe
+    units = []
+    server = Thread.new do
+      requests.times do |i|
+        r.read(1)
+        hooks = []
+        env = env_for("/users/#{i}", hooks)
+        begin
+          mw.call(env)
+        rescue KeyError
+          nil # the line says error=KeyError
+        end
+        burn_work(0.0005)
+        hooks.each(&:call)
+        units << env[Rperf::Rack::ENV_KEY]
+      end
+    end
+    requests.times do
+      sleep 0.005
+      w.write("x")
+    end
+    server.join
+    units
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_c_lines_equal_the_ruby_path_lines_for_the_same_reads
+    app = lambda do |_env|
+      sleep 0.002
+      burn_work(0.001)
+      [201, {}, ["ok"]]
+    end
+    # The line made whole in C (status alone), and the C numbers after the
+    # Ruby fields (application fields, label_capped, error).
+    with_fields = lambda do |env|
+      unit = env[Rperf::Rack::ENV_KEY]
+      unit.add_field(:user, 7)
+      unit.add_fields(wall_ms: "forged")
+      response = app.call(env)
+      raise KeyError, "no such user" if env["PATH_INFO"].end_with?("2")
+
+      response
+    end
+    variants = FORMATS.flat_map do |format, units|
+      [[format, units, app, {}, nil],
+       [format, units, with_fields, { max_label_sets: 2 }, ->(env) { { path: env["PATH_INFO"] } }]]
+    end
+    variants.each do |format, units, variant_app, opts, labeller|
+      lines = []
+      log = Rperf::ContentionLog.new(async: false, format: format, units: units, **opts) { |l| lines << l }
+      mw = Rperf::Rack::Middleware.new(variant_app, log: log, labeller: labeller)
+      seen = serve(mw, 4)
+      assert_equal 4, lines.size, lines.inspect
+      seen.zip(lines).each_with_index do |(unit, line), i|
+        assert unit.counting?, "the request was counted in C (#{format}, #{units})"
+        assert unit.after_window&.states?, "after window: #{line}"
+        # The first one's thread blocked while the profile was paused: no
+        # runnable time known, no previous unit.
+        assert unit.before_window&.states?, "before window: #{line}" if i.positive?
+        assert_equal ruby_line(log, unit), line, "#{format} #{units}"
+        generic = log.format_line(log.__send__(:unit_fields, unit))
+        format == :json ? assert_equal(JSON.parse(generic), JSON.parse(line)) : assert_equal(generic, line)
+      end
+      assert(lines.any? { |l| l.include?("blocked_sleep_") }, "a cause field: #{lines.first}")
+      if labeller
+        assert(lines.all? { |l| l.include?("user") && l.include?("app.wall_ms") }, lines.first)
+        assert(lines.last(2).all? { |l| l.include?("label_capped") }, lines.last)
+        assert(lines[2].include?("KeyError"), lines[2])
+      else
+        assert(lines.all? { |l| l.include?("status") && l.include?("201") }, lines.first)
+      end
+      assert_equal 0, Rperf.__send__(:_c_refcount), "refcount back to the deferred profile's"
+      assert_equal({}, Rperf.labels)
+    end
+  end
+
+  # While the app runs: the label is on the thread, the profile recording,
+  # and the unit's numbers so far are there; afterwards both are undone.
+  def test_the_unit_inside_the_request
+    inside = nil
+    log = Rperf::ContentionLog.new(async: false, output: StringIO.new)
+    mw = Rperf::Rack::Middleware.new(lambda do |env|
+      burn_work(0.001)
+      u = env[Rperf::Rack::ENV_KEY]
+      inside = [Rperf.labels, Rperf.__send__(:_c_refcount), u.so_far, u.result, u.to_h]
+      [200, {}, []]
+    end, log: log)
+    env = env_for("/a", [])
+    mw.call(env)
+    labels, refcount, so_far, result, h = inside
+    assert_equal({ endpoint: "GET /a" }, labels)
+    assert_equal 1, refcount
+    assert_nil result
+    assert so_far.states?
+    assert_operator so_far.wall_ns, :>=, 900_000
+    assert_equal "request", h[:kind]
+    assert_equal 0, Rperf.__send__(:_c_refcount)
+    assert_equal({}, Rperf.labels)
+    unit = env[Rperf::Rack::ENV_KEY]
+    assert unit.counting?
+    assert_operator unit.result.wall_ns, :>=, so_far.wall_ns
+    assert_equal 200, unit.status
+    assert_equal "", log.sink.then { "" } # no line before the hook
+    assert_equal 1, log.flush.then { log.stats[:lines] }
+  end
+
+  # The Ruby path where C does not apply: counters of the caller's own, no
+  # profiler labels, no Rperf.profile, a thread already labelled, no profile.
+  def test_the_ruby_path_takes_what_c_does_not
+    hash_counters = -> { Rperf.thread_contention }
+    cases = {
+      "counters:" => { counters: hash_counters },
+      "label: false" => { label: false },
+      "profile: false" => { profile: false }
+    }
+    cases.each do |name, opts|
+      lines = []
+      log = Rperf::ContentionLog.new(async: false, **opts) { |l| lines << l }
+      env = env_for("/b", [])
+      Rperf::Rack::Middleware.new(->(_e) { [200, {}, []] }, log: log).call(env)
+      env["rack.after_reply"].each(&:call)
+      refute env[Rperf::Rack::ENV_KEY].counting?, name
+      assert_equal 1, lines.size, name
+      assert_match(/ wall_ms=/, lines[0], name)
+    end
+
+    lines = []
+    log = Rperf::ContentionLog.new(async: false) { |l| lines << l }
+    env = env_for("/c", [])
+    Rperf.label(tenant: "t1") { Rperf::Rack::Middleware.new(->(_e) { [200, {}, []] }, log: log).call(env) }
+    refute env[Rperf::Rack::ENV_KEY].counting?, "a labelled thread merges its labels in Ruby"
+    env["rack.after_reply"].each(&:call)
+    assert_match(/label.endpoint="GET \/c"/, lines[0])
+
+    Rperf.stop
+    env = env_for("/d", [])
+    quiet = Rperf::ContentionLog.new(async: false, output: StringIO.new)
+    stderr = $stderr
+    $stderr = StringIO.new # the log says once that it has no counters
+    begin
+      Rperf::Rack::Middleware.new(->(_e) { [200, {}, []] }, log: quiet).call(env)
+    ensure
+      $stderr = stderr
+    end
+    refute env[Rperf::Rack::ENV_KEY].counting?
+  end
+
+  # The one shared after-reply hook completes only the unit waiting on the
+  # calling thread, once; a server that never calls it still gets the line.
+  def test_the_shared_hook
+    lines = []
+    log = Rperf::ContentionLog.new(async: false) { |l| lines << l }
+    mw = Rperf::Rack::Middleware.new(->(_e) { [200, {}, []] }, log: log)
+    a = env_for("/a", [])
+    mw.call(a)
+    assert_same log.after_reply_hook, a["rack.after_reply"][0]
+    assert a["rack.after_reply"][0].frozen?
+    Thread.new { a["rack.after_reply"].each(&:call) }.join
+    assert_empty lines, "another thread has no unit waiting"
+    2.times { a["rack.after_reply"].each(&:call) }
+    assert_equal 1, lines.size
+    assert_match(/ after_ms=/, lines[0])
+    b = env_for("/b", [])
+    mw.call(b)
+    mw.call(env_for("/c", []))
+    assert_equal 2, lines.size, "the hook never ran: written when the next request starts"
+    refute_match(/ after_ms=/, lines[1])
+    assert_match(/ before_ms=/, lines[1])
+    # Rack 3's response_finished gets a hook of the unit's own.
+    d = { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/d", "SCRIPT_NAME" => "", "rack.response_finished" => [] }
+    mw.call(d)
+    refute_same log.after_reply_hook, d["rack.response_finished"][0]
+    log.flush
+    assert_equal 4, lines.size
+  end
+end
