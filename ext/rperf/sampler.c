@@ -391,12 +391,12 @@ install_handler(int signo, const char **err)
     return 0;
 }
 
+/* Frees the buffers, tables and per-thread state. Each part is zeroed
+ * when freed or never made, so this also undoes a start that failed
+ * halfway. */
 static void
-release_data(void)
+free_data(void)
 {
-    if (!rperf_sampler_g.has_data)
-        return;
-    rperf_sampler_g.has_data = 0;
     free(rperf_sampler_g.threads);
     rperf_sampler_g.threads = NULL;
     rperf_sampler_g.max_threads = 0;
@@ -404,6 +404,15 @@ release_data(void)
     rperf_frame_table_free(&rperf_sampler_g.frames);
     rperf_agg_table_free(&rperf_sampler_g.agg);
     rperf_release_stacks_free(&rperf_sampler_g.releases);
+}
+
+static void
+release_data(void)
+{
+    if (!rperf_sampler_g.has_data)
+        return;
+    rperf_sampler_g.has_data = 0;
+    free_data();
 }
 
 static void
@@ -455,37 +464,26 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
         if (wanted >= 1 && wanted < BUFFER_SAMPLES)
             buffer_samples = (uint32_t)wanted;
     }
-    if (rperf_sample_buffers_init(&rperf_sampler_g.buffers, buffer_samples, BUFFER_FRAMES) < 0) {
-        *err = "out of memory for sample buffers";
+    const char *oom = NULL;
+    int max_threads = opts->max_threads > 0 ? opts->max_threads : RPERF_MAX_THREADS_DEFAULT;
+    if (rperf_sample_buffers_init(&rperf_sampler_g.buffers, buffer_samples, BUFFER_FRAMES) < 0)
+        oom = "out of memory for sample buffers";
+    else if (rperf_frame_table_init(&rperf_sampler_g.frames, MAX_FRAMES) < 0)
+        oom = "out of memory for the frame table";
+    else if (rperf_agg_table_init(&rperf_sampler_g.agg, MAX_STACKS, MAX_ENTRIES, MAX_POOL_FRAMES,
+                                  opts->aggregate ? 0 : MAX_RAW_SAMPLES) < 0 ||
+             rperf_release_stacks_init(&rperf_sampler_g.releases, MAX_RELEASE_STACKS) < 0)
+        oom = "out of memory for the aggregation table";
+    else if (!(rperf_sampler_g.threads = aligned_alloc(RPERF_CACHE_LINE,
+                                                       (size_t)max_threads * sizeof(rperf_sampler_thread_t))))
+        oom = "out of memory for per-thread sampler state";
+    if (oom) {
+        free_data();
+        *err = oom;
         return -1;
     }
-    if (rperf_frame_table_init(&rperf_sampler_g.frames, MAX_FRAMES) < 0) {
-        rperf_sample_buffers_free(&rperf_sampler_g.buffers);
-        *err = "out of memory for the frame table";
-        return -1;
-    }
-    if (rperf_agg_table_init(&rperf_sampler_g.agg, MAX_STACKS, MAX_ENTRIES, MAX_POOL_FRAMES,
-                             opts->aggregate ? 0 : MAX_RAW_SAMPLES) < 0 ||
-        rperf_release_stacks_init(&rperf_sampler_g.releases, MAX_RELEASE_STACKS) < 0) {
-        rperf_sample_buffers_free(&rperf_sampler_g.buffers);
-        rperf_frame_table_free(&rperf_sampler_g.frames);
-        rperf_agg_table_free(&rperf_sampler_g.agg);
-        *err = "out of memory for the aggregation table";
-        return -1;
-    }
-    rperf_sampler_g.max_threads = opts->max_threads > 0 ? opts->max_threads : RPERF_MAX_THREADS_DEFAULT;
-    rperf_sampler_g.threads = aligned_alloc(RPERF_CACHE_LINE,
-                                            (size_t)rperf_sampler_g.max_threads * sizeof(rperf_sampler_thread_t));
-    if (rperf_sampler_g.threads)
-        memset(rperf_sampler_g.threads, 0, (size_t)rperf_sampler_g.max_threads * sizeof(rperf_sampler_thread_t));
-    if (!rperf_sampler_g.threads) {
-        rperf_sample_buffers_free(&rperf_sampler_g.buffers);
-        rperf_frame_table_free(&rperf_sampler_g.frames);
-        rperf_agg_table_free(&rperf_sampler_g.agg);
-        rperf_release_stacks_free(&rperf_sampler_g.releases);
-        *err = "out of memory for per-thread sampler state";
-        return -1;
-    }
+    rperf_sampler_g.max_threads = max_threads;
+    memset(rperf_sampler_g.threads, 0, (size_t)max_threads * sizeof(rperf_sampler_thread_t));
     rperf_sampler_g.has_data = 1;
     rperf_sampler_g.opts = *opts;
     rperf_sampler_g.signo = signo;
