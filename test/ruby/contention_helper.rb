@@ -65,7 +65,8 @@ module ContentionHelper
         from = ContentionHelper.thread_cpu_ns
         Thread.current.name = "#{prefix}#{i}"
         burn_work(seconds).tap do
-          Thread.current[:cpu_ns] = ContentionHelper.thread_cpu_ns - from
+          now = ContentionHelper.thread_cpu_ns # nil without a thread CPU clock (M:N)
+          Thread.current[:cpu_ns] = now - from if now && from
         end
       end
     end

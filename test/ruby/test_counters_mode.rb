@@ -38,7 +38,8 @@ class TestCountersMode < Test::Unit::TestCase
         from = ContentionHelper.thread_cpu_ns
         x = 0
         x += 1 while monotonic < deadline
-        Thread.current[:cpu_ns] = ContentionHelper.thread_cpu_ns - from
+        now = ContentionHelper.thread_cpu_ns # nil without a thread CPU clock (M:N)
+        Thread.current[:cpu_ns] = now - from if now && from
         x
       end
     end
