@@ -357,6 +357,14 @@ rperf_slot_report_methods(const rperf_thread_slot_t *slot, int64_t cut_ns, const
     }
 }
 
+int64_t
+rperf_slot_view_counted_to(const rperf_slot_view_t *view, int64_t cut_ns)
+{
+    if (view->exited)
+        return view->last_seen_ns;
+    return view->state_since_ns > cut_ns ? view->state_since_ns : cut_ns;
+}
+
 void
 rperf_slot_view_totals_now(const rperf_slot_view_t *view, int64_t now, int64_t totals[RPERF_STATE_COUNT])
 {
@@ -677,8 +685,10 @@ baseline_one(rperf_thread_slot_t *slot, void *arg)
         slot->base_acquisitions = 0;
         slot->base_waits = 0;
         slot->base_hook_events = 0;
+        slot->counted_to_ns = 0;
         return;
     }
+    slot->counted_to_ns = rperf_slot_view_counted_to(v, ctx->now);
     effective_totals(v, ctx->now, slot->base_totals);
     effective_methods(v, ctx->now, slot->base_method_ns);
     for (int i = 0; i < RPERF_SLOT_BLOCK_METHODS; i++)

@@ -118,6 +118,13 @@ uint32_t rperf_contention_release_generation(void);
  * cut, before any Ruby allocation could run GC hooks on the builder), so
  * the baselines match the report exactly; NULL reads them afresh. */
 void rperf_contention_begin_interval(int64_t now, int64_t now_realtime, const rperf_slot_view_t *views, int nviews);
+/* Where a report cut at `cut_ns` counts a thread up to (its last_seen):
+ * its exit, or the cut, or the view's last event when that event came
+ * after the cut's clock read but before its view (a cutting thread
+ * preempted in between). The view's totals already hold that span, so
+ * the thread's lifetime in the report ends there, and the next clearing
+ * report starts it there (slot->counted_to_ns). */
+int64_t rperf_slot_view_counted_to(const rperf_slot_view_t *view, int64_t cut_ns);
 /* Slot delta for the current report from a view read at the cut:
  * totals/counts minus baselines. */
 void rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns, const rperf_slot_view_t *view,

@@ -13,7 +13,8 @@
 # ("sampler", "analysis" or both, space-separated) leaves a part out as if
 # its files were missing, so bin/test compiles every variant.
 # RPERF_EXT_STALL_EVENTS=1 builds a test variant whose hooks stall between
-# their clock read and their slot write (see gvl_hooks.c); never ship it.
+# their clock read and their slot write (see gvl_hooks.c), and whose report
+# cuts stall between theirs and their views (report_builder.c); never ship it.
 require "mkmf"
 
 ext_dir = File.expand_path(__dir__)

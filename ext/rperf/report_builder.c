@@ -29,6 +29,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -283,9 +284,13 @@ build_thread(rperf_thread_slot_t *slot, void *arg)
     rperf_slot_report_totals(slot, end, &v, delta, &acq, &waits);
     if (v.exited && v.last_seen_ns < start)
         return; /* gone before this interval */
+    /* The last clearing cut may have counted it past that cut's end. */
+    int64_t from = slot->counted_to_ns > start ? slot->counted_to_ns : start;
+    if (v.exited && from > start && v.last_seen_ns <= from)
+        return; /* its exit was in the last report */
 
-    int64_t first = v.first_seen_ns > start ? v.first_seen_ns : start;
-    int64_t last = v.exited ? v.last_seen_ns : end;
+    int64_t first = v.first_seen_ns > from ? v.first_seen_ns : from;
+    int64_t last = rperf_slot_view_counted_to(&v, end);
     if (last < first)
         last = first;
 
@@ -682,6 +687,12 @@ collect(struct build_args *a)
     }
     for (int i = 0; i < ctx->nviews; i++)
         ctx->views[i].state = -1;
+#ifdef RPERF_STALL_EVENTS
+    /* Test builds only: a cut preempted between its clock read and its
+     * views, so events after the cut show in them (rperf_slot_view_counted_to). */
+    struct timespec stall = {0, 300000};
+    nanosleep(&stall, NULL);
+#endif
     rperf_contention_views_begin(ctx->clear && !ctx->cut.final ? ctx->cut.end_ns : 0);
     rperf_slots_foreach(read_view, ctx);
     ctx->release_generation = rperf_contention_views_end();

@@ -150,6 +150,11 @@ typedef struct rperf_thread_slot {
     uint64_t base_acquisitions;
     uint64_t base_waits;
     uint64_t base_hook_events;
+    /* Where the last clearing cut stopped counting this thread: the cut's
+     * end, its exit, or its view's last event when that came after the
+     * cut's clock read (the cutting thread was preempted before the views).
+     * The next report counts the thread from here. 0: no clearing cut. */
+    int64_t counted_to_ns;
     int64_t label_base[RPERF_STATE_COUNT]; /* totals already flushed to label_totals */
     int64_t base_method_ns[RPERF_SLOT_BLOCK_METHODS];
     uint32_t base_method_count[RPERF_SLOT_BLOCK_METHODS];

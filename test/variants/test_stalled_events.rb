@@ -4,7 +4,10 @@
 # then between their clock read and their slot write, as a hook preempted
 # there does on a busy machine. A clearing cut that falls in the stall reads
 # the old state in its views; the event must then count after the cut, in
-# the next report alone, with its wait edges. Each report's edges must sum
+# the next report alone, with its wait edges. Each cut also stalls between
+# its own clock read and its views, so events after its end show in them:
+# the thread's lifetime must then end at that event, and the next report
+# must start it there. Each report's edges must sum
 # to each thread's wait, and its states to each thread's lifetime, however
 # the stalls and the cuts interleave. Run by bin/test with that build first
 # on the load path.
