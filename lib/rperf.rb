@@ -252,7 +252,8 @@ module Rperf
     # The label set id of a frozen labels Hash on a thread without labels
     # (a log unit's: the label cap keeps one frozen Hash per set), found by
     # the Hash's identity after its first normalisation. Bounded; emptied
-    # when a profile starts (ids start again).
+    # when a profile starts (ids start again). log_unit.c reads
+    # @fast_label_ids itself on a hit: keep it an identity Hash of set => id.
     FAST_LABEL_IDS_MAX = 10_000
 
     def fast_label_id(set)

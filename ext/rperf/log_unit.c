@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "line_queue.h"
 #include "log_numbers.h"
 
 enum { READ_BEGIN = 0, READ_END, READ_AFTER, READ_PRIOR, READS };
@@ -34,7 +35,7 @@ typedef struct unit_numbers {
 
 static const rperf_log_unit_ops_t *unit_ops;
 static VALUE cUnitReads;
-static ID id_fast_label_id, id_round, id_fdiv;
+static ID id_fast_label_id, id_fast_label_ids, id_round, id_fdiv;
 
 static size_t
 reads_size(const void *p)
@@ -93,7 +94,12 @@ unit_begin(VALUE self, VALUE labels, VALUE prior)
 {
     if (!unit_ops->label_free())
         return Qnil;
-    VALUE id = rb_funcall(self, id_fast_label_id, 1, labels);
+    /* A set seen before is in Rperf.fast_label_id's identity cache: read
+     * here, it costs no Ruby call (the method fills it on a miss). */
+    VALUE cache = rb_attr_get(self, id_fast_label_ids);
+    VALUE id = RB_TYPE_P(cache, T_HASH) ? rb_hash_lookup2(cache, labels, Qundef) : Qundef;
+    if (id == Qundef)
+        id = rb_funcall(self, id_fast_label_id, 1, labels);
     if (!FIXNUM_P(id))
         return Qnil;
     unit_reads_t *u;
@@ -288,11 +294,11 @@ check_numbers(VALUE obj, VALUE keys, int ms)
     return u;
 }
 
+/* The numbers with their keys into *t (from empty). */
 static void
-append_numbers(const unit_reads_t *u, VALUE out, VALUE keys, int ms)
+numbers_text(const unit_reads_t *u, text_t *t, VALUE keys, int ms)
 {
-    text_t t;
-    t.len = 0;
+    t->len = 0;
     int gc_keys = ms ? 1 : 2, window_keys = ms ? 5 : 6;
     unit_numbers_t m;
     between(u->read[READ_BEGIN], u->read[READ_END], &m);
@@ -300,33 +306,32 @@ append_numbers(const unit_reads_t *u, VALUE out, VALUE keys, int ms)
     state_values(&m, ms, v);
     long k = 0;
     for (int i = 0; i < 4; i++)
-        append_key_value(&t, RARRAY_AREF(keys, k++), v[i], ms);
+        append_key_value(t, RARRAY_AREF(keys, k++), v[i], ms);
     for (int c = 0; c < RPERF_CAUSE_COUNT; c++, k++)
         if (m.cause[c] > 0)
-            append_key_value(&t, RARRAY_AREF(keys, k), m.cause[c], ms);
+            append_key_value(t, RARRAY_AREF(keys, k), m.cause[c], ms);
     for (int i = 4; i < 4 + gc_keys; i++)
-        append_key_value(&t, RARRAY_AREF(keys, k++), v[i], ms);
+        append_key_value(t, RARRAY_AREF(keys, k++), v[i], ms);
     int64_t total = 0;
     for (int i = 0; i < RPERF_STATE_COUNT; i++)
         total += m.state[i];
-    append_share(&t, RARRAY_AREF(keys, k++), m.state[RPERF_STATE_GVL_WAIT], total);
-    put_key(&t, RARRAY_AREF(keys, k++));
-    t.data[t.len++] = '1';
+    append_share(t, RARRAY_AREF(keys, k++), m.state[RPERF_STATE_GVL_WAIT], total);
+    put_key(t, RARRAY_AREF(keys, k++));
+    t->data[t->len++] = '1';
 
     unit_numbers_t w;
     if (before_window(u, &w)) {
         int n = state_values(&w, ms, v);
         for (int i = 0; i < n; i++)
-            append_key_value(&t, RARRAY_AREF(keys, k + i), v[i], ms);
+            append_key_value(t, RARRAY_AREF(keys, k + i), v[i], ms);
     }
     k += window_keys;
     if (u->have[READ_AFTER]) {
         between(u->read[READ_END], u->read[READ_AFTER], &w);
         int n = state_values(&w, ms, v);
         for (int i = 0; i < n; i++)
-            append_key_value(&t, RARRAY_AREF(keys, k + i), v[i], ms);
+            append_key_value(t, RARRAY_AREF(keys, k + i), v[i], ms);
     }
-    rb_str_cat(out, t.data, (long)t.len);
 }
 
 static VALUE
@@ -336,17 +341,25 @@ unit_append(VALUE self, VALUE obj, VALUE out, VALUE keys, VALUE vms)
     int ms = RTEST(vms);
     Check_Type(out, T_STRING);
     const unit_reads_t *u = check_numbers(obj, keys, ms);
-    append_numbers(u, out, keys, ms);
+    text_t t;
+    numbers_text(u, &t, keys, ms);
+    rb_str_cat(out, t.data, (long)t.len);
     return out;
 }
 
-/* The whole line of a unit with no field but its status: one String made
- * here, in prefix's encoding, as ContentionLog#unit_line makes it. */
-static VALUE
-unit_line(VALUE self, VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, VALUE vms)
+/* A line of a unit with no field but its status, in parts: prefix,
+ * ends[0] and the status when status is an Integer, the numbers, ends[1].
+ * The parts point into the arguments, status_buf (RPERF_LOG_NUMBER_MAX
+ * bytes), *status_text and *numbers, which the caller keeps. Raises before anything is made. */
+typedef struct unit_line_parts {
+    rperf_line_part_t part[5];
+    int n;
+} unit_line_parts_t;
+
+static void
+line_parts(VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, int ms, char *status_buf,
+           VALUE *status_text, text_t *numbers, unit_line_parts_t *out)
 {
-    (void)self;
-    int ms = RTEST(vms);
     Check_Type(prefix, T_STRING);
     Check_Type(ends, T_ARRAY);
     if (RARRAY_LEN(ends) != 2)
@@ -356,23 +369,67 @@ unit_line(VALUE self, VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE k
     if (!NIL_P(status) && !RB_INTEGER_TYPE_P(status))
         rb_raise(rb_eTypeError, "status is not an Integer");
     const unit_reads_t *u = check_numbers(obj, keys, ms);
-    VALUE out = rb_str_buf_new(RSTRING_LEN(prefix) + 384);
-    rb_enc_copy(out, prefix);
-    rb_str_cat(out, RSTRING_PTR(prefix), RSTRING_LEN(prefix));
+    /* A Fixnum status is written here, a Bignum by Ruby. */
+    *status_text = Qnil;
+    long status_len = 0;
+    if (FIXNUM_P(status))
+        status_len = snprintf(status_buf, RPERF_LOG_NUMBER_MAX, "%ld", FIX2LONG(status));
+    else if (!NIL_P(status))
+        *status_text = rb_big2str(status, 10);
+    numbers_text(u, numbers, keys, ms);
+    out->n = 0;
+#define PART(p, l) (out->part[out->n++] = (rperf_line_part_t){(p), (size_t)(l)})
+    PART(RSTRING_PTR(prefix), RSTRING_LEN(prefix));
     if (!NIL_P(status)) {
-        VALUE key = RARRAY_AREF(ends, 0);
-        rb_str_cat(out, RSTRING_PTR(key), RSTRING_LEN(key));
-        if (FIXNUM_P(status)) {
-            char buf[RPERF_LOG_NUMBER_MAX];
-            int n = snprintf(buf, sizeof(buf), "%ld", FIX2LONG(status));
-            rb_str_cat(out, buf, n);
-        } else {
-            rb_str_buf_append(out, rb_big2str(status, 10));
-        }
+        PART(RSTRING_PTR(RARRAY_AREF(ends, 0)), RSTRING_LEN(RARRAY_AREF(ends, 0)));
+        if (NIL_P(*status_text))
+            PART(status_buf, status_len);
+        else
+            PART(RSTRING_PTR(*status_text), RSTRING_LEN(*status_text));
     }
-    append_numbers(u, out, keys, ms);
-    rb_str_cat(out, RSTRING_PTR(RARRAY_AREF(ends, 1)), RSTRING_LEN(RARRAY_AREF(ends, 1)));
+    PART(numbers->data, numbers->len);
+    PART(RSTRING_PTR(RARRAY_AREF(ends, 1)), RSTRING_LEN(RARRAY_AREF(ends, 1)));
+#undef PART
+}
+
+/* The whole line of a unit with no field but its status: one String made
+ * here, in prefix's encoding, as ContentionLog#unit_line makes it. */
+static VALUE
+unit_line(VALUE self, VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, VALUE vms)
+{
+    (void)self;
+    VALUE status_text;
+    char status_buf[RPERF_LOG_NUMBER_MAX];
+    text_t numbers;
+    unit_line_parts_t lp;
+    line_parts(obj, prefix, status, ends, keys, RTEST(vms), status_buf, &status_text, &numbers, &lp);
+    size_t len = 0;
+    for (int i = 0; i < lp.n; i++)
+        len += lp.part[i].len;
+    VALUE out = rb_str_buf_new((long)len);
+    rb_enc_copy(out, prefix);
+    for (int i = 0; i < lp.n; i++)
+        rb_str_cat(out, lp.part[i].bytes, (long)lp.part[i].len);
+    RB_GC_GUARD(status_text);
     return out;
+}
+
+/* The same line appended to a Rperf::LineQueue (line_queue.h) without
+ * making a String: what rperf_line_queue_append returns. */
+static VALUE
+unit_push(VALUE self, VALUE obj, VALUE queue, VALUE pid, VALUE prefix, VALUE status, VALUE ends, VALUE keys,
+          VALUE vms)
+{
+    (void)self;
+    long p = NUM2LONG(pid);
+    VALUE status_text;
+    char status_buf[RPERF_LOG_NUMBER_MAX];
+    text_t numbers;
+    unit_line_parts_t lp;
+    line_parts(obj, prefix, status, ends, keys, RTEST(vms), status_buf, &status_text, &numbers, &lp);
+    VALUE r = rperf_line_queue_append(queue, p, lp.part, lp.n);
+    RB_GC_GUARD(status_text);
+    return r;
 }
 
 void
@@ -380,6 +437,7 @@ rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops)
 {
     unit_ops = ops;
     id_fast_label_id = rb_intern("fast_label_id");
+    id_fast_label_ids = rb_intern("@fast_label_ids");
     id_round = rb_intern("round");
     id_fdiv = rb_intern("fdiv");
     cUnitReads = rb_define_class_under(mRperf, "UnitReads", rb_cObject);
@@ -389,5 +447,6 @@ rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops)
     rb_define_module_function(mRperf, "_c_unit_after", unit_after, 1);
     rb_define_module_function(mRperf, "_c_unit_append", unit_append, 4);
     rb_define_module_function(mRperf, "_c_unit_line", unit_line, 6);
+    rb_define_module_function(mRperf, "_c_unit_push", unit_push, 8);
     rb_define_module_function(mRperf, "_c_unit_read", unit_read, 2);
 }

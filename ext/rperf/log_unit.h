@@ -36,6 +36,10 @@
  *   in prefix's encoding: prefix, ends[0] and status when status is an
  *   Integer (nil: none), the numbers as _c_unit_append, ends[1]. Raises as
  *   _c_unit_append, before making the String.
+ * - _c_unit_push(reads, queue, pid, prefix, status, ends, keys, ms): the
+ *   same line appended to a Rperf::LineQueue (line_queue.h) with no String
+ *   made; returns what its push returns. Raises as _c_unit_line, before
+ *   the queue changes.
  * - _c_unit_read(reads, which) -> a new thread_counters Array, or nil when
  *   that read was not taken: 0 begin, 1 end, 2 after reply, 3 prior, 4 the
  *   unit's last (after reply, else end: the next unit's prior).

@@ -39,6 +39,7 @@
 #include "sampler.h"
 #include "thread_counters.h"
 #include "thread_slot.h"
+#include "line_queue.h"
 #include "log_unit.h"
 #include "metrics_format.h"
 #include "ruby_opts.h"
@@ -739,12 +740,13 @@ Init_rperf_ext(void)
     rperf_log_numbers_define(mRperf);
     rperf_analysis_bridge_define(mRperf);
     rperf_log_unit_define(mRperf, &unit_ops);
+    rperf_line_queue_define(mRperf);
     const char *priv[] = {
         "_c_start",          "_c_stop",           "_c_snapshot",         "_c_running?",        "_c_set_label",
         "_c_get_label",      "_c_profile_inc",    "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
         "_c_switch_label",   "_c_parse_report",   "_c_parsed_intervals", "_c_render",          "_c_process_counters",
         "_c_metrics_render", "_c_append_numbers", "_c_unit_begin",       "_c_unit_end",        "_c_unit_after",
-        "_c_unit_append",    "_c_unit_line",      "_c_unit_read"};
+        "_c_unit_append",    "_c_unit_line",      "_c_unit_push",        "_c_unit_read"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

@@ -77,8 +77,15 @@ module Rperf
         @after_read = false
       end
 
-      # The unit is counted in C from here (ContentionLog#begin_request_unit).
-      def counted_by(reads)
+      # A request's unit (ContentionLog#begin_request_unit): capped, its
+      # after-reply hooks, its before window wanted, and its C reads (nil:
+      # the Ruby path measures it). One call, as it runs once per request.
+      def request!(capped, hooks, reads)
+        @capped = capped
+        @after_hooks = hooks
+        @want_before = true
+        return unless reads
+
         @reads = reads
         @started_ns = nil
       end
@@ -269,9 +276,10 @@ module Rperf
       # each thread (a thread variable): where the next unit's "before" may
       # begin at the earliest.
       @last_end_key = :"__rperf_contention_log_#{object_id}"
-      # Units whose line waits for their after-reply hook.
+      # Units whose line waits for their after-reply hook. No mutex: each
+      # use is one call on a compare_by_identity Hash, which runs no Ruby
+      # code and so is atomic under the GVL (the log lives in one Ractor).
       @pending = {}.compare_by_identity
-      @pending_mutex = Mutex.new
       @label_cap = Log::LabelCap.new(max_label_sets: max_label_sets)
       @label = label ? true : false
       @profile = profile ? true : false
@@ -363,7 +371,7 @@ module Rperf
       unit.finish(unit.counters_ended? || Thread.current != unit.thread ? nil : read_counters)
       hooks = unit.instance_variable_get(:@after_hooks)
       if hooks && Thread.current == unit.thread && unit.end_read
-        @pending_mutex.synchronize { @pending[unit] = true }
+        @pending[unit] = true
         Thread.current.thread_variable_set(@last_end_key, [:pending, unit])
         hooks << ->(*) { complete_after(unit) }
       else
@@ -398,23 +406,21 @@ module Rperf
     # calls #end_request_unit; else it passes the unit to #measure_unit. nil
     # when no unit could be made (#measure_unit takes that too). Never raises.
     def begin_request_unit(labels, hooks)
-      flush_pending
+      last = Thread.current.thread_variable_get(@last_end_key)
+      last = Thread.current.thread_variable_get(@last_end_key) if flush_pending(last)
       admitted = @label_cap.known(labels)
       folded = false
       admitted, folded = @label_cap.admit_with_status(labels) unless admitted
       unit = Unit.new(self, "request", admitted, nil)
-      unit.capped = folded
-      unit.want_before!
-      unit.after_hooks = hooks
-      set = unit.labels
-      if @c_units && !set.empty? && set.frozen?
+      reads = nil
+      if @c_units && !admitted.empty? && admitted.frozen?
         begin
-          reads = Rperf.__send__(:_c_unit_begin, set, Thread.current.thread_variable_get(@last_end_key))
-          unit.counted_by(reads) if reads
+          reads = Rperf.__send__(:_c_unit_begin, admitted, last)
         rescue StandardError
           nil # #measure_unit sets the labels again and says why they fail
         end
       end
+      unit.request!(folded, hooks, reads)
       unit
     rescue StandardError => e
       @sink.failed(e)
@@ -431,7 +437,7 @@ module Rperf
       return finish_unit(unit) unless ended
 
       if (hooks = unit.after_hooks)
-        @pending_mutex.synchronize { @pending[unit] = true }
+        @pending[unit] = true
         Thread.current.thread_variable_set(@last_end_key, unit)
         hooks << (after_reply || ->(*) { complete_after(unit) })
       else
@@ -540,15 +546,14 @@ module Rperf
     # Lines still waiting for an after-reply hook are written first,
     # without their after_* fields.
     def flush(timeout = 1.0)
-      units = @pending_mutex.synchronize { @pending.keys.tap { @pending.clear } }
-      units.each { |unit| emit(unit, unit.end_read) }
+      @pending.keys.each { |unit| emit(unit, unit.end_read) if take_pending(unit) }
       @writer ? @writer.flush(timeout) : true
     end
 
     # Counters of the log itself.
     def stats
       @stats_mutex.synchronize do
-        { lines: @lines, errors: @sink.errors, label_sets: @label_cap.size,
+        { lines: @writer ? @writer.accepted : @lines, errors: @sink.errors, label_sets: @label_cap.size,
           label_overflow: @label_cap.overflowed, counter_failures: @counter_failures,
           dropped_lines: @writer ? @writer.dropped : 0 }
       end
@@ -651,12 +656,16 @@ module Rperf
     # A unit whose line waits for its after-reply hook is written now,
     # without after_* fields, when its thread starts its next unit (the
     # server did not run the hook).
-    def flush_pending
-      pending = Thread.current.thread_variable_get(@last_end_key)
+    # pending: the thread's last-end value, when the caller has read it.
+    # True when a line was written (the value then changed).
+    def flush_pending(pending = Thread.current.thread_variable_get(@last_end_key))
       unit = if pending.is_a?(Unit) then pending
              elsif pending.is_a?(Array) && pending[0] == :pending then pending[1]
              end
-      emit(unit, unit.end_read) if unit && take_pending(unit)
+      return false unless unit && take_pending(unit)
+
+      emit(unit, unit.end_read)
+      true
     end
 
     # The after-reply hook of the unit waiting on the calling thread.
@@ -667,7 +676,7 @@ module Rperf
 
     # True once for a pending unit: whoever takes it writes its line.
     def take_pending(unit)
-      @pending_mutex.synchronize { @pending.delete(unit) }
+      @pending.delete(unit)
     end
 
     # The line goes out; its end read is where this thread's next unit's
@@ -676,14 +685,21 @@ module Rperf
       if (reads = unit.reads)
         # The reads themselves: the next unit's begin takes its prior in C.
         Thread.current.thread_variable_set(@last_end_key, reads) if Thread.current == unit.thread
+        if @writer && c_line?(unit)
+          # Straight into the writer's queue: no String, no mutex.
+          @writer.queued(Rperf.__send__(:_c_unit_push, reads, @writer.queue, Process.pid,
+                                        line_prefix(unit.kind, unit.labels), unit.status,
+                                        C_LINE_ENDS[@format], @c_unit_keys, @units == :ms))
+          @metrics&.record(unit)
+          return
+        end
         line = unit_line(unit)
       else
         Thread.current.thread_variable_set(@last_end_key, end_read.is_a?(Array) ? end_read : nil) if
           Thread.current == unit.thread
         line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
       end
-      ok = @writer ? @writer.push(line) : @sink.deliver(line)
-      @stats_mutex.synchronize { @lines += 1 } if ok
+      deliver(line)
       @metrics&.record(unit)
     end
 
@@ -710,6 +726,12 @@ module Rperf
       Log::Measurement.between(before, after, wall)
     end
 
+    # A unit counted in C whose line C writes whole: no field but its
+    # numbers and an Integer status (or none).
+    def c_line?(unit)
+      !unit.capped && !unit.error && unit.extra_fields.empty? && ((status = unit.status).nil? || status.is_a?(Integer))
+    end
+
     # The per-unit line without the generic field Hash: the start of the
     # line (tag, kind, labels) is cached per label set, which the label cap
     # keeps as one frozen object each, and the numbers are appended with
@@ -717,9 +739,9 @@ module Rperf
     # (logfmt: the same bytes).
     def unit_line(unit)
       prefix = line_prefix(unit.kind, unit.labels)
-      if (reads = unit.reads) && !unit.capped && !unit.error && unit.extra_fields.empty? &&
-         ((status = unit.status).nil? || status.is_a?(Integer))
-        return Rperf.__send__(:_c_unit_line, reads, prefix, status, C_LINE_ENDS[@format], @c_unit_keys, @units == :ms)
+      if (reads = unit.reads) && c_line?(unit)
+        return Rperf.__send__(:_c_unit_line, reads, prefix, unit.status, C_LINE_ENDS[@format], @c_unit_keys,
+                              @units == :ms)
       end
 
       out = String.new(prefix, capacity: prefix.bytesize + 192)
@@ -909,8 +931,15 @@ module Rperf
     end
 
     def write(fields)
-      line = format_line(fields)
-      ok = @writer ? @writer.push(line) : @sink.deliver(line)
+      deliver(format_line(fields))
+    end
+
+    # To the writer's queue (which counts the lines it takes), else to the
+    # sink now. True unless the line was dropped.
+    def deliver(line)
+      return @writer.push(line) if @writer
+
+      ok = @sink.deliver(line)
       @stats_mutex.synchronize { @lines += 1 } if ok
       ok
     end

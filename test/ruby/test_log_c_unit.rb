@@ -120,6 +120,30 @@ class TestLogCUnit < Test::Unit::TestCase
     end
   end
 
+  # Through the background writer the C path pushes a line into the
+  # writer's queue without making a String: the same bytes, whole lines,
+  # for an IO and for a block.
+  def test_queued_c_lines_equal_the_ruby_path_lines
+    app = ->(_env) { burn_work(0.0005) && [200, {}, ["ok"]] }
+    FORMATS.each do |format, units|
+      io = StringIO.new
+      blocks = []
+      [[io], [nil, ->(l) { blocks << l }]].each do |output, block|
+        log = Rperf::ContentionLog.new(output: output, format: format, units: units, &block)
+        mw = Rperf::Rack::Middleware.new(app, log: log)
+        seen = serve(mw, 3)
+        assert log.flush(10), "the writer delivered everything"
+        lines = block ? blocks : io.string.lines(chomp: true)
+        assert_equal 3, lines.size, lines.inspect
+        seen.zip(lines).each do |unit, line|
+          assert unit.counting?
+          assert_equal ruby_line(log, unit), line, "#{format} #{units} #{block ? 'block' : 'IO'}"
+        end
+        assert_equal 3, log.stats[:lines]
+      end
+    end
+  end
+
   # While the app runs: the label is on the thread, the profile recording,
   # and the unit's numbers so far are there; afterwards both are undone.
   def test_the_unit_inside_the_request

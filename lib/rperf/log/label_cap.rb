@@ -50,15 +50,18 @@ module Rperf
       # the set went to an "other" bucket.
       # The admitted set of labels seen before (not folded), else nil:
       # admit_with_status without its Array, for a request's path.
+      # The identity table is read without the mutex: one Hash#[] on a
+      # compare_by_identity Hash runs no Ruby code, so under the GVL it sees
+      # a whole entry or none (it is only ever added to, under the mutex).
       def known(labels)
-        @mutex.synchronize { @frozen[labels] || @raw[labels] }
+        @frozen[labels] || @mutex.synchronize { @raw[labels] }
       end
 
       def admit_with_status(labels)
         # Fast paths: the same frozen Hash again (found by identity, not
         # hashed), or the same label Hash content (Hash keys compare by
         # content). Bounded like @seen.
-        hit = @mutex.synchronize { @frozen[labels] || @raw[labels] }
+        hit = known(labels)
         return [hit, false] if hit
 
         normal = normalise(labels)

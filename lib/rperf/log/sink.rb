@@ -52,14 +52,14 @@ module Rperf
         false
       end
 
-      # Delivers lines (without newlines) in one go where the output allows:
-      # one write for an IO. Returns how many were delivered.
-      def deliver_batch(lines)
-        return lines.count { |line| deliver(line) } unless @kind == :io
+      # Delivers `lines` lines, each ending in a newline, in one go where
+      # the output allows: one write for an IO. Returns how many were
+      # delivered.
+      def deliver_text(text, lines)
+        return text.each_line("\n", chomp: true).count { |line| deliver(line) } unless @kind == :io
 
-        text = lines.join("\n") << "\n"
         @io_mutex.synchronize { @target.write(text) }
-        lines.size
+        lines
       rescue StandardError => e
         failed(e)
         0

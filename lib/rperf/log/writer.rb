@@ -2,15 +2,17 @@
 
 # Rperf::Log::Writer delivers lines to a Rperf::Log::Sink from a thread of
 # its own, so the thread that made a line (a request's) never waits for the
-# log's IO: a line is queued (bounded: max_lines waiting, the rest dropped
-# and counted) and the writer sends what is queued in one batch every
-# INTERVAL seconds, or as soon as BATCH lines wait. The writer is woken
-# that rarely on purpose: woken for every line, it took the GVL from the
-# request threads once per request, which cost a server more than the line
-# itself. A forked child starts its own writer (the parent's lines stay the
-# parent's); what is queued at exit is written before the process ends,
-# for up to a second. It does NOT format lines (Rperf::ContentionLog does)
-# and does not decide where they go (the Sink does).
+# log's IO. A line is queued as bytes in a Rperf::LineQueue: bounded
+# (max_lines waiting, the rest dropped and counted), no lock, no object per
+# line (queued Strings lived long enough to be promoted, and major
+# collections grew with them). The writer sends what is queued in one batch
+# every INTERVAL seconds, or as soon as BATCH lines wait. It is woken that
+# rarely on purpose: woken for every line, it took the GVL from the request
+# threads once per request, which cost a server more than the line itself.
+# A forked child starts its own writer (the parent's lines stay the
+# parent's); what is queued at exit is written before the process ends, for
+# up to a second. It does NOT format lines (Rperf::ContentionLog does) and
+# does not decide where they go (the Sink does).
 module Rperf
   module Log
     class Writer
@@ -31,32 +33,47 @@ module Rperf
 
         @sink = sink
         @max_lines = max_lines
+        # The lines as bytes (ext/rperf/line_queue.h): request threads push
+        # without this writer's mutex; the mutex orders the writer's own
+        # start, wake-ups and end.
+        @queue = Rperf::LineQueue.new(max_lines)
         @mutex = Mutex.new
         @wake = ConditionVariable.new
         @idle = ConditionVariable.new
-        @lines = []
         @busy = false
-        @dropped = 0
         @delivered = 0
         @pid = nil
       end
 
       # Queues one line. Returns false when it was dropped (the queue full).
       def push(line)
-        @mutex.synchronize do
-          start_writer_locked unless @pid == Process.pid
-          if @lines.size >= @max_lines
-            @dropped += 1
-            return false
-          end
-          @lines << line
-          @wake.signal if @lines.size == BATCH
-        end
-        true
+        queued(@queue.push(line, Process.pid))
       end
 
-      # Lines dropped because the queue was full, and lines delivered.
-      def dropped = @mutex.synchronize { @dropped }
+      # What a push into #queue returned (ContentionLog pushes a request's
+      # line there from C): wakes or starts the writer as it needs. Returns
+      # false when the line was dropped.
+      def queued(result)
+        if result.nil?
+          false
+        elsif result == BATCH
+          @mutex.synchronize { @wake.signal }
+          true
+        elsif result == false
+          @mutex.synchronize { start_writer_locked }
+          true
+        else
+          true
+        end
+      end
+
+      # The queue lines go to (Rperf::LineQueue).
+      attr_reader :queue
+
+      # Lines dropped because the queue was full, lines queued, and lines
+      # delivered.
+      def dropped = @queue.dropped
+      def accepted = @queue.accepted
       def delivered = @mutex.synchronize { @delivered }
 
       # Waits until everything queued has been handed to the sink, at most
@@ -67,7 +84,7 @@ module Rperf
         deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
         @mutex.synchronize do
           @wake.signal
-          until @lines.empty? && !@busy
+          until @queue.size.zero? && !@busy
             left = deadline - Process.clock_gettime(Process::CLOCK_MONOTONIC)
             return false if left <= 0
 
@@ -80,12 +97,16 @@ module Rperf
 
       private
 
-      # Mutex held. In a forked child the parent's queue and writer are the
-      # parent's; after an idle writer ended, the queue is empty.
+      # Mutex held. Starts this process's writer unless it runs (a push
+      # that raced another finds it started). In a fork child the parent's
+      # writer does not run: the queue dropped the parent's lines already.
       def start_writer_locked
-        @lines = [] if @pid
+        return if @running && @pid == Process.pid
+
         @busy = false
         @pid = Process.pid
+        @running = true
+        @queue.serve(@pid)
         thread = Thread.new { run }
         thread.name = "rperf-log-writer"
         thread.report_on_exception = false
@@ -100,23 +121,22 @@ module Rperf
         idle_since = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         loop do
           batch = @mutex.synchronize do
-            @wake.wait(@mutex, INTERVAL) if @lines.empty? || @lines.size < BATCH
+            @wake.wait(@mutex, INTERVAL) if @queue.size < BATCH
             now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-            if !@lines.empty?
+            taken = @queue.take
+            if taken
               idle_since = now
-            elsif now - idle_since > IDLE_EXIT
-              @pid = nil # the next push starts a writer again
+            elsif now - idle_since > IDLE_EXIT && @queue.retire
+              @running = false # the next push starts a writer again
               @idle.broadcast
               return
             end
-            taken = @lines
-            @lines = []
-            @busy = !taken.empty?
+            @busy = !taken.nil?
             taken
           end
-          next if batch.empty?
+          next unless batch
 
-          n = @sink.deliver_batch(batch)
+          n = @sink.deliver_text(*batch)
           @mutex.synchronize do
             @delivered += n
             @busy = false
