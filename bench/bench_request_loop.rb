@@ -1,0 +1,49 @@
+# frozen_string_literal: true
+
+# One process's CPU per request of Rperf::Rack::Middleware in a loop, the
+# way a server spends it: the app called through the middleware with
+# rack.after_reply run after it, the log's writer thread included (lines
+# to /dev/null; max_queued large enough that no line is dropped, so a
+# faster build does not look faster by dropping more). Prints the cost over
+# the bare app and what GC did meanwhile (GC time, minor and major
+# collections, objects allocated per request). To compare two builds, run
+# it under each in turn, several times:
+#
+#   ruby -Ilib -Ibuild/ext bench/bench_request_loop.rb [requests]
+require "rperf"
+require "rperf/rack"
+
+N = Integer(ARGV[0] || 100_000)
+APP = ->(_env) { [200, { "content-type" => "text/plain" }, ["ok"]] }
+NULL = File.open(File::NULL, "w")
+
+Rperf.start(mode: :counters)
+mw = Rperf::Rack::Middleware.new(APP, output: NULL, max_queued: 1_000_000)
+envs = Array.new(1000) do |i|
+  { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/users/#{i}", "SCRIPT_NAME" => "", "rack.after_reply" => [] }
+end
+
+def cpu = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+
+# The server's part: the request, then the hooks the middleware added.
+def serve(app, env)
+  hooks = env["rack.after_reply"]
+  hooks.clear
+  app.call(env)
+  hooks.each(&:call)
+end
+
+gc0 = GC.stat
+t0 = cpu
+N.times { |i| serve(mw, envs[i % 1000]) }
+t1 = cpu
+gc1 = GC.stat
+N.times { |i| serve(APP, envs[i % 1000]) }
+t2 = cpu
+
+printf("middleware %.2f us, bare app %.2f us: cost %.2f us per request, %d lines\n",
+       (t1 - t0) * 1e6 / N, (t2 - t1) * 1e6 / N, ((t1 - t0) - (t2 - t1)) * 1e6 / N, mw.log.stats[:lines])
+printf("GC %.2f us per request, %d minor and %d major, %.1f objects per request\n",
+       (gc1[:time] - gc0[:time]) * 1e3 / N, gc1[:minor_gc_count] - gc0[:minor_gc_count],
+       gc1[:major_gc_count] - gc0[:major_gc_count],
+       (gc1[:total_allocated_objects] - gc0[:total_allocated_objects]).fdiv(N))
