@@ -58,13 +58,15 @@ module Rperf
       # Measurements are then made from those reads when first asked for.
       attr_reader :reads
 
-      def initialize(log, kind, labels, before)
+      # reads: the unit's Rperf::UnitReads when C counts it (then its
+      # clock is the reads').
+      def initialize(log, kind, labels, before, reads = nil)
         @log = log
         @kind = kind
         @labels = labels
         @before = before
         @thread = Thread.current
-        @started_ns = Unit.clock(before)
+        @started_ns = reads ? nil : Unit.clock(before)
         @ended_ns = nil
         @after = nil
         @result = nil
@@ -72,22 +74,17 @@ module Rperf
         @capped = false
         @status = nil
         @extra = nil
-        @reads = nil
+        @reads = reads
         @reads_ended = false
         @after_read = false
       end
 
       # A request's unit (ContentionLog#begin_request_unit): capped, its
-      # after-reply hooks, its before window wanted, and its C reads (nil:
-      # the Ruby path measures it). One call, as it runs once per request.
-      def request!(capped, hooks, reads)
+      # after-reply hooks and its before window wanted, in one call.
+      def request!(capped, hooks)
         @capped = capped
         @after_hooks = hooks
         @want_before = true
-        return unless reads
-
-        @reads = reads
-        @started_ns = nil
       end
 
       # Its C end read was taken (true), or the profile went away before it
@@ -411,7 +408,6 @@ module Rperf
       admitted = @label_cap.known(labels)
       folded = false
       admitted, folded = @label_cap.admit_with_status(labels) unless admitted
-      unit = Unit.new(self, "request", admitted, nil)
       reads = nil
       if @c_units && !admitted.empty? && admitted.frozen?
         begin
@@ -420,7 +416,8 @@ module Rperf
           nil # #measure_unit sets the labels again and says why they fail
         end
       end
-      unit.request!(folded, hooks, reads)
+      unit = Unit.new(self, "request", admitted, nil, reads)
+      unit.request!(folded, hooks)
       unit
     rescue StandardError => e
       @sink.failed(e)
