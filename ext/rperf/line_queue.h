@@ -44,10 +44,16 @@ typedef struct rperf_line_part {
 
 void rperf_line_queue_define(VALUE mRperf);
 
-/* The LineQueue `obj` (raises TypeError for anything else) gets one line
- * made of `n` parts and its "\n", exactly as #push: Qfalse, Qnil or the
- * count. Calls no Ruby code once it has checked obj (xrealloc may raise
- * NoMemoryError before the queue changes). */
+/* Raises TypeError unless obj is a LineQueue, ArgumentError unless it was
+ * initialized. Call it before rperf_line_queue_append, outside any frame
+ * that holds arrays: under ASan a raise (Ruby's longjmp) leaves the guard
+ * bytes of the frames it leaves marked, and later calls trip on them. */
+void rperf_line_queue_check(VALUE obj);
+
+/* The checked LineQueue `obj` gets one line made of `n` parts and its
+ * "\n", exactly as #push: Qfalse, Qnil or the count. Calls no Ruby code
+ * and raises nothing but NoMemoryError (from xrealloc, before the queue
+ * changes). */
 VALUE rperf_line_queue_append(VALUE obj, long pid, const rperf_line_part_t *parts, int n);
 
 #endif

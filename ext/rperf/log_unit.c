@@ -334,31 +334,33 @@ numbers_text(const unit_reads_t *u, text_t *t, VALUE keys, int ms)
     }
 }
 
-static VALUE
-unit_append(VALUE self, VALUE obj, VALUE out, VALUE keys, VALUE vms)
+/* The functions below that hold text on their stack raise only what Ruby
+ * may raise anywhere (NoMemoryError, another thread's Thread#raise): their
+ * callers check every argument first. Under ASan a raise (Ruby's longjmp)
+ * leaves the guard bytes of the arrays it unwinds marked, and later calls
+ * trip on them. noinline keeps the arrays out of the frames that raise. */
+static VALUE __attribute__((noinline)) append_numbers(const unit_reads_t *u, VALUE out, VALUE keys, int ms)
 {
-    (void)self;
-    int ms = RTEST(vms);
-    Check_Type(out, T_STRING);
-    const unit_reads_t *u = check_numbers(obj, keys, ms);
     text_t t;
     numbers_text(u, &t, keys, ms);
     rb_str_cat(out, t.data, (long)t.len);
     return out;
 }
 
-/* A line of a unit with no field but its status, in parts: prefix,
- * ends[0] and the status when status is an Integer, the numbers, ends[1].
- * The parts point into the arguments, status_buf (RPERF_LOG_NUMBER_MAX
- * bytes), *status_text and *numbers, which the caller keeps. Raises before anything is made. */
-typedef struct unit_line_parts {
-    rperf_line_part_t part[5];
-    int n;
-} unit_line_parts_t;
+static VALUE
+unit_append(VALUE self, VALUE obj, VALUE out, VALUE keys, VALUE vms)
+{
+    (void)self;
+    int ms = RTEST(vms);
+    Check_Type(out, T_STRING);
+    rb_check_frozen(out);
+    return append_numbers(check_numbers(obj, keys, ms), out, keys, ms);
+}
 
-static void
-line_parts(VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, int ms, char *status_buf,
-           VALUE *status_text, text_t *numbers, unit_line_parts_t *out)
+/* The arguments of a line (_c_unit_line, _c_unit_push) checked: the
+ * unit's reads. */
+static const unit_reads_t *
+check_line(VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, int ms)
 {
     Check_Type(prefix, T_STRING);
     Check_Type(ends, T_ARRAY);
@@ -368,28 +370,70 @@ line_parts(VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, int ms
     Check_Type(RARRAY_AREF(ends, 1), T_STRING);
     if (!NIL_P(status) && !RB_INTEGER_TYPE_P(status))
         rb_raise(rb_eTypeError, "status is not an Integer");
-    const unit_reads_t *u = check_numbers(obj, keys, ms);
+    return check_numbers(obj, keys, ms);
+}
+
+/* A line of a unit with no field but its status, in parts: prefix,
+ * ends[0] and the status when status is an Integer, the numbers, ends[1].
+ * The parts point into the arguments and into the text the caller keeps. */
+typedef struct unit_line_text {
+    rperf_line_part_t part[5];
+    int n;
+    char status[RPERF_LOG_NUMBER_MAX];
+    VALUE big_status; /* a Bignum status as text, else Qnil */
+    text_t numbers;
+} unit_line_text_t;
+
+static void
+line_parts(const unit_reads_t *u, VALUE prefix, VALUE status, VALUE ends, VALUE keys, int ms, unit_line_text_t *out)
+{
     /* A Fixnum status is written here, a Bignum by Ruby. */
-    *status_text = Qnil;
+    out->big_status = Qnil;
     long status_len = 0;
     if (FIXNUM_P(status))
-        status_len = snprintf(status_buf, RPERF_LOG_NUMBER_MAX, "%ld", FIX2LONG(status));
+        status_len = snprintf(out->status, sizeof(out->status), "%ld", FIX2LONG(status));
     else if (!NIL_P(status))
-        *status_text = rb_big2str(status, 10);
-    numbers_text(u, numbers, keys, ms);
+        out->big_status = rb_big2str(status, 10);
+    numbers_text(u, &out->numbers, keys, ms);
     out->n = 0;
 #define PART(p, l) (out->part[out->n++] = (rperf_line_part_t){(p), (size_t)(l)})
     PART(RSTRING_PTR(prefix), RSTRING_LEN(prefix));
     if (!NIL_P(status)) {
         PART(RSTRING_PTR(RARRAY_AREF(ends, 0)), RSTRING_LEN(RARRAY_AREF(ends, 0)));
-        if (NIL_P(*status_text))
-            PART(status_buf, status_len);
+        if (NIL_P(out->big_status))
+            PART(out->status, status_len);
         else
-            PART(RSTRING_PTR(*status_text), RSTRING_LEN(*status_text));
+            PART(RSTRING_PTR(out->big_status), RSTRING_LEN(out->big_status));
     }
-    PART(numbers->data, numbers->len);
+    PART(out->numbers.data, out->numbers.len);
     PART(RSTRING_PTR(RARRAY_AREF(ends, 1)), RSTRING_LEN(RARRAY_AREF(ends, 1)));
 #undef PART
+}
+
+static VALUE __attribute__((noinline))
+make_line(const unit_reads_t *u, VALUE prefix, VALUE status, VALUE ends, VALUE keys, int ms)
+{
+    unit_line_text_t lt;
+    line_parts(u, prefix, status, ends, keys, ms, &lt);
+    size_t len = 0;
+    for (int i = 0; i < lt.n; i++)
+        len += lt.part[i].len;
+    VALUE out = rb_str_buf_new((long)len);
+    rb_enc_copy(out, prefix);
+    for (int i = 0; i < lt.n; i++)
+        rb_str_cat(out, lt.part[i].bytes, (long)lt.part[i].len);
+    RB_GC_GUARD(lt.big_status);
+    return out;
+}
+
+static VALUE __attribute__((noinline))
+push_line(const unit_reads_t *u, VALUE queue, long pid, VALUE prefix, VALUE status, VALUE ends, VALUE keys, int ms)
+{
+    unit_line_text_t lt;
+    line_parts(u, prefix, status, ends, keys, ms, &lt);
+    VALUE r = rperf_line_queue_append(queue, pid, lt.part, lt.n);
+    RB_GC_GUARD(lt.big_status);
+    return r;
 }
 
 /* The whole line of a unit with no field but its status: one String made
@@ -398,20 +442,8 @@ static VALUE
 unit_line(VALUE self, VALUE obj, VALUE prefix, VALUE status, VALUE ends, VALUE keys, VALUE vms)
 {
     (void)self;
-    VALUE status_text;
-    char status_buf[RPERF_LOG_NUMBER_MAX];
-    text_t numbers;
-    unit_line_parts_t lp;
-    line_parts(obj, prefix, status, ends, keys, RTEST(vms), status_buf, &status_text, &numbers, &lp);
-    size_t len = 0;
-    for (int i = 0; i < lp.n; i++)
-        len += lp.part[i].len;
-    VALUE out = rb_str_buf_new((long)len);
-    rb_enc_copy(out, prefix);
-    for (int i = 0; i < lp.n; i++)
-        rb_str_cat(out, lp.part[i].bytes, (long)lp.part[i].len);
-    RB_GC_GUARD(status_text);
-    return out;
+    int ms = RTEST(vms);
+    return make_line(check_line(obj, prefix, status, ends, keys, ms), prefix, status, ends, keys, ms);
 }
 
 /* The same line appended to a Rperf::LineQueue (line_queue.h) without
@@ -421,15 +453,10 @@ unit_push(VALUE self, VALUE obj, VALUE queue, VALUE pid, VALUE prefix, VALUE sta
           VALUE vms)
 {
     (void)self;
+    int ms = RTEST(vms);
     long p = NUM2LONG(pid);
-    VALUE status_text;
-    char status_buf[RPERF_LOG_NUMBER_MAX];
-    text_t numbers;
-    unit_line_parts_t lp;
-    line_parts(obj, prefix, status, ends, keys, RTEST(vms), status_buf, &status_text, &numbers, &lp);
-    VALUE r = rperf_line_queue_append(queue, p, lp.part, lp.n);
-    RB_GC_GUARD(status_text);
-    return r;
+    rperf_line_queue_check(queue);
+    return push_line(check_line(obj, prefix, status, ends, keys, ms), queue, p, prefix, status, ends, keys, ms);
 }
 
 void
