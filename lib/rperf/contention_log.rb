@@ -106,10 +106,6 @@ module Rperf
 
       def counting? = !@reads.nil?
 
-      def want_before!
-        @want_before = true
-      end
-
       def started_ns
         @started_ns ||= reads_at(0)&.first
       end
