@@ -7,7 +7,10 @@
  */
 #include "line_queue.h"
 
+#include "grow_array.h"
+
 #include <ruby/encoding.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct line_queue {
@@ -25,7 +28,7 @@ static void
 queue_free(void *p)
 {
     line_queue_t *q = p;
-    ruby_xfree(q->bytes);
+    free(q->bytes);
     ruby_xfree(q);
 }
 
@@ -97,13 +100,8 @@ rperf_line_queue_append(VALUE obj, long pid, const rperf_line_part_t *parts, int
         q->dropped++;
         return Qnil;
     }
-    if (q->len + need > q->cap) {
-        size_t cap = q->cap ? q->cap : 4096;
-        while (cap < q->len + need)
-            cap *= 2;
-        q->bytes = ruby_xrealloc(q->bytes, cap);
-        q->cap = cap;
-    }
+    if (rperf_grow_array((void **)&q->bytes, &q->cap, q->len + need, 1, 4096) < 0)
+        rb_memerror();
     for (int i = 0; i < n; i++) {
         memcpy(q->bytes + q->len, parts[i].bytes, parts[i].len);
         q->len += parts[i].len;
@@ -146,7 +144,7 @@ queue_take(VALUE self)
     q->lines = 0;
     /* A burst's buffer is not kept for the quiet that follows. */
     if (q->cap > 1 << 20) {
-        ruby_xfree(q->bytes);
+        free(q->bytes);
         q->bytes = NULL;
         q->cap = 0;
     }

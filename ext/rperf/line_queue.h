@@ -52,8 +52,8 @@ void rperf_line_queue_check(VALUE obj);
 
 /* The checked LineQueue `obj` gets one line made of `n` parts and its
  * "\n", exactly as #push: Qfalse, Qnil or the count. Calls no Ruby code
- * and raises nothing but NoMemoryError (from xrealloc, before the queue
- * changes). */
+ * and raises nothing but NoMemoryError (the buffer cannot grow; the queue
+ * is unchanged). */
 VALUE rperf_line_queue_append(VALUE obj, long pid, const rperf_line_part_t *parts, int n);
 
 #endif
