@@ -46,14 +46,19 @@
 # yardstick, yardstick_tick, counters, wall, cpu, hooks1hz, wall100 (wall
 # mode at 100 Hz, timeline on: the log middlewares' setup before counters
 # mode), hooks1hz_notimeline (hooks1hz without the timeline: hooks1hz minus
-# it is the timeline's share).
+# it is the timeline's share), full, and with --peers the peers' variants.
 #
 # --base LIB_DIR,EXT_DIR runs every profiler variant a second time in each
 # round with another build (e.g. the previous commit's), as "<variant>@base",
 # so the two builds are compared side by side under the same drift.
 #
 #   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|mixed|all] [--pin CPU] [--batch]
-#        [--yardstick | --variants v1,v2,...] [--base LIB_DIR,EXT_DIR]
+#        [--yardstick | --variants v1,v2,...] [--base LIB_DIR,EXT_DIR] [--peers DIR]
+#
+# --peers DIR (a build of the peers' build.sh) allows the variants
+# rperf09_wall and rperf09_cpu (rperf 0.9 at 1 kHz, inherit: false) and
+# gvltools (its LocalTimer), run from DIR alone. "full" is full attribution:
+# wall mode at 1 kHz with the timeline.
 require "etc"
 require "json"
 require "tmpdir"
@@ -75,9 +80,15 @@ module BenchSampler
     "wall" => { frequency: 1000, mode: :wall }, "cpu" => { frequency: 1000, mode: :cpu },
     "hooks1hz" => { frequency: 1, mode: :wall }, "wall100" => { frequency: 100, mode: :wall },
     "counters" => { mode: :counters },
-    "hooks1hz_notimeline" => { frequency: 1, mode: :wall, timeline: false }
+    "hooks1hz_notimeline" => { frequency: 1, mode: :wall, timeline: false },
+    "full" => { frequency: 1000, mode: :wall, timeline: true }
   }.freeze
-  KNOWN = (%w[plain yardstick yardstick_tick] + START.keys).freeze
+  # Peer profilers (--peers DIR, a build of the peers' build.sh): the
+  # directory under DIR each loads from, and how it starts and stops.
+  PEERS = {
+    "rperf09_wall" => "rperf09", "rperf09_cpu" => "rperf09", "gvltools" => "gvltools"
+  }.freeze
+  KNOWN = (%w[plain yardstick yardstick_tick] + START.keys + PEERS.keys).freeze
 
   module_function
 
@@ -133,6 +144,12 @@ module BenchSampler
       require "yardstick_hook"
       YardstickHook.start
       YardstickHook.start_ticker(1000) if variant == "yardstick_tick"
+    elsif variant.start_with?("rperf09_")
+      require "rperf"
+      Rperf.start(mode: variant.delete_prefix("rperf09_").to_sym, frequency: 1000, inherit: false)
+    elsif variant == "gvltools"
+      require "gvltools"
+      GVLTools::LocalTimer.enable
     elsif variant != "plain"
       require "rperf"
       Rperf.start(**START.fetch(variant))
@@ -144,7 +161,14 @@ module BenchSampler
     elapsed = monotonic - t0
     cpu = process_cpu - c0
     switches = s0 && context_switches - s0
-    stats = variant == "plain" || variant.start_with?("yardstick") ? {} : stats_of(Rperf.stop)
+    stats = if PEERS.key?(variant)
+              variant == "gvltools" ? GVLTools::LocalTimer.disable : Rperf.stop
+              {} # the peers' own figures are not ours to compare
+            elsif variant == "plain" || variant.start_with?("yardstick")
+              {}
+            else
+              stats_of(Rperf.stop)
+            end
     puts JSON.generate({ "elapsed" => elapsed, "cpu" => cpu, "switches" => switches, "peak_rss" => peak_rss,
                          "stats" => stats })
   end
@@ -162,6 +186,10 @@ module BenchSampler
     if variant.end_with?(BASE_SUFFIX)
       variant = variant.delete_suffix(BASE_SUFFIX)
       load_path = @base_load_path + load_path.reject { |dir| Dir.exist?(File.join(dir, "rperf")) || File.exist?(File.join(dir, "rperf.rb")) }
+    end
+    if PEERS.key?(variant)
+      abort "bench_sampler: #{variant} needs --peers DIR" unless @peers
+      load_path = [File.join(@peers, PEERS[variant], "lib")]
     end
     args = load_path.flat_map { |dir| ["-I", dir] }
     prefix = pin ? ["taskset", "-c", pin] : []
@@ -200,6 +228,10 @@ module BenchSampler
       when "--base"
         @base_load_path = argv.shift.to_s.split(",").map { File.expand_path(_1) }
         abort "bench_sampler: --base takes LIB_DIR,EXT_DIR" unless @base_load_path.size == 2
+      when "--peers"
+        @peers = File.expand_path(argv.shift.to_s)
+        abort "bench_sampler: --peers DIR must hold rperf09/lib and gvltools/lib (build.sh DIR)" \
+          unless PEERS.values.uniq.all? { Dir.exist?(File.join(@peers, _1, "lib")) }
       when "--child" then return child(argv.shift, argv.shift)
       else abort "bench_sampler: unknown argument #{arg}"
       end

@@ -83,6 +83,8 @@ rperf_contention_begin_recording(VALUE caller, rperf_ractor_slot_t *main_ractor)
     if (slot) {
         slot->state = RPERF_STATE_RUNNING;
         slot->ractor = main_ractor;
+        /* As a RESUMED would: the sampler's ticks find the holder by it. */
+        slot->native_id = (int64_t)rperf_native_tid();
         __atomic_store_n(&main_ractor->holder_seq, slot->seq, __ATOMIC_RELEASE);
         rperf_contention_push_holder(main_ractor, now, RPERF_HOLDER_THREAD, slot->seq, slot->label_set_id);
     }
@@ -261,6 +263,7 @@ rperf_contention_resume(VALUE caller, rperf_ractor_slot_t *r, int64_t now_ns)
         RPERF_STORE(slot->state_since_ns, now_ns);
         RPERF_STORE(slot->timeline_from_ns, now_ns);
         RPERF_STORE(slot->ready_ns, 0);
+        RPERF_STORE(slot->native_id, (int64_t)rperf_native_tid());
         rperf_slot_write_end(slot);
         if (r)
             __atomic_store_n(&r->holder_seq, slot->seq, __ATOMIC_RELEASE);

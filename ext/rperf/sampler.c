@@ -198,19 +198,21 @@ sample_main_ractor(pid_t pid, int wall, int64_t now)
 }
 
 /* Returns 1 when the tick found nothing to do (the worker may then rest:
- * timer.h), 0 when it triggered or signalled. Only wall mode has ticks with
- * nothing to do while threads run: cpu mode's samples must interrupt the
- * holder at random moments of its run, which takes a worker that never
+ * timer.h), 0 when it triggered or signalled. cpu mode's samples must
+ * interrupt the holder at random moments of its run: with a signal, direct
+ * ticks do that for the main Ractor (the handler counts them), and this
+ * tick acts only for other Ractors' holders; without one, the worker never
  * rests (timer.h says why). */
 static int
 worker_tick(void *arg)
 {
     (void)arg;
-    rperf_sampler_count(&rperf_sampler_g.trigger_count, 1);
+    if (!rperf_sampler_g.direct)
+        rperf_sampler_count(&rperf_sampler_g.trigger_count, 1);
     int wall = rperf_sampler_g.opts.mode == RPERF_MODE_WALL;
     int64_t now = wall ? rperf_sampler_monotonic_ns() : 0;
     pid_t pid = getpid();
-    int acted = sample_main_ractor(pid, wall, now);
+    int acted = rperf_sampler_g.direct ? 0 : sample_main_ractor(pid, wall, now);
     if (rperf_sampler_g.signo <= 0)
         return !acted;
 
@@ -496,8 +498,13 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
     atomic_store(&rperf_sampler_g.paused, opts->deferred ? 1 : 0);
     atomic_store(&rperf_sampler_g.running, 1);
     atomic_store(&rperf_sampler_signal_armed, signo > 0);
+    /* cpu mode's samples must land at random moments of the holder's run:
+     * direct ticks do, without waking a thread on a busy CPU (timer.h). The
+     * worker then waits on a condvar: in sigtimedwait it would take them. */
+    rperf_sampler_g.direct = opts->mode == RPERF_MODE_CPU && signo > 0;
     rperf_timer_callbacks_t callbacks = {.tick = worker_tick, .drain = worker_drain, .arg = NULL};
-    if (rperf_timer_start(rperf_sampler_g.interval_ns, signo, !opts->deferred, &callbacks, err) < 0) {
+    if (rperf_timer_start(rperf_sampler_g.interval_ns, rperf_sampler_g.direct ? 0 : signo,
+                          rperf_sampler_g.direct ? signo : 0, !opts->deferred, &callbacks, err) < 0) {
         atomic_store(&rperf_sampler_signal_armed, 0);
         atomic_store(&rperf_sampler_g.running, 0);
         release_data();

@@ -2,7 +2,8 @@
  * sampler_hooks.c — what the hooks and the signal handler run of the
  * sampler: the per-slot sample clocks, the recorders of synthetic time,
  * running time at RESUMED and EXITED and release stacks (sampler.h states
- * their rules), and the handler that triggers the job in other Ractors.
+ * their rules), and the signal handler: the ticks sent to other Ractors'
+ * holders and cpu mode's direct ticks (timer.h).
  *
  * Only code the hooks run lives here (test/c/check_hook_calls.rb checks
  * it). It does NOT start, stop, tick or drain the sampler (sampler.c), and
@@ -12,11 +13,16 @@
 #include "sampler.h"
 #include "sampler_state.h"
 #include "contention_events.h"
+#include "native_tid.h"
 #include "ractor_table.h"
+#include "thread_slot.h"
+#include "timer.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* Wall mode, while the GVL changes hands: the RESUMED hook samples a
  * thread's running time once it reaches this many intervals, and the
@@ -259,15 +265,53 @@ rperf_sampler_record_release(const rperf_thread_slot_t *waiter, const rperf_rele
         rperf_sampler_count(&rperf_sampler_g.release_stacks, 1);
 }
 
+/* The native thread id of a Ractor's GVL holder, 0 when none. */
+static pid_t
+holder_tid(const rperf_ractor_slot_t *r)
+{
+    int seq = r ? __atomic_load_n(&r->holder_seq, __ATOMIC_ACQUIRE) : 0;
+    const rperf_thread_slot_t *holder = seq > 0 ? rperf_slot_by_seq(seq) : NULL;
+    return holder ? (pid_t)RPERF_LOAD(holder->native_id) : 0;
+}
+
+/* A direct tick (timer.h), on the thread the kernel chose. The job samples
+ * the thread that runs it, at its next safepoint, by that thread's CPU
+ * time since its previous sample.
+ * - The main Ractor's GVL holder samples itself.
+ * - Another Ruby thread was running when the interrupt came (the kernel
+ *   wakes the process's main thread instead, never another): it samples
+ *   itself too, holder of another Ractor or using CPU off its GVL (a
+ *   system call, C code), so that CPU goes to the call it was in.
+ * - The main thread, not holding the GVL, may have been woken on an idle
+ *   CPU (older kernels always wake it): it passes the tick to the main
+ *   Ractor's holder, as a non-Ruby thread does. With no holder every
+ *   thread is off the GVL: nothing to sample. */
+static void
+direct_tick(int signo)
+{
+    rperf_sampler_count(&rperf_sampler_g.trigger_count, 1);
+    pid_t self = rperf_native_tid();
+    pid_t pid = getpid();
+    pid_t main_holder = holder_tid(rperf_ractor_by_id(1));
+    if (self == main_holder || (self != pid && ruby_native_thread_p()))
+        rb_postponed_job_trigger(rperf_sampler_g.job);
+    else if (main_holder > 0)
+        syscall(SYS_tgkill, pid, main_holder, signo);
+}
+
 void
 rperf_sampler_signal_handler(int signo, siginfo_t *info, void *context)
 {
-    (void)signo;
     (void)context;
     int saved_errno = errno;
-    /* Only our own tgkill (SI_TKILL) while running; rb_postponed_job_trigger
-     * is async-signal-safe and targets this thread's execution context. */
-    if (info->si_code == SI_TKILL && atomic_load_explicit(&rperf_sampler_signal_armed, memory_order_relaxed))
-        rb_postponed_job_trigger(rperf_sampler_g.job);
+    /* Only our own signals while running: a tgkill (SI_TKILL) is meant for
+     * this thread, a holder; rb_postponed_job_trigger is async-signal-safe
+     * and targets this thread's execution context. */
+    if (atomic_load_explicit(&rperf_sampler_signal_armed, memory_order_relaxed)) {
+        if (info->si_code == SI_TKILL)
+            rb_postponed_job_trigger(rperf_sampler_g.job);
+        else if (info->si_code == SI_TIMER && info->si_value.sival_int == RPERF_TIMER_DIRECT_VALUE)
+            direct_tick(signo);
+    }
     errno = saved_errno;
 }

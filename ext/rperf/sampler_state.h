@@ -64,6 +64,11 @@ typedef struct rperf_sampler_state {
      * barrier while another Ractor runs GC. */
     pthread_mutex_t drain_mutex;
 
+    /* cpu mode with a signal: the main Ractor's ticks are direct ticks
+     * (timer.h), taken by the signal handler; the worker ticks only for
+     * other Ractors. Set before the timer starts. */
+    int direct;
+
     rperf_sampler_thread_t *threads; /* opts.max_threads entries */
     int max_threads;
 

@@ -47,6 +47,8 @@ static struct {
     pid_t worker_tid;
     int manage_policy; /* worker only: it started as SCHED_OTHER, so it may switch */
     int batch;         /* worker only: it runs as SCHED_BATCH now */
+    timer_t direct_id; /* the direct tick timer (timer.h), made by the starting thread */
+    int has_direct;
     rperf_timer_callbacks_t cb;
 } g_timer = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
@@ -66,7 +68,7 @@ ns_to_timespec(int64_t ns)
 }
 
 static void
-set_timer(int64_t interval_ns)
+settime(timer_t id, int64_t interval_ns)
 {
     struct itimerspec its;
     memset(&its, 0, sizeof(its));
@@ -75,7 +77,38 @@ set_timer(int64_t interval_ns)
         its.it_value = ns_to_timespec(interval_ns);
         its.it_interval = its.it_value;
     }
-    timer_settime(g_timer.timer_id, 0, &its, NULL);
+    timer_settime(id, 0, &its, NULL);
+}
+
+static void
+set_timer(int64_t interval_ns)
+{
+    settime(g_timer.timer_id, interval_ns);
+}
+
+/* Armed and disarmed with the worker's ticks, always at the interval: its
+ * ticks are the caller's samples, which never rest. */
+static void
+set_direct(int on)
+{
+    if (g_timer.has_direct)
+        settime(g_timer.direct_id, on ? g_timer.interval_ns : 0);
+}
+
+/* The starting thread: the direct tick timer, process-directed, so that the
+ * kernel picks the thread that takes each tick (timer.h). */
+static int
+create_direct(int signo)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_SIGNAL;
+    sev.sigev_signo = signo;
+    sev.sigev_value.sival_int = RPERF_TIMER_DIRECT_VALUE;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &g_timer.direct_id) != 0)
+        return -1;
+    g_timer.has_direct = 1;
+    return 0;
 }
 
 /* Worker, after a tick, mutex held: returns the period until the next tick.
@@ -245,9 +278,22 @@ worker_main(void *arg)
     return NULL;
 }
 
+static void
+wake_worker(void)
+{
+    if (g_timer.signo > 0) {
+        /* si_code SI_TKILL, so the loop does not count it as a tick. */
+        syscall(SYS_tgkill, getpid(), g_timer.worker_tid, g_timer.signo);
+    } else {
+        pthread_mutex_lock(&g_timer.mutex);
+        pthread_cond_broadcast(&g_timer.cond);
+        pthread_mutex_unlock(&g_timer.mutex);
+    }
+}
+
 int
-rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_callbacks_t *callbacks,
-                  const char **err)
+rperf_timer_start(int64_t interval_ns, int signo, int direct_signo, int armed,
+                  const rperf_timer_callbacks_t *callbacks, const char **err)
 {
     pthread_condattr_t attr;
     sigset_t all, saved;
@@ -292,24 +338,20 @@ rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_c
         *err = g_timer.setup_error;
         goto fail;
     }
+    if (direct_signo > 0 && create_direct(direct_signo) < 0) {
+        atomic_store(&g_timer.stop, 1);
+        wake_worker();
+        pthread_join(g_timer.thread, NULL);
+        *err = "timer_create failed for the direct ticks";
+        goto fail;
+    }
     g_timer.started = 1;
+    if (armed)
+        set_direct(1);
     return 0;
 fail:
     pthread_cond_destroy(&g_timer.cond);
     return -1;
-}
-
-static void
-wake_worker(void)
-{
-    if (g_timer.signo > 0) {
-        /* si_code SI_TKILL, so the loop does not count it as a tick. */
-        syscall(SYS_tgkill, getpid(), g_timer.worker_tid, g_timer.signo);
-    } else {
-        pthread_mutex_lock(&g_timer.mutex);
-        pthread_cond_broadcast(&g_timer.cond);
-        pthread_mutex_unlock(&g_timer.mutex);
-    }
 }
 
 void
@@ -317,6 +359,10 @@ rperf_timer_stop(void)
 {
     if (!g_timer.started)
         return;
+    if (g_timer.has_direct) {
+        timer_delete(g_timer.direct_id);
+        g_timer.has_direct = 0;
+    }
     atomic_store(&g_timer.stop, 1);
     wake_worker();
     pthread_join(g_timer.thread, NULL);
@@ -330,8 +376,10 @@ rperf_timer_arm(void)
     if (!g_timer.started)
         return;
     if (g_timer.signo <= 0) {
-        if (!atomic_exchange(&g_timer.armed, 1))
+        if (!atomic_exchange(&g_timer.armed, 1)) {
+            set_direct(1);
             wake_worker(); /* the loop restarts the pace */
+        }
         return;
     }
     /* Under the mutex: the worker re-arms on a pace change only while armed. */
@@ -340,6 +388,7 @@ rperf_timer_arm(void)
         g_timer.slow = 0;
         g_timer.idle_ticks = 0;
         set_timer(g_timer.interval_ns);
+        set_direct(1);
     }
     pthread_mutex_unlock(&g_timer.mutex);
 }
@@ -350,12 +399,15 @@ rperf_timer_disarm(void)
     if (!g_timer.started)
         return;
     if (g_timer.signo <= 0) {
-        atomic_store(&g_timer.armed, 0);
+        if (atomic_exchange(&g_timer.armed, 0))
+            set_direct(0);
         return;
     }
     pthread_mutex_lock(&g_timer.mutex);
-    if (atomic_exchange(&g_timer.armed, 0))
+    if (atomic_exchange(&g_timer.armed, 0)) {
         set_timer(0);
+        set_direct(0);
+    }
     pthread_mutex_unlock(&g_timer.mutex);
 }
 
@@ -366,6 +418,7 @@ rperf_timer_after_fork_child(void)
     g_timer.mutex = fresh;
     g_timer.started = 0;
     g_timer.has_timer = 0;
+    g_timer.has_direct = 0; /* POSIX timers are not inherited */
     atomic_store(&g_timer.armed, 0);
     atomic_store(&g_timer.stop, 0);
 }

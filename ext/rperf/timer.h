@@ -32,6 +32,16 @@
  * act. A worker that did not start as SCHED_OTHER keeps its policy.
  * docs/performance.md ("The resting worker as SCHED_BATCH") has the figures.
  *
+ * Direct ticks (direct_signo > 0): a second POSIX timer on CLOCK_MONOTONIC,
+ * process-directed, sends direct_signo with si_value RPERF_TIMER_DIRECT_VALUE
+ * once per interval while armed; no thread wakes to send it. Since Linux 6.3
+ * the kernel gives such a signal to the thread its interrupt stopped, when
+ * that thread belongs to the process and does not block the signal: the
+ * running GVL holder takes its own tick without a context switch. Otherwise
+ * (an idle CPU, older kernels) the kernel wakes a thread of its choice, as
+ * the worker's tick would. The worker then only drains and ticks for what
+ * the caller's tick still does; the caller's handler takes the direct ticks.
+ *
  * Contract
  * - One timer per process. start/stop/arm/disarm are called by the sampler
  *   with the GVL held (main Ractor); they never call the callbacks.
@@ -51,6 +61,7 @@
 #define RPERF_TIMER_DRAIN_NS 10000000LL         /* 10 ms */
 #define RPERF_TIMER_IDLE_TICKS 16               /* idle ticks in a row before the slow pace */
 #define RPERF_TIMER_THREAD_NAME "rperf-sampler" /* the worker's comm (at most 15 chars) */
+#define RPERF_TIMER_DIRECT_VALUE 0x72706764     /* si_value.sival_int of a direct tick */
 
 typedef struct rperf_timer_callbacks {
     int (*tick)(void *arg); /* 1: nothing to do (see Pace), 0: acted */
@@ -58,8 +69,11 @@ typedef struct rperf_timer_callbacks {
     void *arg;
 } rperf_timer_callbacks_t;
 
-int rperf_timer_start(int64_t interval_ns, int signo, int armed, const rperf_timer_callbacks_t *callbacks,
-                      const char **err);
+/* signo > 0: the worker's ticks come from a signal timer (else condvar
+ * deadlines); it must differ from direct_signo, which a worker waiting in
+ * sigtimedwait would take. direct_signo > 0: direct ticks (above). */
+int rperf_timer_start(int64_t interval_ns, int signo, int direct_signo, int armed,
+                      const rperf_timer_callbacks_t *callbacks, const char **err);
 void rperf_timer_stop(void);
 void rperf_timer_arm(void);
 void rperf_timer_disarm(void);

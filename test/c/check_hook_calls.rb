@@ -58,6 +58,7 @@ SAFE_RUBY = {
   "rb_internal_thread_specific_get" => "the thread's slot pointer",
   "rb_internal_thread_specific_set" => "stores the thread's slot pointer",
   "rb_postponed_job_trigger" => "sets a flag; async-signal-safe by contract",
+  "ruby_native_thread_p" => "reads the native thread's Ruby thread (thread-local), nothing else",
   "rb_thread_current" => "the current thread",
   "rb_thread_main" => "the current Ractor's main thread",
   "rb_errno_ptr" => "Ruby's errno macro: the address of libc's errno",

@@ -419,11 +419,19 @@ class TestCliRecord < Test::Unit::TestCase
   end
 
   # A terminal session (a pty): what the terminal shows, read until a
-  # pattern appears or the deadline passes.
+  # pattern appears or the deadline passes. The session starts with SIGINT
+  # at its default, as a shell's would: a suite started in the background
+  # (an `&` without job control) ignores SIGINT, and an ignored signal is
+  # inherited across exec, where record keeps it ignored on purpose.
   class Terminal
     def initialize(env, *command)
       require "pty"
-      @read, @write, @pid = PTY.spawn(env, *command)
+      previous = trap("INT", "DEFAULT")
+      begin
+        @read, @write, @pid = PTY.spawn(env, *command)
+      ensure
+        trap("INT", previous)
+      end
       @seen = +""
     end
 

@@ -174,6 +174,13 @@ class TestSamplerPace < Test::Unit::TestCase
       stat_file.close
       Rperf.stop
       label = "#{mode}, signal: #{signal.inspect}"
+      if mode == :cpu && signal.nil?
+        # The kernel's timer interrupts the holder (direct ticks): the
+        # worker only drains, and never preempts anyone.
+        assert_include seen, SCHED_BATCH, "#{label}: the draining worker runs as SCHED_BATCH (#{seen.uniq})"
+        assert_equal [SCHED_BATCH], computing.uniq, "#{label}: no worker ticks for a thread computing alone"
+        next
+      end
       if mode == :wall
         assert_include seen, SCHED_BATCH, "#{label}: while the GVL changes hands the worker runs as SCHED_BATCH (#{seen.uniq})"
       else
@@ -181,6 +188,44 @@ class TestSamplerPace < Test::Unit::TestCase
       end
       assert_include computing, SCHED_OTHER, "#{label}: ticking for a holder that keeps its GVL the worker runs as SCHED_OTHER (#{computing})"
     end
+  end
+
+  # The worker's voluntary context switches so far (its /proc status).
+  def worker_wakeups
+    Dir["/proc/self/task/*"].each do |task|
+      next unless File.read("#{task}/comm").chomp == "rperf-sampler"
+
+      return Integer(File.read("#{task}/status")[/^voluntary_ctxt_switches:\s*(\d+)/, 1])
+    rescue Errno::ENOENT, Errno::ESRCH
+      next
+    end
+    nil
+  end
+
+  # cpu mode with a signal: each tick is a kernel timer's signal taken by
+  # the thread it interrupted, so no thread wakes per tick (a woken worker
+  # preempted the GVL holder on a busy CPU at every tick). The worker wakes
+  # only to drain, every 10 ms; the ticks still come at the frequency and
+  # each one the holder takes becomes a sample of its CPU time.
+  def test_cpu_mode_ticks_wake_no_thread
+    Rperf.start(frequency: 1000, mode: :cpu)
+    before = worker_wakeups
+    refute_nil before, "the sampler's worker thread (rperf-sampler) is running"
+    started = monotonic
+    cpu = thread_cpu
+    burn(0.3)
+    cpu = thread_cpu - cpu
+    elapsed_ms = (monotonic - started) * 1000
+    wakeups = worker_wakeups - before
+    report = report_of(Rperf.stop)
+    stats = report["stats"]
+    assert_operator wakeups, :<, elapsed_ms / 3,
+                    "the worker woke #{wakeups} times in #{elapsed_ms.round} ms of ticks at 1 kHz"
+    assert_operator stats["trigger_count"], :>=, cpu * 1000 * 0.3,
+                    "direct ticks for #{(cpu * 1000).round} ms of CPU"
+    main = report["threads"].find { _1["name"] == "main" || _1["seq"] == 1 }
+    sampled = weight(report) { |labels, s, _| s == main["seq"] && !SYNTHETIC.include?(labels.first) }
+    assert_in_delta cpu * 1e9, sampled, cpu * 1e9 * 0.25, "the main thread's CPU time in its samples"
   end
 
   # cpu mode on one busy CPU: threads that compute for a while between pipe
