@@ -145,6 +145,22 @@ sample_job(void *arg)
 
 /* ---- worker side ---- */
 
+/* Wall mode: the slot's thread took its GVL less than an interval ago: the
+ * GVL is changing hands, so a signal would land in the hand-off chain and
+ * the job would cut a sliver of a run; the rested pace (a job at most every
+ * RPERF_TIMER_DRAIN_NS, the RESUMED hook for what the jobs leave) covers it.
+ * Read without ordering: a stale value costs one tick, never a sample's
+ * weight (weights are elapsed time on the thread's own clock). */
+static int
+resumed_within_interval(const rperf_thread_slot_t *slot, int64_t now)
+{
+    const rperf_sampler_thread_t *st = rperf_sampler_state_of(slot);
+    if (!st)
+        return 0;
+    int64_t resumed = __atomic_load_n(&st->resumed_ns, __ATOMIC_RELAXED);
+    return resumed > 0 && now - resumed < rperf_sampler_g.interval_ns;
+}
+
 /* Ruby 3.3 sends a job triggered from a non-Ruby thread to the main
  * Ractor's running_ec: the last thread that ran there, which may have
  * blocked since (the caveat of Ruby's Bug #20197). Then the job waits for
@@ -168,7 +184,7 @@ sample_main_ractor(pid_t pid, int wall, int64_t now)
     const rperf_ractor_slot_t *main_ractor = rperf_ractor_by_id(1);
     int seq = main_ractor ? __atomic_load_n(&main_ractor->holder_seq, __ATOMIC_ACQUIRE) : 0;
     const rperf_thread_slot_t *holder = seq > 0 ? rperf_slot_by_seq(seq) : NULL;
-    if (wall && main_ractor && (!holder || rperf_sampler_resumed_within_interval(holder, now))) {
+    if (wall && main_ractor && (!holder || resumed_within_interval(holder, now))) {
         if (holder && now - last_rest_trigger_ns >= RPERF_TIMER_DRAIN_NS) {
             last_rest_trigger_ns = now;
             rb_postponed_job_trigger(rperf_sampler_g.job);
@@ -182,11 +198,11 @@ sample_main_ractor(pid_t pid, int wall, int64_t now)
 }
 
 /* Returns 1 when the tick found nothing to do (the worker may then rest:
- * timer.h), 0 when it triggered or signalled. With a signal, direct ticks
- * sample the main Ractor (the handler counts those that act), and this
- * tick acts only for other Ractors' holders. Without one, cpu mode's worker
- * never rests: its samples must interrupt the holder at random moments of
- * its run (timer.h says why). */
+ * timer.h), 0 when it triggered or signalled. cpu mode's samples must
+ * interrupt the holder at random moments of its run: with a signal, direct
+ * ticks do that for the main Ractor (the handler counts them), and this
+ * tick acts only for other Ractors' holders; without one, the worker never
+ * rests (timer.h says why). */
 static int
 worker_tick(void *arg)
 {
@@ -221,7 +237,7 @@ worker_tick(void *arg)
         const rperf_ractor_slot_t *ractor = RPERF_LOAD(slot->ractor);
         if (ractor && ractor->main)
             continue;
-        if (wall && rperf_sampler_resumed_within_interval(slot, now))
+        if (wall && resumed_within_interval(slot, now))
             continue;
         pid_t tid = (pid_t)RPERF_LOAD(slot->native_id);
         if (tid > 0)
@@ -482,10 +498,10 @@ rperf_sampler_start(const rperf_sampler_opts_t *opts, const char **err)
     atomic_store(&rperf_sampler_g.paused, opts->deferred ? 1 : 0);
     atomic_store(&rperf_sampler_g.running, 1);
     atomic_store(&rperf_sampler_signal_armed, signo > 0);
-    /* A tick must land at a random moment of the holder's run: direct ticks
-     * do, without waking a thread on a busy CPU (timer.h). The worker then
-     * waits on a condvar: in sigtimedwait it would take them. */
-    rperf_sampler_g.direct = signo > 0;
+    /* cpu mode's samples must land at random moments of the holder's run:
+     * direct ticks do, without waking a thread on a busy CPU (timer.h). The
+     * worker then waits on a condvar: in sigtimedwait it would take them. */
+    rperf_sampler_g.direct = opts->mode == RPERF_MODE_CPU && signo > 0;
     rperf_timer_callbacks_t callbacks = {.tick = worker_tick, .drain = worker_drain, .arg = NULL};
     if (rperf_timer_start(rperf_sampler_g.interval_ns, rperf_sampler_g.direct ? 0 : signo,
                           rperf_sampler_g.direct ? signo : 0, !opts->deferred, &callbacks, err) < 0) {

@@ -47,11 +47,6 @@
  * (timer.h's scheduling rule). cpu mode's ticks act for any holder, so its
  * worker never rests (timer.h says why).
  *
- * Direct ticks: with a timer signal, the main Ractor's ticks are a kernel
- * timer's signals (timer.h), and the handler applies the rules above on
- * the thread that takes them (sampler_hooks.c, direct_tick); the worker
- * then ticks only for other Ractors and rests otherwise.
- *
  * Ractors: the timer tick triggers the job for the main Ractor; with a timer
  * signal (signal: nil or Integer) the worker also sends that signal (tgkill)
  * to the native thread of every slot that is RUNNING outside the main Ractor

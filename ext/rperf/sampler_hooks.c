@@ -265,71 +265,38 @@ rperf_sampler_record_release(const rperf_thread_slot_t *waiter, const rperf_rele
         rperf_sampler_count(&rperf_sampler_g.release_stacks, 1);
 }
 
-/* The main Ractor's GVL holder, NULL when none. */
-static const rperf_thread_slot_t *
-main_holder(void)
+/* The native thread id of a Ractor's GVL holder, 0 when none. */
+static pid_t
+holder_tid(const rperf_ractor_slot_t *r)
 {
-    const rperf_ractor_slot_t *r = rperf_ractor_by_id(1);
     int seq = r ? __atomic_load_n(&r->holder_seq, __ATOMIC_ACQUIRE) : 0;
-    return seq > 0 ? rperf_slot_by_seq(seq) : NULL;
+    const rperf_thread_slot_t *holder = seq > 0 ? rperf_slot_by_seq(seq) : NULL;
+    return holder ? (pid_t)RPERF_LOAD(holder->native_id) : 0;
 }
 
-/* The tick's job for the main Ractor's holder: triggered here when this
- * thread is the holder, else sent to it (SI_TKILL: its handler triggers). */
-static void
-sample_holder(pid_t self, pid_t holder, int signo)
-{
-    rperf_sampler_count(&rperf_sampler_g.trigger_count, 1);
-    if (self == holder)
-        rb_postponed_job_trigger(rperf_sampler_g.job);
-    else
-        syscall(SYS_tgkill, getpid(), holder, signo);
-}
-
-/* A direct tick (timer.h), on the thread the kernel chose, for the main
- * Ractor (the worker ticks for other Ractors' holders). The job samples the
- * thread that runs it, at its next safepoint, by that thread's clock since
- * its previous sample.
- *
- * Wall mode samples the holder; time off the GVL is the hooks'. It rests as
- * the worker's ticks did (sampler.h): with no holder, or a holder that
- * resumed within the interval, only one job every RPERF_TIMER_DRAIN_NS.
- *
- * cpu mode samples CPU where it is spent:
- * - the main Ractor's GVL holder samples itself;
- * - another Ruby thread was running when the interrupt came (the kernel
+/* A direct tick (timer.h), on the thread the kernel chose. The job samples
+ * the thread that runs it, at its next safepoint, by that thread's CPU
+ * time since its previous sample.
+ * - The main Ractor's GVL holder samples itself.
+ * - Another Ruby thread was running when the interrupt came (the kernel
  *   wakes the process's main thread instead, never another): it samples
  *   itself too, holder of another Ractor or using CPU off its GVL (a
- *   system call, C code), so that CPU goes to the call it was in;
- * - the main thread, not holding the GVL, may have been woken on an idle
+ *   system call, C code), so that CPU goes to the call it was in.
+ * - The main thread, not holding the GVL, may have been woken on an idle
  *   CPU (older kernels always wake it): it passes the tick to the main
  *   Ractor's holder, as a non-Ruby thread does. With no holder every
  *   thread is off the GVL: nothing to sample. */
 static void
 direct_tick(int signo)
 {
-    static int64_t last_rest_ns; /* wall mode's rested job; a lost race costs one job */
+    rperf_sampler_count(&rperf_sampler_g.trigger_count, 1);
     pid_t self = rperf_native_tid();
-    const rperf_thread_slot_t *holder = main_holder();
-    pid_t holder_tid = holder ? (pid_t)RPERF_LOAD(holder->native_id) : 0;
-    if (rperf_sampler_g.opts.mode == RPERF_MODE_WALL) {
-        if (holder_tid <= 0)
-            return;
-        int64_t now = rperf_sampler_monotonic_ns();
-        if (rperf_sampler_resumed_within_interval(holder, now)) {
-            if (now - __atomic_load_n(&last_rest_ns, __ATOMIC_RELAXED) < RPERF_TIMER_DRAIN_NS)
-                return;
-            __atomic_store_n(&last_rest_ns, now, __ATOMIC_RELAXED);
-        }
-        sample_holder(self, holder_tid, signo);
-        return;
-    }
-    if (self != holder_tid && self != getpid() && ruby_native_thread_p()) {
-        rperf_sampler_count(&rperf_sampler_g.trigger_count, 1);
+    pid_t pid = getpid();
+    pid_t main_holder = holder_tid(rperf_ractor_by_id(1));
+    if (self == main_holder || (self != pid && ruby_native_thread_p()))
         rb_postponed_job_trigger(rperf_sampler_g.job);
-    } else if (holder_tid > 0) {
-        sample_holder(self, holder_tid, signo);
-    }
+    else if (main_holder > 0)
+        syscall(SYS_tgkill, pid, main_holder, signo);
 }
 
 void

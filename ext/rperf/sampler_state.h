@@ -64,9 +64,9 @@ typedef struct rperf_sampler_state {
      * barrier while another Ractor runs GC. */
     pthread_mutex_t drain_mutex;
 
-    /* With a signal: the main Ractor's ticks are direct ticks (timer.h),
-     * taken by the signal handler; the worker ticks only for other
-     * Ractors. Set before the timer starts. */
+    /* cpu mode with a signal: the main Ractor's ticks are direct ticks
+     * (timer.h), taken by the signal handler; the worker ticks only for
+     * other Ractors. Set before the timer starts. */
     int direct;
 
     rperf_sampler_thread_t *threads; /* opts.max_threads entries */
@@ -121,22 +121,6 @@ rperf_sampler_state_of(const rperf_thread_slot_t *slot)
 {
     int index = slot->seq - 1;
     return index >= 0 && index < rperf_sampler_g.max_threads ? &rperf_sampler_g.threads[index] : NULL;
-}
-
-/* Wall mode: the slot's thread took its GVL less than an interval ago: the
- * GVL is changing hands, so a signal would land in the hand-off chain and
- * the job would cut a sliver of a run; the rested pace (a job at most every
- * RPERF_TIMER_DRAIN_NS, the RESUMED hook for what the jobs leave) covers it.
- * Read without ordering: a stale value costs one tick, never a sample's
- * weight (weights are elapsed time on the thread's own clock). */
-static inline int
-rperf_sampler_resumed_within_interval(const rperf_thread_slot_t *slot, int64_t now)
-{
-    const rperf_sampler_thread_t *st = rperf_sampler_state_of(slot);
-    if (!st)
-        return 0;
-    int64_t resumed = __atomic_load_n(&st->resumed_ns, __ATOMIC_RELAXED);
-    return resumed > 0 && now - resumed < rperf_sampler_g.interval_ns;
 }
 
 static inline int
