@@ -44,8 +44,8 @@
  * (rperf_sampler_record_resumed) besides the off-GVL time. A tick acts as
  * before for a holder that has held its GVL a whole interval. After a run
  * of ticks with nothing to act on the worker ticks less often and rests
- * (timer.h's scheduling rule). cpu mode's ticks act for any holder, so its
- * worker never rests (timer.h says why).
+ * (timer.h's scheduling rule). cpu mode's ticks act for any holder, so
+ * without direct ticks its worker never rests (timer.h says why).
  *
  * Ractors: the timer tick triggers the job for the main Ractor; with a timer
  * signal (signal: nil or Integer) the worker also sends that signal (tgkill)

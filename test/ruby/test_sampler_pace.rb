@@ -4,8 +4,10 @@
 # a slower pace, a job at most every 10 ms), the RESUMED hook samples what
 # running time the jobs leave, and the ticks come back at full rate as soon
 # as a thread holds its GVL for a whole interval. The worker waits as
-# SCHED_BATCH while wall mode's ticks rest; cpu mode's worker keeps
-# preempting, so its samples land at random moments of a holder's run.
+# SCHED_BATCH while wall mode's ticks rest. cpu mode's ticks are direct
+# with a signal (a kernel timer's signal, no thread woken; the worker only
+# drains); without one its worker keeps preempting, so its samples land at
+# random moments of a holder's run.
 require_relative "test_sampler_helper"
 
 class TestSamplerPace < Test::Unit::TestCase
