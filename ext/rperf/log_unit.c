@@ -13,6 +13,7 @@
 #include <ruby/encoding.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "line_queue.h"
 #include "log_numbers.h"
@@ -20,11 +21,34 @@
 enum { READ_BEGIN = 0, READ_END, READ_AFTER, READ_PRIOR, READS };
 enum { UNIT_BEGUN = 1, UNIT_ENDED, UNIT_LOST };
 
+/* unit, cfg, thread and hooks are set only by _c_request_begin (else
+ * Qfalse): the Ruby Unit these reads count, its log's request config (an
+ * Array, REQ_* below), the thread that began it and the server's
+ * after-reply Array. */
 typedef struct unit_reads {
     int64_t read[READS][COUNTER_COUNT];
     unsigned char have[READS];
     int state;
+    VALUE unit, cfg, thread, hooks;
 } unit_reads_t;
+
+/* The request config ContentionLog#initialize makes (@c_request), by index. */
+enum {
+    REQ_LOG = 0,
+    REQ_PENDING,
+    REQ_LAST_KEY,
+    REQ_KNOWN_LABELS,
+    REQ_WRITER,
+    REQ_QUEUE,
+    REQ_ENDS,
+    REQ_KEYS,
+    REQ_MS,
+    REQ_METRICS,
+    REQ_BATCH,
+    REQ_UNIT_CLASS,
+    REQ_KIND,
+    REQ_SIZE
+};
 
 /* A window or a unit's numbers: wall, then the states in report order. */
 typedef struct unit_numbers {
@@ -44,9 +68,19 @@ reads_size(const void *p)
     return sizeof(unit_reads_t);
 }
 
+static void
+reads_mark(void *p)
+{
+    unit_reads_t *u = p;
+    rb_gc_mark(u->unit);
+    rb_gc_mark(u->cfg);
+    rb_gc_mark(u->thread);
+    rb_gc_mark(u->hooks);
+}
+
 static const rb_data_type_t reads_type = {
     .wrap_struct_name = "Rperf::UnitReads",
-    .function = {.dmark = NULL, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = reads_size},
+    .function = {.dmark = reads_mark, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = reads_size},
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
@@ -89,8 +123,9 @@ take_prior(unit_reads_t *u, VALUE prior)
     u->have[READ_PRIOR] = 1;
 }
 
+/* A begun unit's reads, or nil with nothing done (_c_unit_begin's rules). */
 static VALUE
-unit_begin(VALUE self, VALUE labels, VALUE prior)
+begin_reads(VALUE self, VALUE labels, VALUE prior)
 {
     if (!unit_ops->label_free())
         return Qnil;
@@ -112,6 +147,12 @@ unit_begin(VALUE self, VALUE labels, VALUE prior)
     u->have[READ_BEGIN] = 1;
     u->state = UNIT_BEGUN;
     return obj;
+}
+
+static VALUE
+unit_begin(VALUE self, VALUE labels, VALUE prior)
+{
+    return begin_reads(self, labels, prior);
 }
 
 static VALUE
@@ -459,6 +500,218 @@ unit_push(VALUE self, VALUE obj, VALUE queue, VALUE pid, VALUE prefix, VALUE sta
     return push_line(check_line(obj, prefix, status, ends, keys, ms), queue, p, prefix, status, ends, keys, ms);
 }
 
+/* A request's unit begun, ended and completed in C: the steps of
+ * ContentionLog#begin_request_unit, #end_request_unit and #complete_after
+ * for the common case, which hand anything else to those methods. */
+
+static ID id_tv_get, id_tv_set, id_queued, id_record, id_complete_after, id_emit_ended, id_c_failed;
+static ID iv_log, iv_kind, iv_labels, iv_thread, iv_reads, iv_capped, iv_hooks, iv_want_before, iv_reads_ended,
+    iv_after_read, iv_status, iv_error, iv_extra, iv_prefix_pid, iv_prefix_cache;
+
+static VALUE
+cfg_at(VALUE cfg, long i)
+{
+    return RARRAY_AREF(cfg, i);
+}
+
+static void
+check_cfg(VALUE cfg)
+{
+    Check_Type(cfg, T_ARRAY);
+    if (RARRAY_LEN(cfg) != REQ_SIZE)
+        rb_raise(rb_eArgError, "a request config of %ld entries, expected %d", RARRAY_LEN(cfg), (int)REQ_SIZE);
+}
+
+/* The thread's previous unit as a prior, or Qundef when Ruby must take
+ * the unit: a line still waits for its after-reply hook (a Unit, or the
+ * Ruby path's [:pending, unit]). */
+static VALUE
+request_prior(VALUE last, VALUE unit_class)
+{
+    if (RTEST(rb_obj_is_kind_of(last, unit_class)))
+        return Qundef;
+    if (RB_TYPE_P(last, T_ARRAY) && RARRAY_LEN(last) > 0 && SYMBOL_P(RARRAY_AREF(last, 0)))
+        return Qundef;
+    return last;
+}
+
+/* _c_request_begin(cfg, labels, hooks) -> a counting Unit, or nil with
+ * nothing done. */
+static VALUE
+request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
+{
+    check_cfg(cfg);
+    VALUE klass = cfg_at(cfg, REQ_UNIT_CLASS);
+    VALUE thread = rb_thread_current();
+    VALUE prior = request_prior(rb_funcall(thread, id_tv_get, 1, cfg_at(cfg, REQ_LAST_KEY)), klass);
+    if (prior == Qundef)
+        return Qnil;
+    VALUE admitted = rb_hash_lookup2(cfg_at(cfg, REQ_KNOWN_LABELS), labels, Qundef);
+    if (!RB_TYPE_P(admitted, T_HASH) || RHASH_EMPTY_P(admitted) || !OBJ_FROZEN(admitted))
+        return Qnil;
+    if (!unit_ops->label_free())
+        return Qnil;
+    /* The Unit whole before the begin read: allocating may run the GC
+     * hook on this thread, and nothing may raise once the unit began. */
+    VALUE unit = rb_obj_alloc(klass);
+    rb_ivar_set(unit, iv_log, cfg_at(cfg, REQ_LOG));
+    rb_ivar_set(unit, iv_kind, cfg_at(cfg, REQ_KIND));
+    rb_ivar_set(unit, iv_labels, admitted);
+    rb_ivar_set(unit, iv_thread, thread);
+    rb_ivar_set(unit, iv_capped, Qfalse);
+    rb_ivar_set(unit, iv_hooks, hooks);
+    rb_ivar_set(unit, iv_want_before, Qtrue);
+    rb_ivar_set(unit, iv_reads_ended, Qfalse);
+    rb_ivar_set(unit, iv_after_read, Qfalse);
+    rb_ivar_set(unit, iv_reads, Qnil);
+    VALUE obj = begin_reads(self, admitted, prior);
+    if (NIL_P(obj))
+        return Qnil;
+    unit_reads_t *u = RTYPEDDATA_DATA(obj);
+    RB_OBJ_WRITE(obj, &u->unit, unit);
+    RB_OBJ_WRITE(obj, &u->cfg, cfg);
+    rb_ivar_set(unit, iv_reads, obj);
+    return unit;
+}
+
+/* The line's start when the log has it cached for this process (as
+ * ContentionLog#line_prefix keeps it), else Qnil. */
+static VALUE
+cached_prefix(VALUE log, VALUE unit, long pid_now)
+{
+    VALUE pid = rb_ivar_get(log, iv_prefix_pid);
+    if (!FIXNUM_P(pid) || FIX2LONG(pid) != pid_now)
+        return Qnil;
+    VALUE cache = rb_ivar_get(log, iv_prefix_cache);
+    if (!RB_TYPE_P(cache, T_HASH))
+        return Qnil;
+    VALUE by_labels = rb_hash_lookup2(cache, rb_ivar_get(unit, iv_kind), Qnil);
+    if (!RB_TYPE_P(by_labels, T_HASH))
+        return Qnil;
+    VALUE prefix = rb_hash_lookup2(by_labels, rb_ivar_get(unit, iv_labels), Qnil);
+    return RB_TYPE_P(prefix, T_STRING) ? prefix : Qnil;
+}
+
+typedef struct request_done {
+    VALUE obj;
+    unit_reads_t *u;
+    int from_hook;
+    int slow; /* set when Ruby must write the line */
+} request_done_t;
+
+/* The line written here when ContentionLog#c_line? would hold and the
+ * log queues lines: the after-reply read, the thread's last read, the
+ * line pushed, the writer told when it must act, the metrics counted. */
+static VALUE
+request_done_fast(VALUE arg)
+{
+    request_done_t *d = (request_done_t *)arg;
+    unit_reads_t *u = d->u;
+    VALUE unit = u->unit, cfg = u->cfg;
+    VALUE writer = cfg_at(cfg, REQ_WRITER), status = rb_ivar_get(unit, iv_status),
+          extra = rb_ivar_get(unit, iv_extra);
+    VALUE prefix = Qnil;
+    long pid = (long)getpid();
+    if (NIL_P(writer) || RTEST(rb_ivar_get(unit, iv_capped)) || !NIL_P(rb_ivar_get(unit, iv_error)) ||
+        !(NIL_P(extra) || (RB_TYPE_P(extra, T_HASH) && RHASH_EMPTY_P(extra))) ||
+        !(NIL_P(status) || RB_INTEGER_TYPE_P(status)) ||
+        NIL_P(prefix = cached_prefix(cfg_at(cfg, REQ_LOG), unit, pid))) {
+        d->slow = 1;
+        return Qnil;
+    }
+    if (d->from_hook && NIL_P(rb_hash_delete(cfg_at(cfg, REQ_PENDING), unit)))
+        return Qnil; /* written already */
+    VALUE thread = rb_thread_current();
+    int own = thread == rb_ivar_get(unit, iv_thread);
+    if (d->from_hook && own && u->state == UNIT_ENDED && !u->have[READ_AFTER] &&
+        unit_ops->read(u->read[READ_AFTER])) {
+        u->have[READ_AFTER] = 1;
+        rb_ivar_set(unit, iv_after_read, Qtrue);
+    }
+    if (own)
+        rb_funcall(thread, id_tv_set, 2, cfg_at(cfg, REQ_LAST_KEY), d->obj);
+    VALUE queue = cfg_at(cfg, REQ_QUEUE), ends = cfg_at(cfg, REQ_ENDS), keys = cfg_at(cfg, REQ_KEYS);
+    int ms = RTEST(cfg_at(cfg, REQ_MS));
+    rperf_line_queue_check(queue);
+    VALUE r = push_line(check_line(d->obj, prefix, status, ends, keys, ms), queue, pid, prefix, status, ends, keys,
+                        ms);
+    if (!FIXNUM_P(r) || r == cfg_at(cfg, REQ_BATCH))
+        rb_funcall(writer, id_queued, 1, r);
+    VALUE metrics = cfg_at(cfg, REQ_METRICS);
+    if (!NIL_P(metrics))
+        rb_funcall(metrics, id_record, 1, unit);
+    return Qnil;
+}
+
+/* A request unit's line: here when it can be, else by the log's Ruby
+ * (#complete_after from the hook, #emit_ended at the end). Raises only
+ * what the log's Ruby would not rescue (not a StandardError). */
+static void
+request_done(VALUE obj, unit_reads_t *u, int from_hook)
+{
+    VALUE log = cfg_at(u->cfg, REQ_LOG);
+    request_done_t d = {obj, u, from_hook, 0};
+    int state = 0;
+    rb_protect(request_done_fast, (VALUE)&d, &state);
+    if (state) {
+        VALUE err = rb_errinfo();
+        if (!rb_obj_is_kind_of(err, rb_eStandardError))
+            rb_jump_tag(state);
+        rb_set_errinfo(Qnil);
+        rb_funcall(log, id_c_failed, 1, err);
+        return;
+    }
+    if (d.slow)
+        rb_funcall(log, from_hook ? id_complete_after : id_emit_ended, 1, u->unit);
+}
+
+/* _c_request_end(unit) -> true when ended here (the line written, or left
+ * to the after-reply hooks); false with nothing done for a unit
+ * _c_request_begin did not begin or that is not running. */
+static VALUE
+request_end(VALUE self, VALUE unit)
+{
+    (void)self;
+    if (rb_special_const_p(unit))
+        return Qfalse;
+    VALUE obj = rb_ivar_get(unit, iv_reads);
+    if (!(RB_TYPE_P(obj, T_DATA) && RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj) == &reads_type))
+        return Qfalse;
+    unit_reads_t *u = RTYPEDDATA_DATA(obj);
+    if (u->unit != unit || u->state != UNIT_BEGUN)
+        return Qfalse;
+    if (!unit_ops->end(u->read[READ_END])) {
+        u->state = UNIT_LOST;
+        return Qfalse;
+    }
+    u->have[READ_END] = 1;
+    u->state = UNIT_ENDED;
+    rb_ivar_set(unit, iv_reads_ended, Qtrue);
+    VALUE hooks = rb_ivar_get(unit, iv_hooks);
+    if (RB_TYPE_P(hooks, T_ARRAY)) {
+        VALUE cfg = u->cfg;
+        rb_hash_aset(cfg_at(cfg, REQ_PENDING), unit, Qtrue);
+        rb_funcall(rb_thread_current(), id_tv_set, 2, cfg_at(cfg, REQ_LAST_KEY), unit);
+        rb_ary_push(hooks, obj);
+    } else {
+        request_done(obj, u, 0);
+    }
+    return Qtrue;
+}
+
+/* UnitReads#call(*): the after-reply hook of a request unit (the server
+ * runs it once the response is written). */
+static VALUE
+reads_call(int argc, VALUE *argv, VALUE obj)
+{
+    (void)argc;
+    (void)argv;
+    unit_reads_t *u = reads_of(obj);
+    if (RTEST(u->cfg))
+        request_done(obj, u, 1);
+    return Qnil;
+}
+
 void
 rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops)
 {
@@ -476,4 +729,29 @@ rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops)
     rb_define_module_function(mRperf, "_c_unit_line", unit_line, 6);
     rb_define_module_function(mRperf, "_c_unit_push", unit_push, 8);
     rb_define_module_function(mRperf, "_c_unit_read", unit_read, 2);
+    rb_define_module_function(mRperf, "_c_request_begin", request_begin, 3);
+    rb_define_module_function(mRperf, "_c_request_end", request_end, 1);
+    rb_define_method(cUnitReads, "call", reads_call, -1);
+    id_tv_get = rb_intern("thread_variable_get");
+    id_tv_set = rb_intern("thread_variable_set");
+    id_queued = rb_intern("queued");
+    id_record = rb_intern("record");
+    id_complete_after = rb_intern("complete_after");
+    id_emit_ended = rb_intern("emit_ended");
+    id_c_failed = rb_intern("c_failed");
+    iv_log = rb_intern("@log");
+    iv_kind = rb_intern("@kind");
+    iv_labels = rb_intern("@labels");
+    iv_thread = rb_intern("@thread");
+    iv_reads = rb_intern("@reads");
+    iv_capped = rb_intern("@capped");
+    iv_hooks = rb_intern("@after_hooks");
+    iv_want_before = rb_intern("@want_before");
+    iv_reads_ended = rb_intern("@reads_ended");
+    iv_after_read = rb_intern("@after_read");
+    iv_status = rb_intern("@status");
+    iv_error = rb_intern("@error");
+    iv_extra = rb_intern("@extra");
+    iv_prefix_pid = rb_intern("@prefix_pid");
+    iv_prefix_cache = rb_intern("@prefix_cache");
 }

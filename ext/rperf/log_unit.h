@@ -43,6 +43,26 @@
  * - _c_unit_read(reads, which) -> a new thread_counters Array, or nil when
  *   that read was not taken: 0 begin, 1 end, 2 after reply, 3 prior, 4 the
  *   unit's last (after reply, else end: the next unit's prior).
+ *
+ * A request's whole way (ContentionLog's common case; anything else goes
+ * back to its Ruby methods, so the lines are the same):
+ * - _c_request_begin(cfg, labels, hooks) -> a counting
+ *   Rperf::ContentionLog::Unit, or nil with nothing done. cfg: the log's
+ *   frozen Array in log_unit.c's REQ_* order (ContentionLog#initialize).
+ *   nil when the thread's last unit still waits for its hook, the labels
+ *   are not in the label cap's identity table, or _c_unit_begin's nil.
+ *   The Unit is made before the begin read; nothing raises after it.
+ * - _c_request_end(unit) -> true once ended here: with an after-reply
+ *   Array the unit waits (the log's pending table, the thread's last-end
+ *   variable) and its reads join the Array; without one its line is
+ *   written now. false with nothing done for a unit not begun by
+ *   _c_request_begin or already ended; raises as the Ruby steps would.
+ * - UnitReads#call(*): the after-reply hook. The first call writes the
+ *   line (with the after read on the unit's own thread), later ones
+ *   nothing. A StandardError goes to the log's sink (c_failed); C writes
+ *   the line only through the log's writer queue (cached prefix, Integer
+ *   or no status, no fields, no error, not capped), else it calls
+ *   ContentionLog#complete_after or #emit_ended.
  */
 #ifndef RPERF_LOG_UNIT_H
 #define RPERF_LOG_UNIT_H

@@ -746,7 +746,8 @@ Init_rperf_ext(void)
         "_c_get_label",      "_c_profile_inc",    "_c_profile_dec",      "_c_thread_counters", "_c_refcount",
         "_c_switch_label",   "_c_parse_report",   "_c_parsed_intervals", "_c_render",          "_c_process_counters",
         "_c_metrics_render", "_c_append_numbers", "_c_unit_begin",       "_c_unit_end",        "_c_unit_after",
-        "_c_unit_append",    "_c_unit_line",      "_c_unit_push",        "_c_unit_read"};
+        "_c_unit_append",    "_c_unit_line",      "_c_unit_push",        "_c_unit_read",       "_c_request_begin",
+        "_c_request_end"};
     VALUE singleton = rb_singleton_class(mRperf);
     for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
         VALUE name = ID2SYM(rb_intern(priv[i]));

@@ -289,6 +289,14 @@ module Rperf
       @c_units = @counters.nil? && @label && @profile
       @c_unit_keys = C_UNIT_KEYS[@format][@units]
       @after_reply_hook = ->(*) { complete_here }.freeze
+      # What a request's unit needs to begin, end and write its line in C
+      # (log_unit.c's REQ_* order): each request then makes two calls into
+      # C, and the server's after-reply call is a third.
+      @c_request = if @c_units
+                     [self, @pending, @last_end_key, @label_cap.identity_table, @writer, @writer&.queue,
+                      C_LINE_ENDS[@format], @c_unit_keys, @units == :ms, @metrics, Log::Writer::BATCH, Unit,
+                      "request"].freeze
+                   end
     end
 
     # Runs the block as one unit of work and writes its line when it ends,
@@ -399,6 +407,14 @@ module Rperf
     # calls #end_request_unit; else it passes the unit to #measure_unit. nil
     # when no unit could be made (#measure_unit takes that too). Never raises.
     def begin_request_unit(labels, hooks)
+      if @c_request
+        unit = begin
+          Rperf.__send__(:_c_request_begin, @c_request, labels, hooks)
+        rescue StandardError
+          nil # the path below sets the labels again and says why they fail
+        end
+        return unit if unit
+      end
       last = Thread.current.thread_variable_get(@last_end_key)
       last = Thread.current.thread_variable_get(@last_end_key) if flush_pending(last)
       admitted = @label_cap.known(labels)
@@ -423,8 +439,14 @@ module Rperf
     # Ends a unit #begin_request_unit counted in C (in the same thread) and
     # writes its line, or leaves it to the after-reply hooks; after_reply:
     # a callable of #after_reply_hook to add to them (the server runs them on
-    # the request's thread), else one is made for the unit. Never raises.
+    # the request's thread; true: #after_reply_hook itself), else one is
+    # made for the unit. A unit C began and ends has its reads as its hook.
+    # Never raises.
     def end_request_unit(unit, after_reply = nil)
+      return nil if @c_request && Rperf.__send__(:_c_request_end, unit)
+
+      after_reply = @after_reply_hook if after_reply == true
+
       ended = Rperf.__send__(:_c_unit_end, unit.reads)
       unit.reads_ended(ended)
       return finish_unit(unit) unless ended
@@ -659,6 +681,19 @@ module Rperf
 
       emit(unit, unit.end_read)
       true
+    end
+
+    # A request's line that log_unit.c leaves to Ruby when no after-reply
+    # hook was offered (C calls it). Never raises.
+    def emit_ended(unit)
+      emit(unit, nil)
+    rescue StandardError => e
+      @sink.failed(e)
+    end
+
+    # What log_unit.c rescued while writing a request's line.
+    def c_failed(error)
+      @sink.failed(error)
     end
 
     # The after-reply hook of the unit waiting on the calling thread.
@@ -900,7 +935,7 @@ module Rperf
       if @units == :ns
         [m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns, m.gc_mark_ns, m.gc_sweep_ns]
       else
-        [m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns, m.gc_mark_ns + m.gc_sweep_ns].map { |ns| ns / 1_000_000.0 }
+        [m.wall_ns, m.running_ns, m.gvl_wait_ns, m.blocked_ns, m.gc_mark_ns + m.gc_sweep_ns].map { |ns| Log::Measurement.ms(ns) }
       end
     end
 

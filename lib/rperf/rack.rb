@@ -104,19 +104,22 @@ module Rperf
           after = env["rack.response_finished"]
           after = nil unless after.is_a?(Array)
         end
-        unit = @log.begin_request_unit(labels_for(env), after)
-        return measured_call(env, unit) unless unit&.counting?
+        unit = @log.begin_request_unit(@labeller ? labels_for(env) : Rack.endpoint_label(env), after)
+        return measured_call(env, unit) unless unit&.reads
 
         begin
           env[@env_key] = unit if @env_key
           response = @app.call(env)
-          unit.status = response[0].to_i if @status && response.is_a?(Array)
+          if @status && response.is_a?(Array)
+            status = response[0]
+            unit.status = status.is_a?(Integer) ? status : status.to_i
+          end
           response
         rescue Exception => e # rubocop:disable Lint/RescueException -- recorded, then re-raised
           unit.error ||= e.class.name
           raise
         ensure
-          @log.end_request_unit(unit, shared ? @log.after_reply_hook : nil)
+          @log.end_request_unit(unit, shared)
         end
       end
 
@@ -133,8 +136,6 @@ module Rperf
 
       # A labeller that raises or returns junk must not fail the request.
       def labels_for(env)
-        return Rack.endpoint_label(env) unless @labeller
-
         labels = @labeller.call(env)
         labels.is_a?(Hash) ? labels : { endpoint: labels.to_s }
       rescue StandardError => e

@@ -41,14 +41,15 @@ class TestLogCUnit < Test::Unit::TestCase
 
   # Requests on a thread that blocks between them (a pipe read, as a server
   # thread on its socket), whose app sleeps (a blocked cause) and burns CPU.
-  def serve(mw, requests)
+  # path: every request's path (one label set), else /users/0, /users/1...
+  def serve(mw, requests, path: nil)
     r, w = IO.pipe
     units = []
     server = Thread.new do
       requests.times do |i|
         r.read(1)
         hooks = []
-        env = env_for("/users/#{i}", hooks)
+        env = env_for(path || "/users/#{i}", hooks)
         begin
           mw.call(env)
         rescue KeyError
@@ -142,6 +143,81 @@ class TestLogCUnit < Test::Unit::TestCase
         assert_equal 3, log.stats[:lines]
       end
     end
+  end
+
+  # Requests of a label set seen before begin, end and write their line in
+  # C (_c_request_begin/_c_request_end; the after-reply hook is the unit's
+  # reads): the same bytes as the Ruby path, through the writer's queue.
+  def test_a_known_label_set_takes_the_c_request_path
+    app = ->(_env) { burn_work(0.0005) && [200, {}, ["ok"]] }
+    FORMATS.each do |format, units|
+      io = StringIO.new
+      log = Rperf::ContentionLog.new(output: io, format: format, units: units)
+      mw = Rperf::Rack::Middleware.new(app, log: log)
+      seen = serve(mw, 4, path: "/same")
+      assert log.flush(10)
+      lines = io.string.lines(chomp: true)
+      assert_equal 4, lines.size, lines.inspect
+      seen.zip(lines).each_with_index do |(unit, line), i|
+        assert unit.counting?
+        assert unit.after_window&.states?, "after window: #{line}"
+        assert unit.before_window&.states?, "before window: #{line}" if i.positive?
+        assert_equal ruby_line(log, unit), line, "#{format} #{units}"
+      end
+      assert_equal 0, Rperf.__send__(:_c_refcount)
+      assert_equal({}, Rperf.labels)
+    end
+  end
+
+  # The C request path's hook: once per unit, from any thread (another
+  # thread's call writes the line without after_* fields), with Rack 3's
+  # arguments; never called, the line comes at the thread's next request
+  # or at flush. Units with fields of their own are written by Ruby.
+  def test_the_c_request_hook
+    io = StringIO.new
+    log = Rperf::ContentionLog.new(output: io)
+    hooked = ->(env) { [200, {}, [env["PATH_INFO"]]] }
+    mw = Rperf::Rack::Middleware.new(lambda { |env|
+      env[Rperf::Rack::ENV_KEY].add_field(:user, 7) if env["HTTP_X_USER"]
+      hooked.(env)
+    }, log: log)
+    mw.call(env_for("/k", [])).then { log.flush(10) } # the label set becomes known
+    # What the writer delivered (log.flush would also write waiting lines).
+    writer = log.instance_variable_get(:@writer)
+    written = -> { writer.flush(10) && io.string.lines(chomp: true).drop(1) }
+    a = env_for("/k", [])
+    mw.call(a)
+    unit = a[Rperf::Rack::ENV_KEY]
+    assert_equal [unit.reads], a["rack.after_reply"], "the unit's own reads are its hook"
+    assert_empty written.()
+    2.times { a["rack.after_reply"].each(&:call) }
+    assert_equal 1, written.().size
+    assert_match(/ after_ms=/, written.()[0])
+
+    b = env_for("/k", [])
+    mw.call(b)
+    Thread.new { b["rack.after_reply"].each(&:call) }.join
+    assert_equal 2, written.().size
+    refute_match(/ after_ms=/, written.()[1], "another thread reads no counters of this one")
+
+    c = { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/k", "SCRIPT_NAME" => "", "rack.response_finished" => [] }
+    mw.call(c)
+    c["rack.response_finished"].each { |h| h.call(c, 200, {}, nil) }
+    assert_match(/ after_ms=/, written.()[2])
+
+    mw.call(env_for("/k", []))
+    assert_equal 3, written.().size, "waits for its hook"
+    mw.call(env_for("/k", []))
+    assert_equal 4, written.().size, "the hook never ran: written when the next request starts"
+    refute_match(/ after_ms=/, written.()[3])
+    assert_match(/ before_ms=/, written.()[3])
+
+    d = env_for("/k", []).merge("HTTP_X_USER" => "1")
+    mw.call(d)
+    d["rack.after_reply"].each(&:call)
+    assert_equal 6, written.().size, "flushed: the waiting line, then this one"
+    assert_match(/ user=7 .* after_ms=/, written.()[5])
+    assert_equal 0, Rperf.__send__(:_c_refcount)
   end
 
   # While the app runs: the label is on the thread, the profile recording,

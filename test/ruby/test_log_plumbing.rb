@@ -283,6 +283,18 @@ class TestLogPlumbing < Test::Unit::TestCase
     end
   end
 
+  # The generic line's milliseconds and the C numbers' agree also where a
+  # Float of ns / 1e6 would round the other way (ns ending in 500).
+  def test_milliseconds_round_as_the_c_numbers_do
+    values = [0, 499, 500, 1500, 2_007_500, 2_007_499, 999_999_500, 123_456_789_500] +
+             Array.new(2000) { |i| (i * 7919 * 1000) + 500 }
+    values.each do |ns|
+      c = +""
+      Rperf.__send__(:_c_append_numbers, c, true, [" x="], ns)
+      assert_equal c, " x=#{Rperf::Log::Format.format_float(Rperf::Log::Measurement.ms(ns))}", ns.to_s
+    end
+  end
+
   def test_bad_options_are_refused_with_a_clear_message
     assert_raise_message(/Logger, an IO .* or a block/) { Rperf::ContentionLog.new(async: false, output: 42) }
     assert_raise_message(/units must be/) { Rperf::ContentionLog.new(async: false, output: $stderr, units: :s) }

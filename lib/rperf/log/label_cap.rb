@@ -57,6 +57,10 @@ module Rperf
         @frozen[labels] || @mutex.synchronize { @raw[labels] }
       end
 
+      # The identity table #known reads first (frozen labels Hash =>
+      # admitted set): log_unit.c reads it the same way, without the mutex.
+      def identity_table = @frozen
+
       def admit_with_status(labels)
         # Fast paths: the same frozen Hash again (found by identity, not
         # hashed), or the same label Hash content (Hash keys compare by

@@ -19,6 +19,16 @@ module Rperf
   module Log
     class Measurement < Struct.new(:wall_ns, :running_ns, :gvl_wait_ns, :blocked_ns, :gc_mark_ns, :gc_sweep_ns,
                                    :threads, :blocked_by_cause)
+      # Nanoseconds as the Float of milliseconds a line writes: rounded to
+      # whole microseconds first, half up, as log_numbers.c does, so that
+      # the generic line and the C numbers agree when ns ends in 500.
+      def self.ms(ns)
+        return nil if ns.nil?
+        return ns / 1_000_000.0 if ns.negative?
+
+        ((ns + 500) / 1000) / 1000.0
+      end
+
       # report.json's per-thread state keys, in report order.
       STATE_KEYS = %i[running_ns gvl_wait_ns blocked_ns gc_mark_ns gc_sweep_ns].freeze
       # The blocked causes in report.json's order (docs/report-format.md).
@@ -228,7 +238,7 @@ module Rperf
       private
 
       def ms(ns)
-        ns.nil? ? nil : ns / 1_000_000.0
+        Measurement.ms(ns)
       end
     end
   end
