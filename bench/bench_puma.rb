@@ -9,10 +9,14 @@
 # wrk's p99 latency; then the median of the paired ratios over plain.
 #
 #   ruby -Ilib -Ibuild/ext bench/bench_puma.rb [--rounds N] [--seconds S] [--path /hello|mix] [--output null|file]
+#        [--base LIB,EXT]
 #
 # --path mix runs /cpu, /io and /hello together (three wrk at once); the
 # middleware's lines go to /dev/null or to a file (--output file). Needs
 # bin/setup-servers' components (test/servers/components.rb says which).
+# --base LIB,EXT adds a third variant in the same rounds: the middleware of
+# another build (its lib/ and built ext/ directories), to compare two builds
+# side by side (rounds then run A B C C B A).
 require "etc"
 require "optparse"
 require "json"
@@ -28,6 +32,7 @@ OptionParser.new do |o|
   o.on("--path P", %w[/hello mix]) { |v| opts[:path] = v }
   o.on("--output O", %w[null file]) { |v| opts[:output] = v }
   o.on("--connections N", Integer) { |v| opts[:connections] = v }
+  o.on("--base LIB,EXT", Array) { |v| opts[:base] = v.map { |d| File.expand_path(d) } }
 end.parse!
 abort "bench_puma: #{Servers::Components.missing}" if Servers::Components.missing
 
@@ -68,7 +73,12 @@ end
 
 def run_variant(name, opts, dir)
   ru = File.join(dir, "#{name}.ru")
-  File.write(ru, (name == "middleware" ? MIDDLEWARE : "") + APP_PLAIN)
+  prelude = case name
+            when "middleware" then MIDDLEWARE
+            when "base" then "$LOAD_PATH.unshift(*#{opts[:base].inspect})\n#{MIDDLEWARE}"
+            else ""
+            end
+  File.write(ru, prelude + APP_PLAIN)
   port = Servers::ServerProcess.free_port
   env = Servers::Components.env
   env = env.merge("BENCH_LOG" => File.join(dir, "lines.log")) if opts[:output] == "file"
@@ -83,7 +93,8 @@ def run_variant(name, opts, dir)
   elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
   cpu_s = (cpu_ticks(server.pid) - ticks).fdiv(Etc.sysconf(Etc::SC_CLK_TCK))
   requests = results.sum { |r| r[:requests] }
-  { rps: requests / elapsed, cpu_us: cpu_s * 1e6 / requests, p99_ms: results.map { |r| r[:p99_ms].to_f }.max }
+  { rps: requests / elapsed, cpu_us: cpu_s * 1e6 / requests, p99_ms: results.map { |r| r[:p99_ms].to_f }.max,
+    by_path: paths.zip(results).to_h { |p, r| [p, r[:requests] / elapsed] } }
 ensure
   server&.stop
 end
@@ -91,21 +102,40 @@ end
 def median(xs) = xs.sort[xs.size / 2]
 
 rows = Hash.new { |h, k| h[k] = [] }
+variants = opts[:base] ? %w[plain middleware base] : %w[plain middleware]
 Dir.mktmpdir("rperf-bench-puma") do |dir|
   opts[:rounds].times do |round|
-    order = round.even? ? %w[plain middleware middleware plain] : %w[middleware plain plain middleware]
+    order = round.even? ? variants : variants.rotate
+    order += order.reverse
     got = order.map { |v| [v, run_variant(v, opts, dir)] }
-    %w[plain middleware].each do |v|
+    variants.each do |v|
       mine = got.select { |name, _| name == v }.map(&:last)
-      rows[v] << { rps: mine.sum { |r| r[:rps] } / 2, cpu_us: mine.sum { |r| r[:cpu_us] } / 2, p99_ms: mine.sum { |r| r[:p99_ms] } / 2 }
+      rows[v] << { rps: mine.sum { |r| r[:rps] } / 2, cpu_us: mine.sum { |r| r[:cpu_us] } / 2,
+                   p99_ms: mine.sum { |r| r[:p99_ms] } / 2,
+                   by_path: mine[0][:by_path].keys.to_h { |p| [p, mine.sum { |r| r[:by_path][p] } / 2] } }
     end
-    p, m = rows["plain"].last, rows["middleware"].last
-    printf "round %d: plain %.0f req/s %.1f us CPU p99 %.2f ms | middleware %.0f req/s %.1f us CPU p99 %.2f ms\n",
-           round + 1, p[:rps], p[:cpu_us], p[:p99_ms], m[:rps], m[:cpu_us], m[:p99_ms]
+    printf "round %d:%s\n", round + 1, variants.map { |v|
+      r = rows[v].last
+      format(" %s %.0f req/s %.1f us CPU p99 %.2f ms", v, r[:rps], r[:cpu_us], r[:p99_ms])
+    }.join(" |")
   end
 end
-throughput = median(rows["plain"].zip(rows["middleware"]).map { |p, m| m[:rps] / p[:rps] })
-cpu = median(rows["plain"].zip(rows["middleware"]).map { |p, m| m[:cpu_us] - p[:cpu_us] })
-p99 = median(rows["plain"].zip(rows["middleware"]).map { |p, m| m[:p99_ms] / p[:p99_ms] })
-printf "path %s, output %s, %d rounds: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, p99 x%.2f\n",
-       opts[:path], opts[:output], opts[:rounds], throughput, (throughput - 1) * 100, cpu, p99
+(variants - ["plain"]).each do |v|
+  pairs = rows["plain"].zip(rows[v])
+  throughput = median(pairs.map { |p, m| m[:rps] / p[:rps] })
+  cpu = median(pairs.map { |p, m| m[:cpu_us] - p[:cpu_us] })
+  p99 = median(pairs.map { |p, m| m[:p99_ms] / p[:p99_ms] })
+  printf "%s: path %s, output %s, %d rounds: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, p99 x%.2f\n",
+         v, opts[:path], opts[:output], opts[:rounds], throughput, (throughput - 1) * 100, cpu, p99
+  next unless opts[:path] == "mix"
+
+  # The mix's total is mostly /hello: each path's own throughput too.
+  puts "  by path: " + pairs[0][0][:by_path].keys.map { |path|
+    format("%s x%.3f", path, median(pairs.map { |p, m| m[:by_path][path] / p[:by_path][path] }))
+  }.join(", ")
+end
+if opts[:base]
+  printf "middleware - base, paired per round: server CPU %+.1f us per request, throughput x%.3f\n",
+         median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:cpu_us] - b[:cpu_us] }),
+         median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:rps] / b[:rps] })
+end

@@ -21,15 +21,15 @@
 enum { READ_BEGIN = 0, READ_END, READ_AFTER, READ_PRIOR, READS };
 enum { UNIT_BEGUN = 1, UNIT_ENDED, UNIT_LOST };
 
-/* unit, cfg, thread and hooks are set only by _c_request_begin (else
+/* unit, cfg, thread and labels are set only by _c_request_begin (else
  * Qfalse): the Ruby Unit these reads count, its log's request config (an
- * Array, REQ_* below), the thread that began it and the server's
- * after-reply Array. */
+ * Array, REQ_* below), and the Unit's @thread and @labels, which never
+ * change. */
 typedef struct unit_reads {
     int64_t read[READS][COUNTER_COUNT];
     unsigned char have[READS];
     int state;
-    VALUE unit, cfg, thread, hooks;
+    VALUE unit, cfg, thread, labels;
 } unit_reads_t;
 
 /* The request config ContentionLog#initialize makes (@c_request), by index. */
@@ -75,7 +75,7 @@ reads_mark(void *p)
     rb_gc_mark(u->unit);
     rb_gc_mark(u->cfg);
     rb_gc_mark(u->thread);
-    rb_gc_mark(u->hooks);
+    rb_gc_mark(u->labels);
 }
 
 static const rb_data_type_t reads_type = {
@@ -558,11 +558,8 @@ request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
     rb_ivar_set(unit, iv_kind, cfg_at(cfg, REQ_KIND));
     rb_ivar_set(unit, iv_labels, admitted);
     rb_ivar_set(unit, iv_thread, thread);
-    rb_ivar_set(unit, iv_capped, Qfalse);
     rb_ivar_set(unit, iv_hooks, hooks);
     rb_ivar_set(unit, iv_want_before, Qtrue);
-    rb_ivar_set(unit, iv_reads_ended, Qfalse);
-    rb_ivar_set(unit, iv_after_read, Qfalse);
     rb_ivar_set(unit, iv_reads, Qnil);
     VALUE obj = begin_reads(self, admitted, prior);
     if (NIL_P(obj))
@@ -570,6 +567,8 @@ request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
     unit_reads_t *u = RTYPEDDATA_DATA(obj);
     RB_OBJ_WRITE(obj, &u->unit, unit);
     RB_OBJ_WRITE(obj, &u->cfg, cfg);
+    RB_OBJ_WRITE(obj, &u->thread, thread);
+    RB_OBJ_WRITE(obj, &u->labels, admitted);
     rb_ivar_set(unit, iv_reads, obj);
     return unit;
 }
@@ -577,7 +576,7 @@ request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
 /* The line's start when the log has it cached for this process (as
  * ContentionLog#line_prefix keeps it), else Qnil. */
 static VALUE
-cached_prefix(VALUE log, VALUE unit, long pid_now)
+cached_prefix(VALUE log, VALUE kind, VALUE labels, long pid_now)
 {
     VALUE pid = rb_ivar_get(log, iv_prefix_pid);
     if (!FIXNUM_P(pid) || FIX2LONG(pid) != pid_now)
@@ -585,10 +584,10 @@ cached_prefix(VALUE log, VALUE unit, long pid_now)
     VALUE cache = rb_ivar_get(log, iv_prefix_cache);
     if (!RB_TYPE_P(cache, T_HASH))
         return Qnil;
-    VALUE by_labels = rb_hash_lookup2(cache, rb_ivar_get(unit, iv_kind), Qnil);
+    VALUE by_labels = rb_hash_lookup2(cache, kind, Qnil);
     if (!RB_TYPE_P(by_labels, T_HASH))
         return Qnil;
-    VALUE prefix = rb_hash_lookup2(by_labels, rb_ivar_get(unit, iv_labels), Qnil);
+    VALUE prefix = rb_hash_lookup2(by_labels, labels, Qnil);
     return RB_TYPE_P(prefix, T_STRING) ? prefix : Qnil;
 }
 
@@ -615,14 +614,14 @@ request_done_fast(VALUE arg)
     if (NIL_P(writer) || RTEST(rb_ivar_get(unit, iv_capped)) || !NIL_P(rb_ivar_get(unit, iv_error)) ||
         !(NIL_P(extra) || (RB_TYPE_P(extra, T_HASH) && RHASH_EMPTY_P(extra))) ||
         !(NIL_P(status) || RB_INTEGER_TYPE_P(status)) ||
-        NIL_P(prefix = cached_prefix(cfg_at(cfg, REQ_LOG), unit, pid))) {
+        NIL_P(prefix = cached_prefix(cfg_at(cfg, REQ_LOG), cfg_at(cfg, REQ_KIND), u->labels, pid))) {
         d->slow = 1;
         return Qnil;
     }
     if (d->from_hook && NIL_P(rb_hash_delete(cfg_at(cfg, REQ_PENDING), unit)))
         return Qnil; /* written already */
     VALUE thread = rb_thread_current();
-    int own = thread == rb_ivar_get(unit, iv_thread);
+    int own = thread == u->thread;
     if (d->from_hook && own && u->state == UNIT_ENDED && !u->have[READ_AFTER] &&
         unit_ops->read(u->read[READ_AFTER])) {
         u->have[READ_AFTER] = 1;

@@ -231,6 +231,9 @@ module Rperf
     @default = nil
 
     attr_reader :format, :units, :label_cap, :sink, :metrics
+    # What Rperf::Rack::Middleware passes to _c_request_begin (log_unit.h):
+    # nil when this log's requests cannot be counted in C.
+    def request_config = @c_request
 
     # output:        a Logger, an IO, or nil when a block is given
     # format:        :logfmt (default) or :json
