@@ -508,6 +508,24 @@ static ID id_tv_get, id_tv_set, id_queued, id_record, id_complete_after, id_emit
 static ID iv_log, iv_kind, iv_labels, iv_thread, iv_reads, iv_capped, iv_hooks, iv_want_before, iv_reads_ended,
     iv_after_read, iv_status, iv_error, iv_extra, iv_prefix_pid, iv_prefix_cache;
 
+/* This process's id, read once per process (a system call each time
+ * otherwise); a fork child reads its own. */
+static long log_pid;
+
+void
+rperf_log_unit_after_fork_child(void)
+{
+    log_pid = 0;
+}
+
+static long
+current_pid(void)
+{
+    if (!log_pid)
+        log_pid = (long)getpid();
+    return log_pid;
+}
+
 static VALUE
 cfg_at(VALUE cfg, long i)
 {
@@ -610,7 +628,7 @@ request_done_fast(VALUE arg)
     VALUE writer = cfg_at(cfg, REQ_WRITER), status = rb_ivar_get(unit, iv_status),
           extra = rb_ivar_get(unit, iv_extra);
     VALUE prefix = Qnil;
-    long pid = (long)getpid();
+    long pid = current_pid();
     if (NIL_P(writer) || RTEST(rb_ivar_get(unit, iv_capped)) || !NIL_P(rb_ivar_get(unit, iv_error)) ||
         !(NIL_P(extra) || (RB_TYPE_P(extra, T_HASH) && RHASH_EMPTY_P(extra))) ||
         !(NIL_P(status) || RB_INTEGER_TYPE_P(status)) ||

@@ -87,4 +87,8 @@ typedef struct rperf_log_unit_ops {
 
 void rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops);
 
+/* In a fork child (async-signal-safe: a flag only): the process id the
+ * request path writes is read again. */
+void rperf_log_unit_after_fork_child(void);
+
 #endif

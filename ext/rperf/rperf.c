@@ -661,6 +661,7 @@ after_fork_child(void)
     rperf_ractor_table_after_fork_child();
     rperf_contention_after_fork_child();
     rperf_native_tid_reset();
+    rperf_log_unit_after_fork_child();
     if (prof.sampler_running)
         rperf_sampler_after_fork_child();
 }

@@ -220,6 +220,36 @@ class TestLogCUnit < Test::Unit::TestCase
     assert_equal 0, Rperf.__send__(:_c_refcount)
   end
 
+  # A fork child's C request lines carry the child's pid, not the parent's.
+  def test_a_fork_childs_c_lines_name_the_child
+    r, w = IO.pipe
+    log = Rperf::ContentionLog.new(output: w)
+    mw = Rperf::Rack::Middleware.new(->(_env) { [200, {}, ["ok"]] }, log: log)
+    serve3 = lambda do
+      3.times do
+        env = env_for("/f", [])
+        mw.call(env)
+        env["rack.after_reply"].each(&:call)
+      end
+      log.flush(10)
+    end
+    serve3.call # the first takes the Ruby path, the others C's
+    child = fork do
+      r.close
+      serve3.call
+      exit!(0)
+    end
+    w.close
+    Process.wait(child)
+    lines = r.read.lines(chomp: true)
+    assert_equal 6, lines.size, lines.inspect
+    assert_equal [Process.pid] * 3 + [child] * 3, lines.map { |l| Integer(l[/ pid=(\d+)/, 1]) }
+    assert(lines.all? { |l| l.include?(" after_ms=") }, lines.last)
+  ensure
+    r&.close
+    w&.close unless w&.closed?
+  end
+
   # While the app runs: the label is on the thread, the profile recording,
   # and the unit's numbers so far are there; afterwards both are undone.
   def test_the_unit_inside_the_request
