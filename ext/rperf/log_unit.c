@@ -295,7 +295,8 @@ append_share(text_t *t, VALUE key, int64_t wait, int64_t total)
         share = wait < exact && total < exact ? (double)wait / (double)total
                                               : NUM2DBL(rb_funcall(LL2NUM(wait), id_fdiv, 1, LL2NUM(total)));
     }
-    double v = NUM2DBL(rb_funcall(DBL2NUM(share), id_round, 1, INT2FIX(3)));
+    /* No wait (most lines) rounds to 0 without asking Ruby. */
+    double v = share == 0.0 ? 0.0 : NUM2DBL(rb_funcall(DBL2NUM(share), id_round, 1, INT2FIX(3)));
     int64_t k = isfinite(v) ? (int64_t)round(v * 1000) : 0;
     put_key(t, key);
     char *buf = t->data + t->len;
