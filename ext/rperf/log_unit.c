@@ -2,10 +2,12 @@
  * log_unit.c — a contention log unit counted in C (log_unit.h): its reads
  * kept in a Rperf::UnitReads, its windows and the line's numbers computed
  * from them as Rperf::Log::Measurement does (from_arrays, since_runnable)
- * and written as ContentionLog#unit_line writes them.
+ * and written as ContentionLog#unit_line writes them; a request's whole
+ * way (begin, end, after-reply hook) where it needs no Ruby.
  *
- * It does NOT decide whether a unit takes this path and does NOT write the
- * line's start (lib/rperf/contention_log.rb does both).
+ * It does NOT make the line's start (the log's prefix cache does), does
+ * NOT admit label sets, and hands every unusual unit to the log's Ruby
+ * (lib/rperf/contention_log.rb).
  */
 #include "log_unit.h"
 
@@ -90,6 +92,12 @@ reads_of(VALUE obj)
     return rb_check_typeddata(obj, &reads_type);
 }
 
+static int
+is_reads(VALUE obj)
+{
+    return RB_TYPE_P(obj, T_DATA) && RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj) == &reads_type;
+}
+
 /* The read a next unit starts from: the after-reply read, else the end. */
 static const int64_t *
 last_read(const unit_reads_t *u)
@@ -104,7 +112,7 @@ last_read(const unit_reads_t *u)
 static void
 take_prior(unit_reads_t *u, VALUE prior)
 {
-    if (RB_TYPE_P(prior, T_DATA) && RTYPEDDATA_P(prior) && RTYPEDDATA_TYPE(prior) == &reads_type) {
+    if (is_reads(prior)) {
         const int64_t *last = last_read(RTYPEDDATA_DATA(prior));
         if (last) {
             memcpy(u->read[READ_PRIOR], last, sizeof(u->read[READ_PRIOR]));
@@ -155,20 +163,27 @@ unit_begin(VALUE self, VALUE labels, VALUE prior)
     return begin_reads(self, labels, prior);
 }
 
+/* A begun unit's end read (the profiler's end step); 0 when it was not
+ * running, or when the profile went away (then it is lost). */
+static int
+end_reads(unit_reads_t *u)
+{
+    if (u->state != UNIT_BEGUN)
+        return 0;
+    if (!unit_ops->end(u->read[READ_END])) {
+        u->state = UNIT_LOST;
+        return 0;
+    }
+    u->have[READ_END] = 1;
+    u->state = UNIT_ENDED;
+    return 1;
+}
+
 static VALUE
 unit_end(VALUE self, VALUE obj)
 {
     (void)self;
-    unit_reads_t *u = reads_of(obj);
-    if (u->state != UNIT_BEGUN)
-        return Qfalse;
-    if (!unit_ops->end(u->read[READ_END])) {
-        u->state = UNIT_LOST;
-        return Qfalse;
-    }
-    u->have[READ_END] = 1;
-    u->state = UNIT_ENDED;
-    return Qtrue;
+    return end_reads(reads_of(obj)) ? Qtrue : Qfalse;
 }
 
 static VALUE
@@ -693,17 +708,11 @@ request_end(VALUE self, VALUE unit)
     if (rb_special_const_p(unit))
         return Qfalse;
     VALUE obj = rb_ivar_get(unit, iv_reads);
-    if (!(RB_TYPE_P(obj, T_DATA) && RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj) == &reads_type))
+    if (!is_reads(obj))
         return Qfalse;
     unit_reads_t *u = RTYPEDDATA_DATA(obj);
-    if (u->unit != unit || u->state != UNIT_BEGUN)
+    if (u->unit != unit || !end_reads(u))
         return Qfalse;
-    if (!unit_ops->end(u->read[READ_END])) {
-        u->state = UNIT_LOST;
-        return Qfalse;
-    }
-    u->have[READ_END] = 1;
-    u->state = UNIT_ENDED;
     rb_ivar_set(unit, iv_reads_ended, Qtrue);
     VALUE hooks = rb_ivar_get(unit, iv_hooks);
     if (RB_TYPE_P(hooks, T_ARRAY)) {

@@ -6,10 +6,10 @@
  * before_* and after_* windows) appended to a Ruby String, the same bytes
  * as lib/rperf/contention_log.rb's Ruby path writes.
  *
- * It does NOT choose when a unit may take this path, does NOT write the
- * line's start (tag, kind, labels, status, application fields) and does
- * NOT keep the label-set registry (lib/rperf/contention_log.rb and
- * lib/rperf.rb do).
+ * It does NOT make the line's start (tag, kind, labels), does NOT write
+ * application fields and does NOT keep the label-set registry
+ * (lib/rperf/contention_log.rb and lib/rperf.rb do). Its request path
+ * (below) only takes the units the log's Ruby would write the same way.
  *
  * Contract (Ruby-called C: the GVL held, the calling thread's own slot)
  * - rperf_log_unit_define(mRperf, ops): defines Rperf::UnitReads (a unit's
