@@ -131,9 +131,9 @@ take_prior(unit_reads_t *u, VALUE prior)
     u->have[READ_PRIOR] = 1;
 }
 
-/* A begun unit's reads, or nil with nothing done (_c_unit_begin's rules). */
+/* _c_unit_begin: a begun unit's reads, or nil with nothing done. */
 static VALUE
-begin_reads(VALUE self, VALUE labels, VALUE prior)
+unit_begin(VALUE self, VALUE labels, VALUE prior)
 {
     if (!unit_ops->label_free())
         return Qnil;
@@ -155,12 +155,6 @@ begin_reads(VALUE self, VALUE labels, VALUE prior)
     u->have[READ_BEGIN] = 1;
     u->state = UNIT_BEGUN;
     return obj;
-}
-
-static VALUE
-unit_begin(VALUE self, VALUE labels, VALUE prior)
-{
-    return begin_reads(self, labels, prior);
 }
 
 /* A begun unit's end read (the profiler's end step); 0 when it was not
@@ -186,17 +180,24 @@ unit_end(VALUE self, VALUE obj)
     return end_reads(reads_of(obj)) ? Qtrue : Qfalse;
 }
 
+/* An ended unit's after-reply read; 0 when not ended, already read, or
+ * the profile went away. */
+static int
+after_reads(unit_reads_t *u)
+{
+    if (u->state != UNIT_ENDED || u->have[READ_AFTER])
+        return 0;
+    if (!unit_ops->read(u->read[READ_AFTER]))
+        return 0;
+    u->have[READ_AFTER] = 1;
+    return 1;
+}
+
 static VALUE
 unit_after(VALUE self, VALUE obj)
 {
     (void)self;
-    unit_reads_t *u = reads_of(obj);
-    if (u->state != UNIT_ENDED || u->have[READ_AFTER])
-        return Qfalse;
-    if (!unit_ops->read(u->read[READ_AFTER]))
-        return Qfalse;
-    u->have[READ_AFTER] = 1;
-    return Qtrue;
+    return after_reads(reads_of(obj)) ? Qtrue : Qfalse;
 }
 
 static VALUE
@@ -595,7 +596,7 @@ request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
     rb_ivar_set(unit, iv_hooks, hooks);
     rb_ivar_set(unit, iv_want_before, Qtrue);
     rb_ivar_set(unit, iv_reads, Qnil);
-    VALUE obj = begin_reads(self, admitted, prior);
+    VALUE obj = unit_begin(self, admitted, prior);
     if (NIL_P(obj))
         return Qnil;
     unit_reads_t *u = RTYPEDDATA_DATA(obj);
@@ -656,11 +657,8 @@ request_done_fast(VALUE arg)
         return Qnil; /* written already */
     VALUE thread = rb_thread_current();
     int own = thread == u->thread;
-    if (d->from_hook && own && u->state == UNIT_ENDED && !u->have[READ_AFTER] &&
-        unit_ops->read(u->read[READ_AFTER])) {
-        u->have[READ_AFTER] = 1;
+    if (d->from_hook && own && after_reads(u))
         rb_ivar_set(unit, iv_after_read, Qtrue);
-    }
     if (own)
         rb_funcall(thread, id_tv_set, 2, cfg_at(cfg, REQ_LAST_KEY), d->obj);
     VALUE queue = cfg_at(cfg, REQ_QUEUE), ends = cfg_at(cfg, REQ_ENDS), keys = cfg_at(cfg, REQ_KEYS);

@@ -409,15 +409,8 @@ module Rperf
     # can be: unit.counting? then says the caller runs the work itself and
     # calls #end_request_unit; else it passes the unit to #measure_unit. nil
     # when no unit could be made (#measure_unit takes that too). Never raises.
+    # The middleware tries #request_config's whole C path (log_unit.h) first.
     def begin_request_unit(labels, hooks)
-      if @c_request
-        unit = begin
-          Rperf.__send__(:_c_request_begin, @c_request, labels, hooks)
-        rescue StandardError
-          nil # the path below sets the labels again and says why they fail
-        end
-        return unit if unit
-      end
       last = Thread.current.thread_variable_get(@last_end_key)
       last = Thread.current.thread_variable_get(@last_end_key) if flush_pending(last)
       admitted = @label_cap.known(labels)
@@ -443,11 +436,8 @@ module Rperf
     # writes its line, or leaves it to the after-reply hooks; after_reply:
     # a callable of #after_reply_hook to add to them (the server runs them on
     # the request's thread; true: #after_reply_hook itself), else one is
-    # made for the unit. A unit C began and ends has its reads as its hook.
-    # Never raises.
+    # made for the unit. Never raises.
     def end_request_unit(unit, after_reply = nil)
-      return nil if @c_request && Rperf.__send__(:_c_request_end, unit)
-
       after_reply = @after_reply_hook if after_reply == true
 
       ended = Rperf.__send__(:_c_unit_end, unit.reads)
