@@ -5,18 +5,25 @@
 # app with Rperf::Rack::Middleware and the profiler in counters mode, in
 # rounds of ABBA order so both see the same machine. Per variant and round:
 # requests per second, the server's CPU per request (utime + stime of the
-# Puma process from /proc over wrk's run, divided by wrk's requests) and
+# Puma process from /proc over wrk's run, divided by wrk's requests), its
+# threads' context switches per request (voluntary + involuntary) and
 # wrk's p99 latency; then the median of the paired ratios over plain.
 #
-#   ruby -Ilib -Ibuild/ext bench/bench_puma.rb [--rounds N] [--seconds S] [--path /hello|mix] [--output null|file]
-#        [--base LIB,EXT]
+#   ruby -Ilib -Ibuild/ext bench/bench_puma.rb [--rounds N] [--seconds S] [--path /hello|/users|mix] [--output null|file]
+#        [--base LIB,EXT] [--pin]
 #
+# --path /users asks for /users/ID/posts/N with a new ID each request (a
+# wrk script), as a route with ids is asked for in production: the app
+# answers it as it answers /hello.
 # --path mix runs /cpu, /io and /hello together (three wrk at once); the
 # middleware's lines go to /dev/null or to a file (--output file). Needs
 # bin/setup-servers' components (test/servers/components.rb says which).
 # --base LIB,EXT adds a third variant in the same rounds: the middleware of
 # another build (its lib/ and built ext/ directories), to compare two builds
 # side by side (rounds then run A B C C B A).
+# --pin runs Puma on CPU 1 and wrk on CPU 0 (taskset): the shape of a
+# one-CPU container, and the CPU per request no longer moves with where the
+# scheduler put each thread.
 require "etc"
 require "optparse"
 require "json"
@@ -29,10 +36,11 @@ opts = { rounds: 6, seconds: 5, path: "/hello", output: "null", connections: 16 
 OptionParser.new do |o|
   o.on("--rounds N", Integer) { |v| opts[:rounds] = v }
   o.on("--seconds S", Integer) { |v| opts[:seconds] = v }
-  o.on("--path P", %w[/hello mix]) { |v| opts[:path] = v }
+  o.on("--path P", %w[/hello /users mix]) { |v| opts[:path] = v }
   o.on("--output O", %w[null file]) { |v| opts[:output] = v }
   o.on("--connections N", Integer) { |v| opts[:connections] = v }
   o.on("--base LIB,EXT", Array) { |v| opts[:base] = v.map { |d| File.expand_path(d) } }
+  o.on("--pin") { opts[:pin] = true }
 end.parse!
 abort "bench_puma: #{Servers::Components.missing}" if Servers::Components.missing
 
@@ -64,9 +72,30 @@ def cpu_ticks(pid)
   Integer(fields[11]) + Integer(fields[12]) # utime + stime, clock ticks
 end
 
-def wrk(port, path, connections, seconds)
-  out = IO.popen(["wrk", "-t2", "-c#{connections}", "-d#{seconds}s", "--latency", "http://127.0.0.1:#{port}#{path}"],
-                 &:read)
+# Context switches of all the process's threads (voluntary + involuntary).
+def switches(pid)
+  Dir.glob("/proc/#{pid}/task/*/status").sum do |f|
+    File.read(f).scan(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)/).sum { |(n)| Integer(n) }
+  rescue Errno::ENOENT, Errno::ESRCH
+    0
+  end
+end
+
+def pinned(argv, cpu, opts) = opts[:pin] ? ["taskset", "-c", cpu.to_s, *argv] : argv
+
+# wrk's script for --path /users: a new id each request.
+NEW_IDS = <<~LUA
+  local n = 0
+  request = function()
+    n = n + 1
+    return wrk.format(nil, "/users/" .. math.random(1, 1000000000) .. "/posts/" .. n)
+  end
+LUA
+
+def wrk(port, path, connections, seconds, opts)
+  script = path == "/users" ? ["-s", opts[:new_ids]] : []
+  out = IO.popen(pinned(["wrk", "-t2", "-c#{connections}", "-d#{seconds}s", "--latency", *script,
+                         "http://127.0.0.1:#{port}#{path}"], 0, opts), &:read)
   p99 = out[/99%\s+([\d.]+)(us|ms|s)/] && Float(Regexp.last_match(1)) * { "us" => 1e-3, "ms" => 1, "s" => 1e3 }[Regexp.last_match(2)]
   { requests: Integer(out[/(\d+) requests in/, 1]), p99_ms: p99 }
 end
@@ -82,18 +111,20 @@ def run_variant(name, opts, dir)
   port = Servers::ServerProcess.free_port
   env = Servers::Components.env
   env = env.merge("BENCH_LOG" => File.join(dir, "lines.log")) if opts[:output] == "file"
-  argv = [RbConfig.ruby, *Servers::Components.ruby_args, "-e", 'require "puma/cli"; Puma::CLI.new(ARGV).run', "--",
-          "--no-config", "-b", "tcp://127.0.0.1:#{port}", "-t", "16:16", "-e", "production", ru]
+  argv = pinned([RbConfig.ruby, *Servers::Components.ruby_args, "-e", 'require "puma/cli"; Puma::CLI.new(ARGV).run', "--",
+          "--no-config", "-b", "tcp://127.0.0.1:#{port}", "-t", "16:16", "-e", "production", ru], 1, opts)
   server = Servers::ServerProcess.new(argv, env: env, log: File.join(dir, "#{name}.log"), port: port).wait_ready
-  wrk(port, "/hello", 4, 1) # warm-up
+  wrk(port, "/hello", 4, 1, opts) # warm-up
   ticks = cpu_ticks(server.pid)
+  sw = switches(server.pid)
   t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   paths = opts[:path] == "mix" ? %w[/cpu /io /hello] : [opts[:path]]
-  results = paths.map { |p| Thread.new { wrk(port, p, opts[:connections], opts[:seconds]) } }.map(&:value)
+  results = paths.map { |p| Thread.new { wrk(port, p, opts[:connections], opts[:seconds], opts) } }.map(&:value)
   elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
   cpu_s = (cpu_ticks(server.pid) - ticks).fdiv(Etc.sysconf(Etc::SC_CLK_TCK))
+  sw = switches(server.pid) - sw
   requests = results.sum { |r| r[:requests] }
-  { rps: requests / elapsed, cpu_us: cpu_s * 1e6 / requests, p99_ms: results.map { |r| r[:p99_ms].to_f }.max,
+  { rps: requests / elapsed, cpu_us: cpu_s * 1e6 / requests, switches: sw.fdiv(requests), p99_ms: results.map { |r| r[:p99_ms].to_f }.max,
     by_path: paths.zip(results).to_h { |p, r| [p, r[:requests] / elapsed] } }
 ensure
   server&.stop
@@ -104,6 +135,8 @@ def median(xs) = xs.sort[xs.size / 2]
 rows = Hash.new { |h, k| h[k] = [] }
 variants = opts[:base] ? %w[plain middleware base] : %w[plain middleware]
 Dir.mktmpdir("rperf-bench-puma") do |dir|
+  opts[:new_ids] = File.join(dir, "new_ids.lua")
+  File.write(opts[:new_ids], NEW_IDS)
   opts[:rounds].times do |round|
     order = round.even? ? variants : variants.rotate
     order += order.reverse
@@ -111,12 +144,13 @@ Dir.mktmpdir("rperf-bench-puma") do |dir|
     variants.each do |v|
       mine = got.select { |name, _| name == v }.map(&:last)
       rows[v] << { rps: mine.sum { |r| r[:rps] } / 2, cpu_us: mine.sum { |r| r[:cpu_us] } / 2,
+                   switches: mine.sum { |r| r[:switches] } / 2,
                    p99_ms: mine.sum { |r| r[:p99_ms] } / 2,
                    by_path: mine[0][:by_path].keys.to_h { |p| [p, mine.sum { |r| r[:by_path][p] } / 2] } }
     end
     printf "round %d:%s\n", round + 1, variants.map { |v|
       r = rows[v].last
-      format(" %s %.0f req/s %.1f us CPU p99 %.2f ms", v, r[:rps], r[:cpu_us], r[:p99_ms])
+      format(" %s %.0f req/s %.1f us CPU %.2f sw p99 %.2f ms", v, r[:rps], r[:cpu_us], r[:switches], r[:p99_ms])
     }.join(" |")
   end
 end
@@ -125,8 +159,9 @@ end
   throughput = median(pairs.map { |p, m| m[:rps] / p[:rps] })
   cpu = median(pairs.map { |p, m| m[:cpu_us] - p[:cpu_us] })
   p99 = median(pairs.map { |p, m| m[:p99_ms] / p[:p99_ms] })
-  printf "%s: path %s, output %s, %d rounds: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, p99 x%.2f\n",
-         v, opts[:path], opts[:output], opts[:rounds], throughput, (throughput - 1) * 100, cpu, p99
+  sw = median(pairs.map { |p, m| m[:switches] - p[:switches] })
+  printf "%s: path %s, output %s, %d rounds%s: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, %+.2f context switches per request, p99 x%.2f\n",
+         v, opts[:path], opts[:output], opts[:rounds], opts[:pin] ? ", pinned" : "", throughput, (throughput - 1) * 100, cpu, sw, p99
   next unless opts[:path] == "mix"
 
   # The mix's total is mostly /hello: each path's own throughput too.

@@ -9,36 +9,40 @@
 # collections, objects allocated per request). To compare two builds, run
 # it under each in turn, several times:
 #
-#   ruby -Ilib -Ibuild/ext bench/bench_request_loop.rb [requests]
+#   ruby -Ilib -Ibuild/ext bench/bench_request_loop.rb [requests] [--ids]
+#
+# The requests cycle over 1,000 paths (/users/0 .. /users/999); --ids gives
+# each request a path with an id not seen before (/users/N/posts/M), as a
+# route with ids gets in production. The bare app gets the same paths.
 require "rperf"
 require "rperf/rack"
 
+IDS = ARGV.delete("--ids")
 N = Integer(ARGV[0] || 100_000)
 APP = ->(_env) { [200, { "content-type" => "text/plain" }, ["ok"]] }
 NULL = File.open(File::NULL, "w")
 
 Rperf.start(mode: :counters)
 mw = Rperf::Rack::Middleware.new(APP, output: NULL, max_queued: 1_000_000)
-envs = Array.new(1000) do |i|
-  { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/users/#{i}", "SCRIPT_NAME" => "", "rack.after_reply" => [] }
-end
+# Each request gets an env of its own, as in a server (one kept would hold
+# its unit); the paths are made beforehand.
+paths = Array.new(IDS ? N : 1000) { |i| IDS ? "/users/#{1_000_000 + i}/posts/#{i * 7}" : "/users/#{i}" }
 
 def cpu = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
 
 # The server's part: the request, then the hooks the middleware added.
-def serve(app, env)
-  hooks = env["rack.after_reply"]
-  hooks.clear
-  app.call(env)
+def serve(app, path)
+  hooks = []
+  app.call({ "REQUEST_METHOD" => "GET", "PATH_INFO" => path, "SCRIPT_NAME" => "", "rack.after_reply" => hooks })
   hooks.each(&:call)
 end
 
 gc0 = GC.stat
 t0 = cpu
-N.times { |i| serve(mw, envs[i % 1000]) }
+N.times { |i| serve(mw, paths[i % paths.size]) }
 t1 = cpu
 gc1 = GC.stat
-N.times { |i| serve(APP, envs[i % 1000]) }
+N.times { |i| serve(APP, paths[i % paths.size]) }
 t2 = cpu
 
 printf("middleware %.2f us, bare app %.2f us: cost %.2f us per request, %d lines\n",

@@ -32,10 +32,18 @@ module Rperf
     # labels Hash again: normalising a path costs more than the rest of the
     # label's way, and later caches find one Hash by identity. Emptied when full.
     # Keyed method -> script -> path (no key Array per request; a Hash
-    # keeps a frozen copy of a String key).
+    # keeps a frozen copy of a String key). Simple paths with integer ids
+    # are keyed by their id shape instead, in a table of their own (a shape
+    # may equal another raw path): /users/12 and /users/13 are one entry.
     ENDPOINT_CACHE_MAX = 4096
     @endpoint_cache = {}
+    @shape_cache = {}
     @endpoint_count = 0
+    # One frozen labels Hash per endpoint, whatever path it came from: the
+    # label cap and the C request path find a label set by identity, so a
+    # new Hash per new id would send every such request down the Ruby path.
+    # Never emptied (that would make new identities); full, it interns no more.
+    @endpoint_labels = {}
 
     # The default labeller: { endpoint: "GET /users/:id" }, frozen.
     def self.endpoint_label(env)
@@ -45,12 +53,19 @@ module Rperf
       hit = @endpoint_cache[method]&.[](script)&.[](path)
       return hit if hit
 
+      shape = Log::PathNormalizer.id_shape(path)
+      if shape && (hit = @shape_cache[method]&.[](script)&.[](shape))
+        return hit
+      end
+
       if @endpoint_count >= ENDPOINT_CACHE_MAX
         @endpoint_cache.clear
+        @shape_cache.clear
         @endpoint_count = 0
       end
       label = endpoint_label_of(method, script, path)
-      ((@endpoint_cache[method] ||= {})[script] ||= {})[path] = label
+      table = shape ? @shape_cache : @endpoint_cache
+      ((table[method] ||= {})[script] ||= {})[shape || path] = label
       @endpoint_count += 1
       label
     end
@@ -60,7 +75,13 @@ module Rperf
       method = "OTHER" unless method.match?(/\A[A-Z]{1,16}\z/)
       path = UTF8.scrub(path)
       path = "/" if path.empty?
-      { endpoint: "#{method} #{Log::PathNormalizer.normalize(UTF8.scrub(script) + path)}".freeze }.freeze
+      endpoint = "#{method} #{Log::PathNormalizer.normalize(UTF8.scrub(script) + path)}".freeze
+      interned = @endpoint_labels[endpoint]
+      return interned if interned
+
+      label = { endpoint: endpoint }.freeze
+      @endpoint_labels[endpoint] = label if @endpoint_labels.size < ENDPOINT_CACHE_MAX
+      label
     end
     private_class_method :endpoint_label_of
 

@@ -71,6 +71,24 @@ class TestLogCUnit < Test::Unit::TestCase
     w&.close
   end
 
+  # Requests to one route with ever new ids take the C request path: the
+  # route's label is one Hash, which the label cap's identity table (bounded
+  # by max_label_sets) knows after the first request.
+  def test_new_ids_of_one_route_take_the_c_request_path
+    io = StringIO.new
+    log = Rperf::ContentionLog.new(output: io, max_label_sets: 2)
+    mw = Rperf::Rack::Middleware.new(->(_env) { [200, {}, ["ok"]] }, log: log)
+    envs = Array.new(12) { |i| env_for("/items/#{1000 + i}/parts/#{i}", []) }
+    envs.each do |e|
+      mw.call(e)
+      e["rack.after_reply"].each(&:call)
+    end
+    assert log.flush(10)
+    c_path = envs.drop(1).map { |e| e["rack.after_reply"] == [e[Rperf::Rack::ENV_KEY].reads] }
+    assert_equal [true] * 11, c_path
+    assert_equal 12, io.string.lines.grep(%r{label\.endpoint="GET /items/:id/parts/:id"}).size, io.string
+  end
+
   def test_c_lines_equal_the_ruby_path_lines_for_the_same_reads
     app = lambda do |_env|
       sleep 0.002

@@ -325,6 +325,28 @@ class TestEndpointLabels < Test::Unit::TestCase
     assert_equal 2, cap.overflowed, "a folded set is counted each time, not remembered"
   end
 
+  # Paths of one route share one labels Hash, however many ids pass (the
+  # label cap and the C request path find a set by identity), and every
+  # label is the normaliser's answer, whatever the caches held before.
+  def test_paths_of_one_route_share_one_labels_hash
+    first = Rperf::Rack.endpoint_label(env("GET", "/shop/1/items/2"))
+    (Rperf::Rack::ENDPOINT_CACHE_MAX + 100).times do |i|
+      assert_same first, Rperf::Rack.endpoint_label(env("GET", "/shop/#{i}/items/#{i * 7}")), i
+    end
+    assert_same Rperf::Rack.endpoint_label(env("GET", "/orders/#{"0a1b2c3d" * 2}")),
+                Rperf::Rack.endpoint_label(env("GET", "/orders/#{"9f8e7d6c" * 2}")), "two paths, one endpoint"
+    rng = Random.new(27)
+    parts = ["users", "12", "0", "v2", "a-b", "x" * 70, "1" * 70, "12.json", "", "#", "#1", "deadbeef" * 2,
+             "0a1b2c3d-0a1b-0a1b-0a1b-0a1b2c3d4e5f", "%ff", "?q=1", "a.b"]
+    3000.times do
+      path = "/" + Array.new(rng.rand(1..18)) { parts.sample(random: rng) }.join("/")
+      script = ["", "/app", "/v1", "/7/"].sample(random: rng)
+      method = %w[GET POST get].sample(random: rng)
+      want = "#{method == "get" ? "OTHER" : method} #{Rperf::Log::PathNormalizer.normalize(script + path)}"
+      assert_equal want, Rperf::Rack.endpoint_label(env(method, path, script))[:endpoint], [method, script, path].inspect
+    end
+  end
+
   # A path the caller changes afterwards does not change what was cached.
   def test_the_cache_is_bounded_and_keeps_its_own_keys
     path = +"/orders/1"

@@ -24,6 +24,17 @@ module Rperf
 
       module_function
 
+      # The path with its digits deleted when #normalize would make exactly
+      # those segments :id (a simple path with an integer segment: each one
+      # becomes empty), else nil. Paths of one shape have one template, so
+      # a cache keyed by shape holds one entry per route, not one per id.
+      def id_shape(path)
+        return nil unless path.is_a?(String) && path.ascii_only? && path.match?(SIMPLE)
+
+        shape = path.delete("0-9")
+        shape.bytesize < path.bytesize ? shape : nil
+      end
+
       def normalize(path)
         path = path.to_s
         q = path.index("?")
