@@ -10,7 +10,7 @@
 # wrk's p99 latency; then the median of the paired ratios over plain.
 #
 #   ruby -Ilib -Ibuild/ext bench/bench_puma.rb [--rounds N] [--seconds S] [--path /hello|/users|mix] [--output null|file]
-#        [--base LIB,EXT] [--pin]
+#        [--base LIB,EXT] [--pin] [--labeller]
 #
 # --path /users asks for /users/ID/posts/N with a new ID each request (a
 # wrk script), as a route with ids is asked for in production: the app
@@ -21,6 +21,8 @@
 # --base LIB,EXT adds a third variant in the same rounds: the middleware of
 # another build (its lib/ and built ext/ directories), to compare two builds
 # side by side (rounds then run A B C C B A).
+# --labeller gives the middleware a labeller that returns a new Hash each
+# request (the route's first segment), as an app that labels by its router.
 # --pin runs Puma on CPU 1 and wrk on CPU 0 (taskset): the shape of a
 # one-CPU container, and the CPU per request no longer moves with where the
 # scheduler put each thread.
@@ -41,6 +43,7 @@ OptionParser.new do |o|
   o.on("--connections N", Integer) { |v| opts[:connections] = v }
   o.on("--base LIB,EXT", Array) { |v| opts[:base] = v.map { |d| File.expand_path(d) } }
   o.on("--pin") { opts[:pin] = true }
+  o.on("--labeller") { opts[:labeller] = true }
 end.parse!
 abort "bench_puma: #{Servers::Components.missing}" if Servers::Components.missing
 
@@ -64,7 +67,8 @@ MIDDLEWARE = <<~RUBY
   require "rperf/rack"
   Rperf.start(mode: :counters) unless ENV["BENCH_NO_PROFILER"]
   out = ENV["BENCH_LOG"] ? File.open(ENV["BENCH_LOG"], "a") : File.open(File::NULL, "w")
-  use Rperf::Rack::Middleware, output: out unless ENV["BENCH_NO_LOG"]
+  labeller = ->(env) { { endpoint: "GET \#{env["PATH_INFO"][%r{\\A/\\w*}]}" } } if ENV["BENCH_LABELLER"]
+  use Rperf::Rack::Middleware, output: out, labeller: labeller unless ENV["BENCH_NO_LOG"]
 RUBY
 
 def cpu_ticks(pid)
@@ -111,6 +115,7 @@ def run_variant(name, opts, dir)
   port = Servers::ServerProcess.free_port
   env = Servers::Components.env
   env = env.merge("BENCH_LOG" => File.join(dir, "lines.log")) if opts[:output] == "file"
+  env = env.merge("BENCH_LABELLER" => "1") if opts[:labeller]
   argv = pinned([RbConfig.ruby, *Servers::Components.ruby_args, "-e", 'require "puma/cli"; Puma::CLI.new(ARGV).run', "--",
           "--no-config", "-b", "tcp://127.0.0.1:#{port}", "-t", "16:16", "-e", "production", ru], 1, opts)
   server = Servers::ServerProcess.new(argv, env: env, log: File.join(dir, "#{name}.log"), port: port).wait_ready

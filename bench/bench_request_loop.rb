@@ -9,21 +9,24 @@
 # collections, objects allocated per request). To compare two builds, run
 # it under each in turn, several times:
 #
-#   ruby -Ilib -Ibuild/ext bench/bench_request_loop.rb [requests] [--ids]
+#   ruby -Ilib -Ibuild/ext bench/bench_request_loop.rb [requests] [--ids] [--labeller]
 #
 # The requests cycle over 1,000 paths (/users/0 .. /users/999); --ids gives
 # each request a path with an id not seen before (/users/N/posts/M), as a
 # route with ids gets in production. The bare app gets the same paths.
+# --labeller labels requests by a labeller that returns a new Hash each
+# time (the router's pattern, as docs/logging.md suggests).
 require "rperf"
 require "rperf/rack"
 
 IDS = ARGV.delete("--ids")
+LABELLER = ARGV.delete("--labeller") && ->(_env) { { endpoint: "GET /users/:id" } }
 N = Integer(ARGV[0] || 100_000)
 APP = ->(_env) { [200, { "content-type" => "text/plain" }, ["ok"]] }
 NULL = File.open(File::NULL, "w")
 
 Rperf.start(mode: :counters)
-mw = Rperf::Rack::Middleware.new(APP, output: NULL, max_queued: 1_000_000)
+mw = Rperf::Rack::Middleware.new(APP, output: NULL, max_queued: 1_000_000, labeller: LABELLER)
 # Each request gets an env of its own, as in a server (one kept would hold
 # its unit); the paths are made beforehand.
 paths = Array.new(IDS ? N : 1000) { |i| IDS ? "/users/#{1_000_000 + i}/posts/#{i * 7}" : "/users/#{i}" }

@@ -86,6 +86,9 @@ module Rperf
     private_class_method :endpoint_label_of
 
     class Middleware
+      # How many label sets #interned keeps.
+      INTERNED_MAX = ENDPOINT_CACHE_MAX
+
       attr_reader :log
 
       # app:      the Rack app
@@ -108,6 +111,7 @@ module Rperf
         @log = log || ContentionLog.new(**{ output: block ? nil : $stderr }.merge(log_options), &block)
         @labeller = labeller
         @c_request = @log.respond_to?(:request_config) ? @log.request_config : nil
+        @interned = {}
         @env_key = env_key
         @status = status
       end
@@ -170,10 +174,32 @@ module Rperf
       # A labeller that raises or returns junk must not fail the request.
       def labels_for(env)
         labels = @labeller.call(env)
-        labels.is_a?(Hash) ? labels : { endpoint: labels.to_s }
+        interned(labels.is_a?(Hash) ? labels : { endpoint: labels.to_s })
       rescue StandardError => e
         @log.sink.failed(e, what: "the request labeller")
         { endpoint: "unlabelled" }
+      end
+
+      # One frozen copy per label content, as Rack.endpoint_label gives: the
+      # label cap and the C request path find a label set by identity, and
+      # a labeller makes a new Hash each request. Only plain keys and values
+      # (their hashing runs no Ruby code, and frozen copies cannot change);
+      # anything else, or a full table, goes on as given (the Ruby path).
+      def interned(labels)
+        return labels unless labels.all? { |k, v| plain_key?(k) && plain_value?(v) }
+
+        hit = @interned[labels]
+        return hit if hit
+
+        copy = labels.to_h { |k, v| [k, v.is_a?(String) ? -v : v] }.freeze
+        @interned[copy] = copy if @interned.size < INTERNED_MAX
+        copy
+      end
+
+      def plain_key?(key) = key.is_a?(Symbol) || key.instance_of?(String)
+
+      def plain_value?(value)
+        value.nil? || value.is_a?(Symbol) || value.is_a?(Integer) || value.instance_of?(String)
       end
     end
 

@@ -89,6 +89,35 @@ class TestLogCUnit < Test::Unit::TestCase
     assert_equal 12, io.string.lines.grep(%r{label\.endpoint="GET /items/:id/parts/:id"}).size, io.string
   end
 
+  # A labeller makes a new Hash each request: the middleware keeps one
+  # frozen copy per content, so its requests take the C path too. A value
+  # the labeller changes afterwards changes no label; a value that is not
+  # plain (an Array) goes the Ruby path, with the same line.
+  def test_a_labellers_requests_take_the_c_request_path
+    io = StringIO.new
+    log = Rperf::ContentionLog.new(output: io)
+    route = +"GET /a/:id"
+    value = nil
+    mw = Rperf::Rack::Middleware.new(->(_env) { [200, {}, ["ok"]] }, log: log,
+                                     labeller: ->(_env) { { "route" => route, tier: value } })
+    served = lambda do
+      e = env_for("/a/1", [])
+      mw.call(e)
+      e["rack.after_reply"].each(&:call)
+      e["rack.after_reply"] == [e[Rperf::Rack::ENV_KEY].reads]
+    end
+    assert_equal [false, true, true, true], Array.new(4) { served.() }
+    route << "-changed"
+    assert_equal [false, true], Array.new(2) { served.() }, "a new content: a new copy, known after its first"
+    value = %w[x y]
+    assert_equal [false, false], Array.new(2) { served.() }
+    assert log.flush(10)
+    lines = io.string.lines
+    assert_equal 4, lines.grep(%r{label\.route="GET /a/:id" }).size, io.string
+    assert_equal 4, lines.grep(%r{label\.route="GET /a/:id-changed" }).size, io.string
+    assert_equal 2, lines.grep(/label\.tier=/).size, io.string
+  end
+
   def test_c_lines_equal_the_ruby_path_lines_for_the_same_reads
     app = lambda do |_env|
       sleep 0.002
