@@ -39,11 +39,12 @@ module Rperf
     @endpoint_cache = {}
     @shape_cache = {}
     @endpoint_count = 0
-    # One frozen labels Hash per endpoint, whatever path it came from: the
-    # label cap and the C request path find a label set by identity, so a
-    # new Hash per new id would send every such request down the Ruby path.
-    # Never emptied (that would make new identities); full, it interns no more.
-    @endpoint_labels = {}
+    # One frozen labels Hash per content (#interned_labels): the label cap
+    # and the C request path find a label set by identity, so a new Hash per
+    # request (a new id in the path, a labeller's result) would send every
+    # such request down the Ruby path. Never emptied (that would make new
+    # identities); full, it interns no more.
+    @interned_labels = {}
 
     # The default labeller: { endpoint: "GET /users/:id" }, frozen.
     def self.endpoint_label(env)
@@ -75,20 +76,32 @@ module Rperf
       method = "OTHER" unless method.match?(/\A[A-Z]{1,16}\z/)
       path = UTF8.scrub(path)
       path = "/" if path.empty?
-      endpoint = "#{method} #{Log::PathNormalizer.normalize(UTF8.scrub(script) + path)}".freeze
-      interned = @endpoint_labels[endpoint]
-      return interned if interned
-
-      label = { endpoint: endpoint }.freeze
-      @endpoint_labels[endpoint] = label if @endpoint_labels.size < ENDPOINT_CACHE_MAX
-      label
+      interned_labels({ endpoint: "#{method} #{Log::PathNormalizer.normalize(UTF8.scrub(script) + path)}" })
     end
     private_class_method :endpoint_label_of
 
-    class Middleware
-      # How many label sets #interned keeps.
-      INTERNED_MAX = ENDPOINT_CACHE_MAX
+    # labels as the one frozen Hash of its content, when its keys and values
+    # are plain (their hashing runs no Ruby code, and a frozen copy cannot
+    # change); else, or when the table is full, labels as given.
+    def self.interned_labels(labels)
+      return labels unless labels.all? { |k, v| plain_label_key?(k) && plain_label_value?(v) }
 
+      hit = @interned_labels[labels]
+      return hit if hit
+
+      copy = labels.to_h { |k, v| [k, v.is_a?(String) ? -v : v] }.freeze
+      @interned_labels[copy] = copy if @interned_labels.size < ENDPOINT_CACHE_MAX
+      copy
+    end
+
+    def self.plain_label_key?(key) = key.is_a?(Symbol) || key.instance_of?(String)
+
+    def self.plain_label_value?(value)
+      value.nil? || value.is_a?(Symbol) || value.is_a?(Integer) || value.instance_of?(String)
+    end
+    private_class_method :plain_label_key?, :plain_label_value?
+
+    class Middleware
       attr_reader :log
 
       # app:      the Rack app
@@ -111,7 +124,6 @@ module Rperf
         @log = log || ContentionLog.new(**{ output: block ? nil : $stderr }.merge(log_options), &block)
         @labeller = labeller
         @c_request = @log.respond_to?(:request_config) ? @log.request_config : nil
-        @interned = {}
         @env_key = env_key
         @status = status
       end
@@ -172,34 +184,13 @@ module Rperf
       end
 
       # A labeller that raises or returns junk must not fail the request.
+      # Its new Hash each request becomes its content's one frozen copy.
       def labels_for(env)
         labels = @labeller.call(env)
-        interned(labels.is_a?(Hash) ? labels : { endpoint: labels.to_s })
+        Rack.interned_labels(labels.is_a?(Hash) ? labels : { endpoint: labels.to_s })
       rescue StandardError => e
         @log.sink.failed(e, what: "the request labeller")
         { endpoint: "unlabelled" }
-      end
-
-      # One frozen copy per label content, as Rack.endpoint_label gives: the
-      # label cap and the C request path find a label set by identity, and
-      # a labeller makes a new Hash each request. Only plain keys and values
-      # (their hashing runs no Ruby code, and frozen copies cannot change);
-      # anything else, or a full table, goes on as given (the Ruby path).
-      def interned(labels)
-        return labels unless labels.all? { |k, v| plain_key?(k) && plain_value?(v) }
-
-        hit = @interned[labels]
-        return hit if hit
-
-        copy = labels.to_h { |k, v| [k, v.is_a?(String) ? -v : v] }.freeze
-        @interned[copy] = copy if @interned.size < INTERNED_MAX
-        copy
-      end
-
-      def plain_key?(key) = key.is_a?(Symbol) || key.instance_of?(String)
-
-      def plain_value?(value)
-        value.nil? || value.is_a?(Symbol) || value.is_a?(Integer) || value.instance_of?(String)
       end
     end
 
