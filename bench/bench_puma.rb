@@ -10,7 +10,7 @@
 # wrk's p99 latency; then the median of the paired ratios over plain.
 #
 #   ruby -Ilib -Ibuild/ext bench/bench_puma.rb [--rounds N] [--seconds S] [--path /hello|/users|mix] [--output null|file]
-#        [--base LIB,EXT] [--pin] [--labeller]
+#        [--base LIB,EXT] [--pin] [--labeller] [--pace MS]
 #
 # --path /users asks for /users/ID/posts/N with a new ID each request (a
 # wrk script), as a route with ids is asked for in production: the app
@@ -23,6 +23,11 @@
 # side by side (rounds then run A B C C B A).
 # --labeller gives the middleware a labeller that returns a new Hash each
 # request (the route's first segment), as an app that labels by its router.
+# --pace MS makes each of wrk's connections wait MS milliseconds before its
+# next request (wrk's delay()), so the load stays below what the server can
+# take: both variants then serve about the same requests per second, and the
+# CPU per request is the log's own, not the throughput it costs (at full
+# load a GVL-bound server burns the same CPU per second whatever it serves).
 # --pin runs Puma on CPU 1 and wrk on CPU 0 (taskset): the shape of a
 # one-CPU container, and the CPU per request no longer moves with where the
 # scheduler put each thread.
@@ -44,7 +49,10 @@ OptionParser.new do |o|
   o.on("--base LIB,EXT", Array) { |v| opts[:base] = v.map { |d| File.expand_path(d) } }
   o.on("--pin") { opts[:pin] = true }
   o.on("--labeller") { opts[:labeller] = true }
+  o.on("--pace MS", Integer) { |v| opts[:pace] = v }
 end.parse!
+abort "bench_puma: --pace needs a path of one kind (/hello or /users)" if opts[:pace] && opts[:path] == "mix"
+abort "bench_puma: --pace must be at least 1 (ms)" if opts[:pace] && opts[:pace] < 1
 abort "bench_puma: #{Servers::Components.missing}" if Servers::Components.missing
 
 APP_PLAIN = <<~RUBY
@@ -96,8 +104,18 @@ NEW_IDS = <<~LUA
   end
 LUA
 
-def wrk(port, path, connections, seconds, opts)
-  script = path == "/users" ? ["-s", opts[:new_ids]] : []
+# wrk's script for --pace: the path's requests, each connection waiting
+# between them.
+def paced_script(path, ms)
+  request = path == "/users" ? NEW_IDS : ""
+  "#{request}delay = function() return #{Integer(ms)} end\n"
+end
+
+def wrk(port, path, connections, seconds, opts, paced: true)
+  script = if opts[:pace] && paced then ["-s", opts[:paced]]
+           elsif path == "/users" then ["-s", opts[:new_ids]]
+           else []
+           end
   out = IO.popen(pinned(["wrk", "-t2", "-c#{connections}", "-d#{seconds}s", "--latency", *script,
                          "http://127.0.0.1:#{port}#{path}"], 0, opts), &:read)
   p99 = out[/99%\s+([\d.]+)(us|ms|s)/] && Float(Regexp.last_match(1)) * { "us" => 1e-3, "ms" => 1, "s" => 1e3 }[Regexp.last_match(2)]
@@ -119,7 +137,7 @@ def run_variant(name, opts, dir)
   argv = pinned([RbConfig.ruby, *Servers::Components.ruby_args, "-e", 'require "puma/cli"; Puma::CLI.new(ARGV).run', "--",
           "--no-config", "-b", "tcp://127.0.0.1:#{port}", "-t", "16:16", "-e", "production", ru], 1, opts)
   server = Servers::ServerProcess.new(argv, env: env, log: File.join(dir, "#{name}.log"), port: port).wait_ready
-  wrk(port, "/hello", 4, 1, opts) # warm-up
+  wrk(port, "/hello", 4, 1, opts, paced: false) # warm-up
   ticks = cpu_ticks(server.pid)
   sw = switches(server.pid)
   t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
@@ -142,6 +160,10 @@ variants = opts[:base] ? %w[plain middleware base] : %w[plain middleware]
 Dir.mktmpdir("rperf-bench-puma") do |dir|
   opts[:new_ids] = File.join(dir, "new_ids.lua")
   File.write(opts[:new_ids], NEW_IDS)
+  if opts[:pace]
+    opts[:paced] = File.join(dir, "paced.lua")
+    File.write(opts[:paced], paced_script(opts[:path], opts[:pace]))
+  end
   opts[:rounds].times do |round|
     order = round.even? ? variants : variants.rotate
     order += order.reverse
@@ -166,7 +188,8 @@ end
   p99 = median(pairs.map { |p, m| m[:p99_ms] / p[:p99_ms] })
   sw = median(pairs.map { |p, m| m[:switches] - p[:switches] })
   printf "%s: path %s, output %s, %d rounds%s: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, %+.2f context switches per request, p99 x%.2f\n",
-         v, opts[:path], opts[:output], opts[:rounds], opts[:pin] ? ", pinned" : "", throughput, (throughput - 1) * 100, cpu, sw, p99
+         v, opts[:path], opts[:output], opts[:rounds],
+         (opts[:pin] ? ", pinned" : "") + (opts[:pace] ? ", each connection pausing #{opts[:pace]} ms" : ""), throughput, (throughput - 1) * 100, cpu, sw, p99
   next unless opts[:path] == "mix"
 
   # The mix's total is mostly /hello: each path's own throughput too.

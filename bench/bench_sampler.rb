@@ -53,7 +53,12 @@
 # so the two builds are compared side by side under the same drift.
 #
 #   ruby -I lib -I <ext build dir> bench/bench_sampler.rb [--runs 10] [--workload a|b|mixed|all] [--pin CPU] [--batch]
-#        [--yardstick | --variants v1,v2,...] [--base LIB_DIR,EXT_DIR] [--peers DIR]
+#        [--yardstick | --variants v1,v2,...] [--base LIB_DIR,EXT_DIR] [--peers DIR] [--against VARIANT]
+#
+# --against VARIANT adds a column to the summary: each variant against that
+# one, paired per round in points of the plain run, with the quartiles and
+# the rounds in which the variant was faster. The variants' order rotates
+# by one each round.
 #
 # --peers DIR (a build of the peers' build.sh) allows the variants
 # rperf09_wall and rperf09_cpu (rperf 0.9 at 1 kHz, inherit: false) and
@@ -228,6 +233,7 @@ module BenchSampler
       when "--base"
         @base_load_path = argv.shift.to_s.split(",").map { File.expand_path(_1) }
         abort "bench_sampler: --base takes LIB_DIR,EXT_DIR" unless @base_load_path.size == 2
+      when "--against" then @against = argv.shift.to_s
       when "--peers"
         @peers = File.expand_path(argv.shift.to_s)
         abort "bench_sampler: --peers DIR must hold rperf09/lib and gvltools/lib (build.sh DIR)" \
@@ -236,6 +242,7 @@ module BenchSampler
       else abort "bench_sampler: unknown argument #{arg}"
       end
     end
+    abort "bench_sampler: --against #{@against} is not among the variants" if @against && !variants.include?(@against)
     load_path = profiler_load_path
     load_path += [YardstickBuild.build("bench_sampler")] if variants.any? { _1.start_with?("yardstick") }
     variants = variants.flat_map { |v| START.key?(v) ? [v, v + BASE_SUFFIX] : [v] } if @base_load_path
@@ -243,7 +250,10 @@ module BenchSampler
          "#{pin ? ", every run pinned to CPU #{pin}" : ''}#{@batch ? ', SCHED_BATCH' : ''}"
     summaries = selected.map do |workload|
       results = variants.to_h { |v| [v, []] }
-      runs.times { variants.each { |v| results[v] << run_child(workload, v, load_path, pin) } }
+      # Each round starts one variant later, so no variant always follows
+      # the same one (a run's cost can spill into the next: page cache, the
+      # CPU's frequency, the host's other guests).
+      runs.times { |round| variants.rotate(round).each { |v| results[v] << run_child(workload, v, load_path, pin) } }
       report(workload, results, variants)
       [workload, results]
     end
@@ -261,7 +271,9 @@ module BenchSampler
   def summary(summaries, variants)
     puts
     puts "summary (medians over rounds of each run against its round's plain and yardstick runs):"
-    puts format("  %-8s %-19s %9s %11s %10s %10s", "workload", "variant", "paired", "vs yardst.", "switches", "peak RSS")
+    against = @against && format("vs %s", @against)
+    puts format("  %-8s %-19s %9s %11s %10s %10s%s", "workload", "variant", "paired", "vs yardst.", "switches", "peak RSS",
+                against ? format("  %-22s", against) : "")
     summaries.each do |workload, results|
       variants.each do |variant|
         next if variant == "plain"
@@ -270,7 +282,8 @@ module BenchSampler
         over = points_over_yardstick(results, variant)&.then { format("%+.1f pt", _1) } || "—"
         switches = paired_difference(results, variant, "switches")&.then { format("%+d", _1) } || "—"
         rss = paired_difference(results, variant, "peak_rss")&.then { format("%+.1f MiB", _1 / MIB) } || "—"
-        puts format("  %-8s %-19s %+8.1f%% %11s %10s %10s", workload, variant, paired, over, switches, rss)
+        vs = @against && variant != @against ? against_cell(results, variant, @against) : ""
+        puts format("  %-8s %-19s %+8.1f%% %11s %10s %10s  %s", workload, variant, paired, over, switches, rss, vs).rstrip
       end
     end
   end
@@ -287,6 +300,20 @@ module BenchSampler
     return nil unless pairs.flatten.all? { _1[key] }
 
     median(pairs.map { |run, base| run[key] - base[key] })
+  end
+
+  # --against OTHER: per round, (run - OTHER's run) / plain run in points;
+  # the median, its middle half (quartiles) and the rounds where the
+  # variant was the faster. Medians of 9 rounds moved by 10 points between
+  # runs on a busy VM; the quartiles and the count say whether a difference
+  # holds round after round.
+  def against_cell(results, variant, other)
+    points = results[variant].zip(results[other], results["plain"]).map do |run, them, base|
+      (run["elapsed"] - them["elapsed"]) / base["elapsed"] * 100
+    end.sort
+    quartile = ->(q) { points[((points.size - 1) * q).round] }
+    format("%+.1f pt (%+.1f..%+.1f), faster %d/%d", median(points), quartile.(0.25), quartile.(0.75),
+           points.count(&:negative?), points.size)
   end
 
   # Points over the yardstick, per round: (run - yardstick run) / plain run;

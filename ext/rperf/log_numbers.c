@@ -43,6 +43,15 @@ rperf_log_ms(int64_t ns, char *buf)
 }
 
 size_t
+rperf_log_integer(int64_t v, char *buf)
+{
+    if (v >= 0)
+        return put_uint((uint64_t)v, buf);
+    buf[0] = '-';
+    return 1 + put_uint(-(uint64_t)v, buf + 1); /* unsigned negation: INT64_MIN too */
+}
+
+size_t
 rperf_log_number(int64_t v, int ms, char *buf)
 {
     if (v < 0)

@@ -18,6 +18,9 @@
  * - rperf_log_number(v, ms, buf): v as _c_append_numbers writes it (a
  *   negative v as 0; milliseconds when ms, else the integer) into buf, as
  *   rperf_log_ms; returns its length.
+ * - rperf_log_integer(v, buf): v in decimal, a '-' before a negative one
+ *   (what Integer#to_s writes), into buf as rperf_log_ms; returns its
+ *   length.
  */
 #ifndef RPERF_LOG_NUMBERS_H
 #define RPERF_LOG_NUMBERS_H
@@ -30,6 +33,7 @@
 
 size_t rperf_log_ms(int64_t ns, char *buf);
 size_t rperf_log_number(int64_t v, int ms, char *buf);
+size_t rperf_log_integer(int64_t v, char *buf);
 void rperf_log_numbers_define(VALUE mRperf);
 
 #endif

@@ -168,6 +168,28 @@ class TestLogCUnit < Test::Unit::TestCase
     end
   end
 
+  # The status is written in C for any Fixnum (negative ones and the
+  # largest too) and by Ruby for a Bignum: the line is the Ruby path's.
+  def test_c_lines_write_any_integer_status_as_ruby_does
+    statuses = [200, -7, 0, 299, 2**62 - 1, -(2**62), 2**64, -(2**64)]
+    left = statuses.dup
+    app = ->(_env) { [left.shift, {}, ["ok"]] }
+    FORMATS.each do |format, units|
+      left.replace(statuses)
+      lines = []
+      log = Rperf::ContentionLog.new(async: false, format: format, units: units) { |l| lines << l }
+      seen = serve(Rperf::Rack::Middleware.new(app, log: log), statuses.size, path: "/status")
+      assert_equal statuses.size, lines.size, lines.inspect
+      seen.zip(lines, statuses).each do |unit, line, status|
+        assert unit.counting?, "counted in C (#{format}, #{units})"
+        assert_equal status, unit.status
+        assert_equal ruby_line(log, unit), line, "#{format} #{units} status #{status}"
+        text = format == :json ? JSON.parse(line)["status"].to_s : line[/ status=(\S+)/, 1]
+        assert_equal status.to_s, text, line
+      end
+    end
+  end
+
   # Through the background writer the C path pushes a line into the
   # writer's queue without making a String: the same bytes, whole lines,
   # for an IO and for a block.
