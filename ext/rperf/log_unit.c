@@ -37,7 +37,7 @@ typedef struct unit_reads {
 enum {
     REQ_LOG = 0,
     REQ_PENDING,
-    REQ_LAST_KEY,
+    REQ_LAST_ENDS,
     REQ_KNOWN_LABELS,
     REQ_WRITER,
     REQ_QUEUE,
@@ -521,7 +521,7 @@ unit_push(VALUE self, VALUE obj, VALUE queue, VALUE pid, VALUE prefix, VALUE sta
  * ContentionLog#begin_request_unit, #end_request_unit and #complete_after
  * for the common case, which hand anything else to those methods. */
 
-static ID id_tv_get, id_tv_set, id_queued, id_record, id_complete_after, id_emit_ended, id_c_failed;
+static ID id_set_last_end, id_queued, id_record, id_complete_after, id_emit_ended, id_c_failed;
 static ID iv_log, iv_kind, iv_labels, iv_thread, iv_reads, iv_capped, iv_hooks, iv_want_before, iv_reads_ended,
     iv_after_read, iv_status, iv_error, iv_extra, iv_prefix_pid, iv_prefix_cache;
 
@@ -578,7 +578,7 @@ request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
     check_cfg(cfg);
     VALUE klass = cfg_at(cfg, REQ_UNIT_CLASS);
     VALUE thread = rb_thread_current();
-    VALUE prior = request_prior(rb_funcall(thread, id_tv_get, 1, cfg_at(cfg, REQ_LAST_KEY)), klass);
+    VALUE prior = request_prior(rb_hash_lookup2(cfg_at(cfg, REQ_LAST_ENDS), thread, Qnil), klass);
     if (prior == Qundef)
         return Qnil;
     VALUE admitted = rb_hash_lookup2(cfg_at(cfg, REQ_KNOWN_LABELS), labels, Qundef);
@@ -606,6 +606,20 @@ request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
     RB_OBJ_WRITE(obj, &u->labels, admitted);
     rb_ivar_set(unit, iv_reads, obj);
     return unit;
+}
+
+/* The calling thread's last end in the log's table (ContentionLog's
+ * @last_ends, compare_by_identity): a known thread's in one call that runs
+ * no Ruby code, a new thread's by ContentionLog#last_end=, which drops
+ * dead threads' entries first. */
+static void
+set_last_end(VALUE cfg, VALUE thread, VALUE value)
+{
+    VALUE table = cfg_at(cfg, REQ_LAST_ENDS);
+    if (rb_hash_lookup2(table, thread, Qundef) != Qundef)
+        rb_hash_aset(table, thread, value);
+    else
+        rb_funcall(cfg_at(cfg, REQ_LOG), id_set_last_end, 1, value);
 }
 
 /* The line's start when the log has it cached for this process (as
@@ -660,7 +674,7 @@ request_done_fast(VALUE arg)
     if (d->from_hook && own && after_reads(u))
         rb_ivar_set(unit, iv_after_read, Qtrue);
     if (own)
-        rb_funcall(thread, id_tv_set, 2, cfg_at(cfg, REQ_LAST_KEY), d->obj);
+        set_last_end(cfg, thread, d->obj);
     VALUE queue = cfg_at(cfg, REQ_QUEUE), ends = cfg_at(cfg, REQ_ENDS), keys = cfg_at(cfg, REQ_KEYS);
     int ms = RTEST(cfg_at(cfg, REQ_MS));
     rperf_line_queue_check(queue);
@@ -716,7 +730,7 @@ request_end(VALUE self, VALUE unit)
     if (RB_TYPE_P(hooks, T_ARRAY)) {
         VALUE cfg = u->cfg;
         rb_hash_aset(cfg_at(cfg, REQ_PENDING), unit, Qtrue);
-        rb_funcall(rb_thread_current(), id_tv_set, 2, cfg_at(cfg, REQ_LAST_KEY), unit);
+        set_last_end(cfg, rb_thread_current(), unit);
         rb_ary_push(hooks, obj);
     } else {
         request_done(obj, u, 0);
@@ -757,8 +771,7 @@ rperf_log_unit_define(VALUE mRperf, const rperf_log_unit_ops_t *ops)
     rb_define_module_function(mRperf, "_c_request_begin", request_begin, 3);
     rb_define_module_function(mRperf, "_c_request_end", request_end, 1);
     rb_define_method(cUnitReads, "call", reads_call, -1);
-    id_tv_get = rb_intern("thread_variable_get");
-    id_tv_set = rb_intern("thread_variable_set");
+    id_set_last_end = rb_intern("last_end=");
     id_queued = rb_intern("queued");
     id_record = rb_intern("record");
     id_complete_after = rb_intern("complete_after");

@@ -53,8 +53,8 @@
  *   are not in the label cap's identity table, or _c_unit_begin's nil.
  *   The Unit is made before the begin read; nothing raises after it.
  * - _c_request_end(unit) -> true once ended here: with an after-reply
- *   Array the unit waits (the log's pending table, the thread's last-end
- *   variable) and its reads join the Array; without one its line is
+ *   Array the unit waits (the log's pending table, the thread's entry in
+ *   its last ends) and its reads join the Array; without one its line is
  *   written now. false with nothing done for a unit not begun by
  *   _c_request_begin or already ended; raises as the Ruby steps would.
  * - UnitReads#call(*): the after-reply hook. The first call writes the

@@ -35,6 +35,8 @@ module Rperf
   class ContentionLog
     TAG = "rperf.contention"
     NO_FIELDS = {}.freeze
+    # The threads' last ends kept before dead threads' entries are dropped.
+    LAST_ENDS_MIN = 64
     NotRunning = Class.new(StandardError)
     UNITS = %i[ms ns].freeze
 
@@ -269,9 +271,12 @@ module Rperf
       @sink = Log::Sink.new(output, level: level, &block)
       @writer = async ? Log::Writer.new(@sink, max_lines: max_queued) : nil
       # The clock reading and counters read at the end of the last unit on
-      # each thread (a thread variable): where the next unit's "before" may
-      # begin at the earliest.
-      @last_end_key = :"__rperf_contention_log_#{object_id}"
+      # each thread, by Thread: where the next unit's "before" may begin at
+      # the earliest. compare_by_identity, like @pending below: a read or a
+      # write of a known thread is one call (log_unit.c makes it from C).
+      # Dead threads' entries go when a new thread finds it full (#last_end=).
+      @last_ends = {}.compare_by_identity
+      @last_ends_bound = LAST_ENDS_MIN
       # Units whose line waits for their after-reply hook. No mutex: each
       # use is one call on a compare_by_identity Hash, which runs no Ruby
       # code and so is atomic under the GVL (the log lives in one Ractor).
@@ -296,7 +301,7 @@ module Rperf
       # (log_unit.c's REQ_* order): each request then makes two calls into
       # C, and the server's after-reply call is a third.
       @c_request = if @c_units
-                     [self, @pending, @last_end_key, @label_cap.identity_table, @writer, @writer&.queue,
+                     [self, @pending, @last_ends, @label_cap.identity_table, @writer, @writer&.queue,
                       C_LINE_ENDS[@format], @c_unit_keys, @units == :ms, @metrics, Log::Writer::BATCH, Unit,
                       "request"].freeze
                    end
@@ -376,7 +381,7 @@ module Rperf
       hooks = unit.instance_variable_get(:@after_hooks)
       if hooks && Thread.current == unit.thread && unit.end_read
         @pending[unit] = true
-        Thread.current.thread_variable_set(@last_end_key, [:pending, unit])
+        self.last_end = [:pending, unit]
         hooks << ->(*) { complete_after(unit) }
       else
         emit(unit, unit.end_read)
@@ -411,8 +416,8 @@ module Rperf
     # when no unit could be made (#measure_unit takes that too). Never raises.
     # The middleware tries #request_config's whole C path (log_unit.h) first.
     def begin_request_unit(labels, hooks)
-      last = Thread.current.thread_variable_get(@last_end_key)
-      last = Thread.current.thread_variable_get(@last_end_key) if flush_pending(last)
+      last = @last_ends[Thread.current]
+      last = @last_ends[Thread.current] if flush_pending(last)
       admitted = @label_cap.known(labels)
       folded = false
       admitted, folded = @label_cap.admit_with_status(labels) unless admitted
@@ -446,7 +451,7 @@ module Rperf
 
       if (hooks = unit.after_hooks)
         @pending[unit] = true
-        Thread.current.thread_variable_set(@last_end_key, unit)
+        self.last_end = unit
         hooks << (after_reply || ->(*) { complete_after(unit) })
       else
         emit(unit, nil)
@@ -666,7 +671,7 @@ module Rperf
     # server did not run the hook).
     # pending: the thread's last-end value, when the caller has read it.
     # True when a line was written (the value then changed).
-    def flush_pending(pending = Thread.current.thread_variable_get(@last_end_key))
+    def flush_pending(pending = @last_ends[Thread.current])
       unit = if pending.is_a?(Unit) then pending
              elsif pending.is_a?(Array) && pending[0] == :pending then pending[1]
              end
@@ -691,8 +696,22 @@ module Rperf
 
     # The after-reply hook of the unit waiting on the calling thread.
     def complete_here
-      unit = Thread.current.thread_variable_get(@last_end_key)
+      unit = @last_ends[Thread.current]
       complete_after(unit) if unit.is_a?(Unit)
+    end
+
+    # The calling thread's last end (#initialize's @last_ends). A thread not
+    # there yet first drops the entries of dead threads when the table
+    # holds @last_ends_bound: the table stays within twice the threads alive.
+    # Their list is taken whole before the first delete, as another thread
+    # may add one meanwhile (log_unit.c calls this for a new thread).
+    def last_end=(value)
+      thread = Thread.current
+      if @last_ends.size >= @last_ends_bound && !@last_ends.key?(thread)
+        @last_ends.keys.reject(&:alive?).each { |dead| @last_ends.delete(dead) }
+        @last_ends_bound = [LAST_ENDS_MIN, 2 * @last_ends.size].max
+      end
+      @last_ends[thread] = value
     end
 
     # True once for a pending unit: whoever takes it writes its line.
@@ -705,7 +724,7 @@ module Rperf
     def emit(unit, end_read)
       if (reads = unit.reads)
         # The reads themselves: the next unit's begin takes its prior in C.
-        Thread.current.thread_variable_set(@last_end_key, reads) if Thread.current == unit.thread
+        self.last_end = reads if Thread.current == unit.thread
         if @writer && c_line?(unit)
           # Straight into the writer's queue: no String, no mutex.
           @writer.queued(Rperf.__send__(:_c_unit_push, reads, @writer.queue, Process.pid,
@@ -716,8 +735,7 @@ module Rperf
         end
         line = unit_line(unit)
       else
-        Thread.current.thread_variable_set(@last_end_key, end_read.is_a?(Array) ? end_read : nil) if
-          Thread.current == unit.thread
+        self.last_end = (end_read.is_a?(Array) ? end_read : nil) if Thread.current == unit.thread
         line = unit.result.states? ? unit_line(unit) : format_line(unit_fields(unit))
       end
       deliver(line)
@@ -728,7 +746,7 @@ module Rperf
     # thread last became runnable, or since its previous unit ended when it
     # has not blocked since.
     def before_window(start)
-      window_before(start, Thread.current.thread_variable_get(@last_end_key))
+      window_before(start, @last_ends[Thread.current])
     end
 
     # The same from a given end of the previous unit (a thread_counters

@@ -190,6 +190,36 @@ class TestLogCUnit < Test::Unit::TestCase
     end
   end
 
+  # Each thread's last end is kept for its next unit's before window; the
+  # entries of threads that died go when a new thread finds the table full,
+  # so a server that starts a thread per job keeps a bounded table.
+  def test_last_ends_of_dead_threads_are_dropped
+    log = Rperf::ContentionLog.new(async: false) { |_| nil }
+    mw = Rperf::Rack::Middleware.new(->(_env) { [200, {}, ["ok"]] }, log: log)
+    table = log.instance_variable_get(:@last_ends)
+    keeper_go = Queue.new
+    keeper = Thread.new do
+      mw.call(env_for("/keep", nil))
+      keeper_go.pop
+    end
+    sleep 0.01 until table.key?(keeper)
+    counted = 0
+    300.times do |i|
+      Thread.new do
+        hooks = []
+        mw.call(env_for("/jobs/#{i}", hooks))
+        hooks.each(&:call)
+        counted += 1 if table[Thread.current].is_a?(Rperf::UnitReads)
+      end.join
+      assert_operator table.size, :<=, Rperf::ContentionLog::LAST_ENDS_MIN + 1
+    end
+    assert_equal 300, counted, "every thread's end was kept for its next unit"
+    assert table.key?(keeper), "a live thread's last end stays"
+  ensure
+    keeper_go&.push(true)
+    keeper&.join
+  end
+
   # Through the background writer the C path pushes a line into the
   # writer's queue without making a String: the same bytes, whole lines,
   # for an IO and for a block.
