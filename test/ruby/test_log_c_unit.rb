@@ -198,11 +198,14 @@ class TestLogCUnit < Test::Unit::TestCase
     mw = Rperf::Rack::Middleware.new(->(_env) { [200, {}, ["ok"]] }, log: log)
     table = log.instance_variable_get(:@last_ends)
     keeper_go = Queue.new
+    keeper_done = Queue.new
     keeper = Thread.new do
       mw.call(env_for("/keep", nil))
+      keeper_done.push(true)
       keeper_go.pop
     end
-    sleep 0.01 until table.key?(keeper)
+    # Bounded: a broken log fails the assertion below instead of hanging.
+    keeper_done.pop(timeout: 30)
     counted = 0
     300.times do |i|
       Thread.new do
