@@ -30,6 +30,7 @@ require "json"
 require "rbconfig"
 require_relative "yardstick/build"
 require "tmpdir"
+require_relative "stats"
 
 module BenchCostAccounting
   WORKLOADS = {
@@ -99,32 +100,26 @@ module BenchCostAccounting
     JSON.parse(out.lines.last)
   end
 
-  def median(values)
-    sorted = values.sort
-    n = sorted.size
-    n.odd? ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-  end
-
   def pct(value) = format("%+.2f %%", value * 100)
   def share(value) = format("%.2f %%", value * 100)
 
   def report(workload, modes, rounds)
     plain = rounds.map { |r| r["plain"] }
     puts "workload (#{workload}): #{WORKLOADS[workload][1]}, #{rounds.size} rounds, plain wall median " \
-         "#{(median(plain.map { |r| r["elapsed_ns"] }) / 1e6).round} ms (#{(plain.map { |r| r["elapsed_ns"] }.minmax.map { |v| (v / 1e6).round }).join("..")})"
-    floor = median(rounds.map { |r| r["tick"]["worker_ns"].to_f / r["tick"]["cpu_ns"] })
+         "#{(BenchStats.median(plain.map { |r| r["elapsed_ns"] }) / 1e6).round} ms (#{(plain.map { |r| r["elapsed_ns"] }.minmax.map { |v| (v / 1e6).round }).join("..")})"
+    floor = BenchStats.median(rounds.map { |r| r["tick"]["worker_ns"].to_f / r["tick"]["cpu_ns"] })
     puts "| mode | hooks | samples | worker | accounted, all | beyond the 1 kHz tick floor | paired wall | paired CPU | GVL events | samples per run |"
     puts "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     (["tick"] + modes).each do |mode|
       runs = rounds.map { |r| r[mode] }
-      part = ->(key) { median(runs.map { |r| r[key].to_f / r["cpu_ns"] }) }
-      all = median(runs.map { |r| (r["hook_ns"] + r["sampling_ns"] + r["worker_ns"]).to_f / r["cpu_ns"] })
+      part = ->(key) { BenchStats.median(runs.map { |r| r[key].to_f / r["cpu_ns"] }) }
+      all = BenchStats.median(runs.map { |r| (r["hook_ns"] + r["sampling_ns"] + r["worker_ns"]).to_f / r["cpu_ns"] })
       beyond = mode == "counters" || mode == "tick" ? all : all - floor
-      wall = median(rounds.map { |r| r[mode]["elapsed_ns"].to_f / r["plain"]["elapsed_ns"] - 1 })
-      cpu = median(rounds.map { |r| r[mode]["cpu_ns"].to_f / r["plain"]["cpu_ns"] - 1 })
+      wall = BenchStats.median(rounds.map { |r| r[mode]["elapsed_ns"].to_f / r["plain"]["elapsed_ns"] - 1 })
+      cpu = BenchStats.median(rounds.map { |r| r[mode]["cpu_ns"].to_f / r["plain"]["cpu_ns"] - 1 })
       puts "| #{mode} | #{share(part.("hook_ns"))} | #{share(part.("sampling_ns"))} | #{share(part.("worker_ns"))} | " \
-           "#{share(all)} | #{mode == "tick" ? "(the floor)" : pct(beyond)} | #{pct(wall)} | #{pct(cpu)} | #{median(runs.map { |r| r["hook_events"] }).round} | " \
-           "#{median(runs.map { |r| r["samples"] }).round} |"
+           "#{share(all)} | #{mode == "tick" ? "(the floor)" : pct(beyond)} | #{pct(wall)} | #{pct(cpu)} | #{BenchStats.median(runs.map { |r| r["hook_events"] }).round} | " \
+           "#{BenchStats.median(runs.map { |r| r["samples"] }).round} |"
     end
     puts
   end

@@ -37,6 +37,7 @@ require "etc"
 require "json"
 require "tmpdir"
 require "rbconfig"
+require_relative "stats"
 
 module BenchMemory
   WORKLOADS = {
@@ -126,14 +127,6 @@ module BenchMemory
     JSON.parse(out.lines.last)
   end
 
-  def median(values)
-    sorted = values.compact.sort
-    return nil if sorted.empty?
-
-    mid = sorted.size / 2
-    sorted.size.odd? ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0
-  end
-
   def mib(bytes) = bytes && format("%.1f", bytes / 1048576.0)
 
   def main(argv)
@@ -191,20 +184,20 @@ module BenchMemory
     puts "workload #{workload}: #{WORKLOADS[workload]}"
     total = ->(r, kind) { r["stop#{kind}_s"] + r["save#{kind}_s"] }
     results.each do |build, runs|
-      m = ->(f) { median(runs.map(&f)) * 1e3 }
+      m = ->(f) { BenchStats.median(runs.map(&f)) * 1e3 }
       puts format("  %-5s stop %.0f (%.0f) + save %.0f (%.0f) = %.0f (%.0f) ms; min total %.0f (%.0f); " \
                   "%d intervals, JSON %s MiB, phase peaks over the RSS before start: stop %s, save %s MiB",
                   build, m.(->(r) { r["stop_s"] }), m.(->(r) { r["stop_cpu_s"] }),
                   m.(->(r) { r["save_s"] }), m.(->(r) { r["save_cpu_s"] }),
                   m.(->(r) { total.(r, "") }), m.(->(r) { total.(r, "_cpu") }),
                   runs.map { total.(_1, "") }.min * 1e3, runs.map { total.(_1, "_cpu") }.min * 1e3,
-                  median(runs.map { _1["intervals"] }), mib(median(runs.map { _1["json_bytes"] })),
-                  mib(median(runs.map { _1["stop_peak"] - _1["before_start"] })),
-                  mib(median(runs.map { _1["save_peak"] - _1["before_start"] })))
+                  BenchStats.median(runs.map { _1["intervals"] }), mib(BenchStats.median(runs.map { _1["json_bytes"] })),
+                  mib(BenchStats.median(runs.map { _1["stop_peak"] - _1["before_start"] })),
+                  mib(BenchStats.median(runs.map { _1["save_peak"] - _1["before_start"] })))
     end
     return unless results["base"]
 
-    diff = ->(kind) { median(results["this"].zip(results["base"]).map { |t, b| total.(t, kind) - total.(b, kind) }) * 1e3 }
+    diff = ->(kind) { BenchStats.median(results["this"].zip(results["base"]).map { |t, b| total.(t, kind) - total.(b, kind) }) * 1e3 }
     puts format("  this - base, paired per round: %+.0f ms wall, %+.0f ms CPU", diff.(""), diff.("_cpu"))
   end
 
@@ -212,21 +205,21 @@ module BenchMemory
     puts
     puts "workload #{workload}: #{WORKLOADS[workload]}"
     plain = results["plain"]
-    puts format("  %-9s peak RSS %s MiB, workload %.0f ms", "plain", mib(median(plain.map { _1["peak"] })),
-                median(plain.map { _1["elapsed"] }) * 1e3)
+    puts format("  %-9s peak RSS %s MiB, workload %.0f ms", "plain", mib(BenchStats.median(plain.map { _1["peak"] })),
+                BenchStats.median(plain.map { _1["elapsed"] }) * 1e3)
     (VARIANTS - ["plain"]).each do |variant|
       runs = results[variant]
       over = runs.zip(plain).map { |r, p| r["peak"] - p["peak"] }
       paired = runs.zip(plain).map { |r, p| r["elapsed"] / p["elapsed"] }
-      m = ->(key) { median(runs.map { _1[key] }) }
+      m = ->(key) { BenchStats.median(runs.map { _1[key] }) }
       puts format("  %-9s peak RSS %s MiB (over plain %s MiB, %s..%s); paired overhead %+.1f%%",
-                  variant, mib(m.("peak")), mib(median(over)), mib(over.min), mib(over.max), (median(paired) - 1) * 100)
+                  variant, mib(m.("peak")), mib(BenchStats.median(over)), mib(over.min), mib(over.max), (BenchStats.median(paired) - 1) * 100)
       puts format("            phase peaks over the RSS before start: recording %s, stop %s, save %s MiB",
                   mib(m.("record_peak") - m.("before_start")), mib(m.("stop_peak") - m.("before_start")),
                   mib(m.("save_peak") - m.("before_start")))
       rate = (m.("intervals") + m.("dropped_intervals")) / m.("elapsed") # made by the run, kept or not
       puts format("            stop %.0f ms + save %.0f ms = %.0f ms; %d intervals (%d dropped), %.0f intervals/s recorded, " \
-                  "JSON %s MiB", m.("stop_s") * 1e3, m.("save_s") * 1e3, median(runs.map { _1["stop_s"] + _1["save_s"] }) * 1e3,
+                  "JSON %s MiB", m.("stop_s") * 1e3, m.("save_s") * 1e3, BenchStats.median(runs.map { _1["stop_s"] + _1["save_s"] }) * 1e3,
                   m.("intervals"), m.("dropped_intervals"), rate, mib(m.("json_bytes")))
     end
   end

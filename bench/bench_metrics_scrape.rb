@@ -12,6 +12,7 @@ require "json"
 require "tmpdir"
 require "rperf"
 require "rperf/metrics/store"
+require_relative "stats"
 
 PROCESSES = Integer(ARGV[0] || 50)
 LABEL_SETS = Integer(ARGV[1] || 1000)
@@ -37,7 +38,6 @@ def file(pid, start, sets)
   }
 end
 
-def median(xs) = xs.sort[xs.size / 2]
 
 Dir.mktmpdir("rperf-bench-scrape") do |dir|
   # Files of exited processes (this pid with start times it never had),
@@ -61,8 +61,8 @@ Dir.mktmpdir("rperf-bench-scrape") do |dir|
     yard << (Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - c0) / 200_000
   end
   puts format("%d files of %d label sets (%.1f MiB): one scrape %.1f ms wall, %.1f ms CPU; exposition %.1f MiB, %d lines",
-              PROCESSES, LABEL_SETS, bytes / 1048576.0, median(wall) * 1000, median(cpu) * 1000,
+              PROCESSES, LABEL_SETS, bytes / 1048576.0, BenchStats.median(wall) * 1000, BenchStats.median(cpu) * 1000,
               text.bytesize / 1048576.0, text.count("\n"))
   puts format("yardstick: { a: 1 }.merge(b: 2) takes %.3f µs CPU on this machine (%d runs, median)",
-              median(yard) * 1e6, RUNS)
+              BenchStats.median(yard) * 1e6, RUNS)
 end

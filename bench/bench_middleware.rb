@@ -16,6 +16,7 @@ require "fileutils"
 require "tmpdir"
 require "rperf"
 require "rperf/rack"
+require_relative "stats"
 
 REQUESTS = Integer(ARGV[0] || 20_000)
 RUNS = Integer(ARGV[1] || 7)
@@ -39,7 +40,6 @@ def run_once(app)
   (Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0) / 1000.0 / REQUESTS
 end
 
-def median(xs) = xs.sort[xs.size / 2]
 
 # The profiler calls the middleware makes, without the log: the floor.
 PROFILER_ONLY = lambda do |env|
@@ -97,8 +97,8 @@ def metrics_part
     yard << y
   end
   store.close
-  r = median(record)
-  y = median(yard)
+  r = BenchStats.median(record)
+  y = BenchStats.median(yard)
   puts format("metrics: Store#record per request %.2f µs CPU (%.1f yardsticks; yardstick %.3f µs CPU)", r, r / y, y)
 
   # End to end, paired: the middleware with and without metrics, one run
@@ -113,7 +113,7 @@ def metrics_part
     a.equal?(counted) ? ta - tb : tb - ta
   end.drop(1)
   puts format("metrics: the middleware with metrics, paired: %+.2f µs CPU per request (median of %d rounds)",
-              median(diffs), diffs.size)
+              BenchStats.median(diffs), diffs.size)
 end
 
 Rperf.start(**START, defer: true)
@@ -121,10 +121,10 @@ begin
   configs.each_value { |app| run_once(app) } # warm up
   results = configs.transform_values { [] }
   RUNS.times { configs.each { |name, app| results[name] << run_once(app) } } # interleaved runs
-  base = median(results["bare app"])
+  base = BenchStats.median(results["bare app"])
   puts format("%-32s %12s %12s", "configuration", "µs/request", "cost µs")
   results.each do |name, xs|
-    m = median(xs)
+    m = BenchStats.median(xs)
     puts format("%-32s %12.2f %12.2f", name, m, m - base)
   end
   puts "(#{RUNS} runs of #{REQUESTS} requests, median; profiler #{START}; Ruby #{RUBY_VERSION}, #{RUBY_PLATFORM})"

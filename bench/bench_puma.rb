@@ -38,6 +38,7 @@ require "tmpdir"
 require "rbconfig"
 require_relative "../test/servers/components"
 require_relative "../test/servers/server_process"
+require_relative "stats"
 
 opts = { rounds: 6, seconds: 5, path: "/hello", output: "null", connections: 16 }
 OptionParser.new do |o|
@@ -153,7 +154,6 @@ ensure
   server&.stop
 end
 
-def median(xs) = xs.sort[xs.size / 2]
 
 rows = Hash.new { |h, k| h[k] = [] }
 variants = opts[:base] ? %w[plain middleware base] : %w[plain middleware]
@@ -183,10 +183,10 @@ Dir.mktmpdir("rperf-bench-puma") do |dir|
 end
 (variants - ["plain"]).each do |v|
   pairs = rows["plain"].zip(rows[v])
-  throughput = median(pairs.map { |p, m| m[:rps] / p[:rps] })
-  cpu = median(pairs.map { |p, m| m[:cpu_us] - p[:cpu_us] })
-  p99 = median(pairs.map { |p, m| m[:p99_ms] / p[:p99_ms] })
-  sw = median(pairs.map { |p, m| m[:switches] - p[:switches] })
+  throughput = BenchStats.median(pairs.map { |p, m| m[:rps] / p[:rps] })
+  cpu = BenchStats.median(pairs.map { |p, m| m[:cpu_us] - p[:cpu_us] })
+  p99 = BenchStats.median(pairs.map { |p, m| m[:p99_ms] / p[:p99_ms] })
+  sw = BenchStats.median(pairs.map { |p, m| m[:switches] - p[:switches] })
   printf "%s: path %s, output %s, %d rounds%s: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, %+.2f context switches per request, p99 x%.2f\n",
          v, opts[:path], opts[:output], opts[:rounds],
          (opts[:pin] ? ", pinned" : "") + (opts[:pace] ? ", each connection pausing #{opts[:pace]} ms" : ""), throughput, (throughput - 1) * 100, cpu, sw, p99
@@ -194,11 +194,11 @@ end
 
   # The mix's total is mostly /hello: each path's own throughput too.
   puts "  by path: " + pairs[0][0][:by_path].keys.map { |path|
-    format("%s x%.3f", path, median(pairs.map { |p, m| m[:by_path][path] / p[:by_path][path] }))
+    format("%s x%.3f", path, BenchStats.median(pairs.map { |p, m| m[:by_path][path] / p[:by_path][path] }))
   }.join(", ")
 end
 if opts[:base]
   printf "middleware - base, paired per round: server CPU %+.1f us per request, throughput x%.3f\n",
-         median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:cpu_us] - b[:cpu_us] }),
-         median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:rps] / b[:rps] })
+         BenchStats.median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:cpu_us] - b[:cpu_us] }),
+         BenchStats.median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:rps] / b[:rps] })
 end

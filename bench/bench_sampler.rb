@@ -58,7 +58,8 @@
 # --against VARIANT adds a column to the summary: each variant against that
 # one, paired per round in points of the plain run, with the quartiles and
 # the rounds in which the variant was faster. The variants' order rotates
-# by one each round.
+# by one each round. With --base it may name a base variant
+# ("full@base"): each build's rounds against the other's.
 #
 # --peers DIR (a build of the peers' build.sh) allows the variants
 # rperf09_wall and rperf09_cpu (rperf 0.9 at 1 kHz, inherit: false) and
@@ -69,6 +70,7 @@ require "json"
 require "tmpdir"
 require "rbconfig"
 require_relative "yardstick/build"
+require_relative "stats"
 
 module BenchSampler
   WORKLOADS = {
@@ -205,12 +207,6 @@ module BenchSampler
     JSON.parse(out.lines.last)
   end
 
-  def median(values)
-    sorted = values.sort
-    mid = sorted.size / 2
-    sorted.size.odd? ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0
-  end
-
   def main(argv)
     runs = 10
     pin = nil
@@ -242,10 +238,12 @@ module BenchSampler
       else abort "bench_sampler: unknown argument #{arg}"
       end
     end
-    abort "bench_sampler: --against #{@against} is not among the variants" if @against && !variants.include?(@against)
     load_path = profiler_load_path
     load_path += [YardstickBuild.build("bench_sampler")] if variants.any? { _1.start_with?("yardstick") }
     variants = variants.flat_map { |v| START.key?(v) ? [v, v + BASE_SUFFIX] : [v] } if @base_load_path
+    # After --base added its variants: `--against full@base` pairs this
+    # build's rounds with the base build's.
+    abort "bench_sampler: --against #{@against} is not among the variants" if @against && !variants.include?(@against)
     puts "ruby #{RUBY_VERSION}, #{runs} interleaved runs per variant, 1 kHz, #{Etc.nprocessors} CPUs" \
          "#{pin ? ", every run pinned to CPU #{pin}" : ''}#{@batch ? ', SCHED_BATCH' : ''}"
     summaries = selected.map do |workload|
@@ -290,7 +288,7 @@ module BenchSampler
 
   # The median over rounds of (that round's run / its plain run) of `key`.
   def paired_ratio(results, variant, key)
-    median(results[variant].zip(results["plain"]).map { |run, base| run[key] / base[key] })
+    BenchStats.median(results[variant].zip(results["plain"]).map { |run, base| run[key] / base[key] })
   end
 
   # The median over rounds of (that round's run - its plain run) of `key`,
@@ -299,7 +297,7 @@ module BenchSampler
     pairs = results[variant].zip(results["plain"])
     return nil unless pairs.flatten.all? { _1[key] }
 
-    median(pairs.map { |run, base| run[key] - base[key] })
+    BenchStats.median(pairs.map { |run, base| run[key] - base[key] })
   end
 
   # --against OTHER: per round, (run - OTHER's run) / plain run in points;
@@ -312,7 +310,7 @@ module BenchSampler
       (run["elapsed"] - them["elapsed"]) / base["elapsed"] * 100
     end.sort
     quartile = ->(q) { points[((points.size - 1) * q).round] }
-    format("%+.1f pt (%+.1f..%+.1f), faster %d/%d", median(points), quartile.(0.25), quartile.(0.75),
+    format("%+.1f pt (%+.1f..%+.1f), faster %d/%d", BenchStats.median(points), quartile.(0.25), quartile.(0.75),
            points.count(&:negative?), points.size)
   end
 
@@ -321,7 +319,7 @@ module BenchSampler
   def points_over_yardstick(results, variant)
     return nil unless results.key?("yardstick") && variant != "yardstick"
 
-    median(results[variant].zip(results["yardstick"], results["plain"]).map do |run, yard, base|
+    BenchStats.median(results[variant].zip(results["yardstick"], results["plain"]).map do |run, yard, base|
       (run["elapsed"] - yard["elapsed"]) / base["elapsed"] * 100
     end)
   end
@@ -329,25 +327,25 @@ module BenchSampler
   def report(workload, results, variants)
     puts
     puts "workload (#{workload}): #{WORKLOADS[workload].last}"
-    plain = median(results["plain"].map { _1["elapsed"] })
-    plain_cpu = median(results["plain"].map { _1["cpu"] })
+    plain = BenchStats.median(results["plain"].map { _1["elapsed"] })
+    plain_cpu = BenchStats.median(results["plain"].map { _1["cpu"] })
     variants.each do |variant|
       times = results[variant].map { _1["elapsed"] }
-      cpu = median(results[variant].map { _1["cpu"] })
+      cpu = BenchStats.median(results[variant].map { _1["cpu"] })
       line = format("  %-19s median %7.1f ms  spread %7.1f..%7.1f ms  process CPU %7.1f ms (%+.1f%%)", variant,
-                    median(times) * 1e3, times.min * 1e3, times.max * 1e3, cpu * 1e3, (cpu / plain_cpu - 1) * 100)
+                    BenchStats.median(times) * 1e3, times.min * 1e3, times.max * 1e3, cpu * 1e3, (cpu / plain_cpu - 1) * 100)
       # Whatever preempts the GVL holder lets woken threads run into the
       # held GVL and sleep again: each such switch costs microseconds the
       # hooks' own clock does not see.
       if (switches = paired_difference(results, variant, "switches"))
-        line += format("  context switches %d (paired %+d)", median(results[variant].map { _1["switches"] }), switches)
+        line += format("  context switches %d (paired %+d)", BenchStats.median(results[variant].map { _1["switches"] }), switches)
       end
       if (rss = paired_difference(results, variant, "peak_rss"))
-        line += format("  peak RSS %.1f MiB (paired %+.1f)", median(results[variant].map { _1["peak_rss"] }) / MIB,
+        line += format("  peak RSS %.1f MiB (paired %+.1f)", BenchStats.median(results[variant].map { _1["peak_rss"] }) / MIB,
                        rss / MIB)
       end
       if variant != "plain"
-        ratio = median(times) / plain
+        ratio = BenchStats.median(times) / plain
         stats = results[variant].map { _1["stats"] }
         sum = ->(key) { stats.sum { _1[key].to_i } }
         per_sample = sum.("sampling_count").positive? ? sum.("sampling_time_ns") / sum.("sampling_count").to_f : 0

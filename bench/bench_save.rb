@@ -12,6 +12,7 @@ require "optparse"
 require "json"
 require "rbconfig"
 require "tmpdir"
+require_relative "stats"
 
 opts = { round_trips: 250_000, rounds: 5, peers: nil }
 OptionParser.new do |o|
@@ -71,7 +72,6 @@ def run_child(variant, opts, dir)
   JSON.parse(out.lines.last)
 end
 
-def median(xs) = xs.compact.sort[xs.compact.size / 2]
 
 variants = %w[plain rperf-gvl]
 variants << "rperf09" if opts[:peers]
@@ -81,12 +81,12 @@ Dir.mktmpdir("rperf-bench-save") do |dir|
     (round.even? ? variants : variants.reverse).each { |v| rows[v] << run_child(v, opts, dir) }
   end
 end
-plain_hwm = median(rows["plain"].map { |r| r["hwm_mib"] })
+plain_hwm = BenchStats.median(rows["plain"].map { |r| r["hwm_mib"] })
 printf "(b) %d round trips, cpu mode 1 kHz, %d rounds (medians); plain Ruby peak RSS %.1f MiB\n",
        opts[:round_trips], opts[:rounds], plain_hwm
 variants.drop(1).each do |v|
   r = rows[v]
   printf "%-10s stop %6.1f ms   save %6.1f ms, +%.1f MiB for the save, %d bytes   peak RSS over plain +%.1f MiB\n",
-         v, median(r.map { |x| x["stop_ms"] }), median(r.map { |x| x["save_ms"] }), median(r.map { |x| x["save_mib"] }),
-         median(r.map { |x| x["bytes"] }), median(r.map { |x| x["hwm_mib"] }) - plain_hwm
+         v, BenchStats.median(r.map { |x| x["stop_ms"] }), BenchStats.median(r.map { |x| x["save_ms"] }), BenchStats.median(r.map { |x| x["save_mib"] }),
+         BenchStats.median(r.map { |x| x["bytes"] }), BenchStats.median(r.map { |x| x["hwm_mib"] }) - plain_hwm
 end
