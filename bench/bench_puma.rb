@@ -10,7 +10,7 @@
 # wrk's p99 latency; then the median of the paired ratios over plain.
 #
 #   ruby -Ilib -Ibuild/ext bench/bench_puma.rb [--rounds N] [--seconds S] [--path /hello|/users|mix] [--output null|file]
-#        [--base LIB,EXT] [--pin] [--labeller] [--pace MS]
+#        [--base LIB,EXT] [--pin] [--labeller] [--pace MS] [--thread-cpu]
 #
 # --path /users asks for /users/ID/posts/N with a new ID each request (a
 # wrk script), as a route with ids is asked for in production: the app
@@ -31,6 +31,12 @@
 # --pin runs Puma on CPU 1 and wrk on CPU 0 (taskset): the shape of a
 # one-CPU container, and the CPU per request no longer moves with where the
 # scheduler put each thread.
+# --thread-cpu wraps every variant's app in a probe that reads the request
+# thread's own CPU clock: the middleware's share (its call minus the app's)
+# and the after-reply hooks' share, per request. The server's CPU then
+# includes the probe's clock reads, in every variant alike; the paired
+# difference is the log's own work on the request thread, which the
+# server's scheduling does not blur.
 require "etc"
 require "optparse"
 require "json"
@@ -51,6 +57,7 @@ OptionParser.new do |o|
   o.on("--pin") { opts[:pin] = true }
   o.on("--labeller") { opts[:labeller] = true }
   o.on("--pace MS", Integer) { |v| opts[:pace] = v }
+  o.on("--thread-cpu") { opts[:thread_cpu] = true }
 end.parse!
 abort "bench_puma: --pace needs a path of one kind (/hello or /users)" if opts[:pace] && opts[:path] == "mix"
 abort "bench_puma: --pace must be at least 1 (ms)" if opts[:pace] && opts[:pace] < 1
@@ -79,6 +86,47 @@ MIDDLEWARE = <<~RUBY
   labeller = ->(env) { { endpoint: "GET \#{env["PATH_INFO"][%r{\\A/\\w*}]}" } } if ENV["BENCH_LABELLER"]
   use Rperf::Rack::Middleware, output: out, labeller: labeller unless ENV["BENCH_NO_LOG"]
 RUBY
+
+# The --thread-cpu probe, first in every variant's rackup: an outer
+# middleware around the whole stack and an inner one around the app; an
+# after-reply hook before and after the others. At exit it writes
+# "call_ns hook_ns requests" to $BENCH_PROBE.
+PROBE = <<~'RUBY'
+  module BenchProbe
+    @call = @hook = @n = 0
+    class << self
+      attr_accessor :call, :hook, :n
+    end
+    def self.now = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+    Outer = Struct.new(:app) do
+      def call(env)
+        hooks = env["rack.after_reply"]
+        if hooks.is_a?(Array)
+          hooks << -> { Thread.current[:bench_hook] = BenchProbe.now }
+        end
+        t0 = BenchProbe.now
+        response = app.call(env)
+        BenchProbe.call += BenchProbe.now - t0 - Thread.current[:bench_app]
+        BenchProbe.n += 1
+        if hooks.is_a?(Array)
+          hooks << -> { BenchProbe.hook += BenchProbe.now - Thread.current[:bench_hook] }
+        end
+        response
+      end
+    end
+    Inner = Struct.new(:app) do
+      def call(env)
+        t0 = BenchProbe.now
+        app.call(env)
+      ensure
+        Thread.current[:bench_app] = BenchProbe.now - t0
+      end
+    end
+    at_exit { File.write(ENV["BENCH_PROBE"], "#{call} #{hook} #{n}") }
+  end
+  use BenchProbe::Outer
+RUBY
+PROBE_INNER = "use BenchProbe::Inner\n"
 
 def cpu_ticks(pid)
   fields = File.read("/proc/#{pid}/stat").split(") ").last.split
@@ -130,11 +178,15 @@ def run_variant(name, opts, dir)
             when "base" then "$LOAD_PATH.unshift(*#{opts[:base].inspect})\n#{MIDDLEWARE}"
             else ""
             end
+  prelude = PROBE + prelude + PROBE_INNER if opts[:thread_cpu]
+  probe = File.join(dir, "#{name}.probe")
+  File.delete(probe) if File.exist?(probe)
   File.write(ru, prelude + APP_PLAIN)
   port = Servers::ServerProcess.free_port
   env = Servers::Components.env
   env = env.merge("BENCH_LOG" => File.join(dir, "lines.log")) if opts[:output] == "file"
   env = env.merge("BENCH_LABELLER" => "1") if opts[:labeller]
+  env = env.merge("BENCH_PROBE" => probe) if opts[:thread_cpu]
   argv = pinned([RbConfig.ruby, *Servers::Components.ruby_args, "-e", 'require "puma/cli"; Puma::CLI.new(ARGV).run', "--",
           "--no-config", "-b", "tcp://127.0.0.1:#{port}", "-t", "16:16", "-e", "production", ru], 1, opts)
   server = Servers::ServerProcess.new(argv, env: env, log: File.join(dir, "#{name}.log"), port: port).wait_ready
@@ -154,6 +206,14 @@ ensure
   server&.stop
 end
 
+# The probe's figures once the server has exited: thread CPU in the
+# middleware's call and in the after-reply hooks, in us per request.
+def probe_figures(dir, name)
+  call, hook, n = File.read(File.join(dir, "#{name}.probe")).split.map { |v| Integer(v) }
+  abort "bench_puma: the --thread-cpu probe of #{name} saw no request" if n.zero?
+  { call_us: call / 1e3 / n, hook_us: hook / 1e3 / n }
+end
+
 
 rows = Hash.new { |h, k| h[k] = [] }
 variants = opts[:base] ? %w[plain middleware base] : %w[plain middleware]
@@ -167,17 +227,22 @@ Dir.mktmpdir("rperf-bench-puma") do |dir|
   opts[:rounds].times do |round|
     order = round.even? ? variants : variants.rotate
     order += order.reverse
-    got = order.map { |v| [v, run_variant(v, opts, dir)] }
+    got = order.map do |v|
+      r = run_variant(v, opts, dir)
+      [v, opts[:thread_cpu] ? r.merge(probe_figures(dir, v)) : r]
+    end
     variants.each do |v|
       mine = got.select { |name, _| name == v }.map(&:last)
       rows[v] << { rps: mine.sum { |r| r[:rps] } / 2, cpu_us: mine.sum { |r| r[:cpu_us] } / 2,
                    switches: mine.sum { |r| r[:switches] } / 2,
                    p99_ms: mine.sum { |r| r[:p99_ms] } / 2,
                    by_path: mine[0][:by_path].keys.to_h { |p| [p, mine.sum { |r| r[:by_path][p] } / 2] } }
+      rows[v].last.merge!(%i[call_us hook_us].to_h { |k| [k, mine.sum { |r| r[k] } / 2] }) if opts[:thread_cpu]
     end
     printf "round %d:%s\n", round + 1, variants.map { |v|
       r = rows[v].last
-      format(" %s %.0f req/s %.1f us CPU %.2f sw p99 %.2f ms", v, r[:rps], r[:cpu_us], r[:switches], r[:p99_ms])
+      format(" %s %.0f req/s %.1f us CPU %.2f sw p99 %.2f ms", v, r[:rps], r[:cpu_us], r[:switches], r[:p99_ms]) +
+        (opts[:thread_cpu] ? format(" thread %.2f + %.2f us", r[:call_us], r[:hook_us]) : "")
     }.join(" |")
   end
 end
@@ -190,6 +255,13 @@ end
   printf "%s: path %s, output %s, %d rounds%s: throughput x%.3f (%+.1f %%), server CPU %+.1f us per request, %+.2f context switches per request, p99 x%.2f\n",
          v, opts[:path], opts[:output], opts[:rounds],
          (opts[:pin] ? ", pinned" : "") + (opts[:pace] ? ", each connection pausing #{opts[:pace]} ms" : ""), throughput, (throughput - 1) * 100, cpu, sw, p99
+  if opts[:thread_cpu]
+    call = BenchStats.median(pairs.map { |p, m| m[:call_us] - p[:call_us] })
+    hook = BenchStats.median(pairs.map { |p, m| m[:hook_us] - p[:hook_us] })
+    both = BenchStats.median(pairs.map { |p, m| m[:call_us] + m[:hook_us] - p[:call_us] - p[:hook_us] })
+    printf "  request thread's own CPU, paired: %+.2f us per request (its call %+.2f, after-reply hooks %+.2f)\n",
+           both, call, hook
+  end
   next unless opts[:path] == "mix"
 
   # The mix's total is mostly /hello: each path's own throughput too.
@@ -198,7 +270,13 @@ end
   }.join(", ")
 end
 if opts[:base]
+  pairs = rows["middleware"].zip(rows["base"])
   printf "middleware - base, paired per round: server CPU %+.1f us per request, throughput x%.3f\n",
-         BenchStats.median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:cpu_us] - b[:cpu_us] }),
-         BenchStats.median(rows["middleware"].zip(rows["base"]).map { |m, b| m[:rps] / b[:rps] })
+         BenchStats.median(pairs.map { |m, b| m[:cpu_us] - b[:cpu_us] }),
+         BenchStats.median(pairs.map { |m, b| m[:rps] / b[:rps] })
+  if opts[:thread_cpu]
+    diffs = pairs.map { |m, b| m[:call_us] + m[:hook_us] - b[:call_us] - b[:hook_us] }
+    printf "  request thread's own CPU %+.2f us per request, lower in %d of %d rounds\n",
+           BenchStats.median(diffs), diffs.count(&:negative?), diffs.size
+  end
 end

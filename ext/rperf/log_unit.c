@@ -65,14 +65,77 @@ static ID id_fast_label_id, id_fast_label_ids, id_round, id_fdiv;
 static size_t
 reads_size(const void *p)
 {
-    (void)p;
-    return sizeof(unit_reads_t);
+    return p ? sizeof(unit_reads_t) : 0;
+}
+
+/* Every request makes a unit's reads, so their blocks come from plain
+ * malloc through a small free list, not from Ruby's allocator: that one
+ * counts each block toward the limits that start collections (major ones
+ * included) and asks malloc for its size on both ends. A block freed by a
+ * GC sweep waits in the list for the next unit. The list is shared by
+ * every Ractor: a spin flag guards it, held for a pointer swap only. */
+enum { READS_POOL_MAX = 256 };
+static struct {
+    unit_reads_t *head; /* the next free block is stored in its first bytes */
+    int count;
+    char busy;
+} reads_pool;
+
+static void
+pool_lock(void)
+{
+    while (__atomic_test_and_set(&reads_pool.busy, __ATOMIC_ACQUIRE))
+        ;
+}
+
+static void
+pool_unlock(void)
+{
+    __atomic_clear(&reads_pool.busy, __ATOMIC_RELEASE);
+}
+
+static void
+reads_free(void *p)
+{
+    if (!p)
+        return;
+    pool_lock();
+    int kept = reads_pool.count < READS_POOL_MAX;
+    if (kept) {
+        memcpy(p, &reads_pool.head, sizeof(reads_pool.head));
+        reads_pool.head = p;
+        reads_pool.count++;
+    }
+    pool_unlock();
+    if (!kept)
+        free(p);
+}
+
+/* A zeroed block: from the free list, else from malloc; NULL when malloc
+ * fails. Allocates no Ruby object, so no GC runs inside it. */
+static unit_reads_t *
+reads_block(void)
+{
+    pool_lock();
+    unit_reads_t *u = reads_pool.head;
+    if (u) {
+        memcpy(&reads_pool.head, u, sizeof(reads_pool.head));
+        reads_pool.count--;
+    }
+    pool_unlock();
+    if (!u)
+        u = malloc(sizeof(*u));
+    if (u)
+        memset(u, 0, sizeof(*u));
+    return u;
 }
 
 static void
 reads_mark(void *p)
 {
     unit_reads_t *u = p;
+    if (!u)
+        return;
     rb_gc_mark(u->unit);
     rb_gc_mark(u->cfg);
     rb_gc_mark(u->thread);
@@ -81,7 +144,7 @@ reads_mark(void *p)
 
 static const rb_data_type_t reads_type = {
     .wrap_struct_name = "Rperf::UnitReads",
-    .function = {.dmark = reads_mark, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = reads_size},
+    .function = {.dmark = reads_mark, .dfree = reads_free, .dsize = reads_size},
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
@@ -144,10 +207,14 @@ unit_begin(VALUE self, VALUE labels, VALUE prior)
         id = rb_funcall(self, id_fast_label_id, 1, labels);
     if (!FIXNUM_P(id))
         return Qnil;
-    unit_reads_t *u;
     /* Allocated before the read: allocating may run the GC hook on this
-     * thread and move its totals past the read's clock. */
-    VALUE obj = TypedData_Make_Struct(cUnitReads, unit_reads_t, &reads_type, u);
+     * thread and move its totals past the read's clock. The object first,
+     * its block then: a GC the object's allocation runs may refill the list. */
+    VALUE obj = TypedData_Wrap_Struct(cUnitReads, &reads_type, NULL);
+    unit_reads_t *u = reads_block();
+    if (!u)
+        rb_memerror();
+    RTYPEDDATA_DATA(obj) = u; /* zeroed: unit, cfg, thread and labels are Qfalse */
     take_prior(u, prior);
     if (!unit_ops->begin((int)FIX2LONG(id), u->read[READ_BEGIN]))
         return Qnil;
@@ -269,17 +336,90 @@ typedef struct text {
     size_t len;
 } text_t;
 
-static void
-put_key(text_t *t, VALUE key)
+/* Keys Arrays a line has read, their bytes packed: a line then reads a few
+ * hundred bytes in a row, not 27 to 30 Strings spread over the heap (in a
+ * server, misses of the cache: docs/performance.md). Only a frozen Array
+ * of frozen Strings is packed (it cannot change), and it is kept alive for
+ * good, so its address names it. A log's keys are one of four constants:
+ * past KEY_PACKS Arrays, keys are read from their Strings. An entry is
+ * published once and never changes, so any Ractor reads it unlocked. */
+enum { KEY_PACKS = 8, KEYS_COUNT_MAX = 32 };
+typedef struct key_pack {
+    VALUE keys;
+    long count;
+    uint16_t off[KEYS_COUNT_MAX], len[KEYS_COUNT_MAX];
+    char bytes[KEYS_MAX];
+} key_pack_t;
+static key_pack_t *key_packs[KEY_PACKS];
+
+static const key_pack_t *
+key_pack_find(VALUE keys)
 {
-    memcpy(t->data + t->len, RSTRING_PTR(key), (size_t)RSTRING_LEN(key));
-    t->len += (size_t)RSTRING_LEN(key);
+    for (int i = 0; i < KEY_PACKS; i++) {
+        const key_pack_t *p = __atomic_load_n(&key_packs[i], __ATOMIC_ACQUIRE);
+        if (!p)
+            return NULL;
+        if (p->keys == keys)
+            return p;
+    }
+    return NULL;
+}
+
+/* keys checked (Strings, at most KEYS_MAX bytes in all): packed when it
+ * can be. Raises nothing; a pack malloc cannot make is not made. */
+static void
+key_pack_add(VALUE keys)
+{
+    long n = RARRAY_LEN(keys);
+    if (n > KEYS_COUNT_MAX || !OBJ_FROZEN(keys) || __atomic_load_n(&key_packs[KEY_PACKS - 1], __ATOMIC_ACQUIRE))
+        return;
+    for (long i = 0; i < n; i++)
+        if (!OBJ_FROZEN(RARRAY_AREF(keys, i)))
+            return;
+    key_pack_t *p = malloc(sizeof(*p));
+    if (!p)
+        return;
+    p->keys = keys;
+    p->count = n;
+    size_t at = 0;
+    for (long i = 0; i < n; i++) {
+        VALUE key = RARRAY_AREF(keys, i);
+        p->off[i] = (uint16_t)at;
+        p->len[i] = (uint16_t)RSTRING_LEN(key);
+        memcpy(p->bytes + at, RSTRING_PTR(key), (size_t)RSTRING_LEN(key));
+        at += (size_t)RSTRING_LEN(key);
+    }
+    for (int i = 0; i < KEY_PACKS; i++) {
+        key_pack_t *none = NULL;
+        if (__atomic_compare_exchange_n(&key_packs[i], &none, p, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+            rb_gc_register_mark_object(keys);
+            return;
+        }
+    }
+    free(p);
 }
 
 static void
-append_key_value(text_t *t, VALUE key, int64_t v, int ms)
+put_key(text_t *t, VALUE keys, const key_pack_t *pack, long k)
 {
-    put_key(t, key);
+    const char *bytes;
+    size_t len;
+    if (pack) {
+        bytes = pack->bytes + pack->off[k];
+        len = pack->len[k];
+    } else {
+        VALUE key = RARRAY_AREF(keys, k);
+        bytes = RSTRING_PTR(key);
+        len = (size_t)RSTRING_LEN(key);
+    }
+    memcpy(t->data + t->len, bytes, len);
+    t->len += len;
+}
+
+static void
+append_key_value(text_t *t, VALUE keys, const key_pack_t *pack, long k, int64_t v, int ms)
+{
+    put_key(t, keys, pack, k);
     t->len += rperf_log_number(v, ms, t->data + t->len);
 }
 
@@ -302,7 +442,7 @@ state_values(const unit_numbers_t *m, int ms, int64_t v[RPERF_STATE_COUNT + 1])
 /* gvl_wait_share as Log::Format.format_float(wait.fdiv(total).round(3)):
  * Ruby's own Float#round, so the rounding is its rounding. */
 static void
-append_share(text_t *t, VALUE key, int64_t wait, int64_t total)
+append_share(text_t *t, VALUE keys, const key_pack_t *pack, long key, int64_t wait, int64_t total)
 {
     double share = 0.0;
     if (total > 0) {
@@ -313,7 +453,7 @@ append_share(text_t *t, VALUE key, int64_t wait, int64_t total)
     /* No wait (most lines) rounds to 0 without asking Ruby. */
     double v = share == 0.0 ? 0.0 : NUM2DBL(rb_funcall(DBL2NUM(share), id_round, 1, INT2FIX(3)));
     int64_t k = isfinite(v) ? (int64_t)round(v * 1000) : 0;
-    put_key(t, key);
+    put_key(t, keys, pack, key);
     char *buf = t->data + t->len;
     size_t n = rperf_log_number(k / 1000, 0, buf);
     int frac = (int)(k % 1000);
@@ -339,13 +479,16 @@ check_numbers(VALUE obj, VALUE keys, int ms)
     long want = 4 + RPERF_CAUSE_COUNT + (ms ? 1 : 2) + 2 + 2 * (ms ? 5 : 6);
     if (RARRAY_LEN(keys) != want)
         rb_raise(rb_eArgError, "%ld keys, expected %ld", RARRAY_LEN(keys), want);
-    long bytes = 0;
-    for (long i = 0; i < want; i++) {
-        Check_Type(RARRAY_AREF(keys, i), T_STRING);
-        bytes += RSTRING_LEN(RARRAY_AREF(keys, i));
+    if (!key_pack_find(keys)) {
+        long bytes = 0;
+        for (long i = 0; i < want; i++) {
+            Check_Type(RARRAY_AREF(keys, i), T_STRING);
+            bytes += RSTRING_LEN(RARRAY_AREF(keys, i));
+        }
+        if (bytes > KEYS_MAX)
+            rb_raise(rb_eArgError, "keys of %ld bytes, at most %d", bytes, (int)KEYS_MAX);
+        key_pack_add(keys);
     }
-    if (bytes > KEYS_MAX)
-        rb_raise(rb_eArgError, "keys of %ld bytes, at most %d", bytes, (int)KEYS_MAX);
     if (u->state != UNIT_ENDED)
         rb_raise(rb_eArgError, "the unit has not ended");
     return u;
@@ -356,6 +499,7 @@ static void
 numbers_text(const unit_reads_t *u, text_t *t, VALUE keys, int ms)
 {
     t->len = 0;
+    const key_pack_t *pack = key_pack_find(keys);
     int gc_keys = ms ? 1 : 2, window_keys = ms ? 5 : 6;
     unit_numbers_t m;
     between(u->read[READ_BEGIN], u->read[READ_END], &m);
@@ -363,31 +507,31 @@ numbers_text(const unit_reads_t *u, text_t *t, VALUE keys, int ms)
     state_values(&m, ms, v);
     long k = 0;
     for (int i = 0; i < 4; i++)
-        append_key_value(t, RARRAY_AREF(keys, k++), v[i], ms);
+        append_key_value(t, keys, pack, k++, v[i], ms);
     for (int c = 0; c < RPERF_CAUSE_COUNT; c++, k++)
         if (m.cause[c] > 0)
-            append_key_value(t, RARRAY_AREF(keys, k), m.cause[c], ms);
+            append_key_value(t, keys, pack, k, m.cause[c], ms);
     for (int i = 4; i < 4 + gc_keys; i++)
-        append_key_value(t, RARRAY_AREF(keys, k++), v[i], ms);
+        append_key_value(t, keys, pack, k++, v[i], ms);
     int64_t total = 0;
     for (int i = 0; i < RPERF_STATE_COUNT; i++)
         total += m.state[i];
-    append_share(t, RARRAY_AREF(keys, k++), m.state[RPERF_STATE_GVL_WAIT], total);
-    put_key(t, RARRAY_AREF(keys, k++));
+    append_share(t, keys, pack, k++, m.state[RPERF_STATE_GVL_WAIT], total);
+    put_key(t, keys, pack, k++);
     t->data[t->len++] = '1';
 
     unit_numbers_t w;
     if (before_window(u, &w)) {
         int n = state_values(&w, ms, v);
         for (int i = 0; i < n; i++)
-            append_key_value(t, RARRAY_AREF(keys, k + i), v[i], ms);
+            append_key_value(t, keys, pack, k + i, v[i], ms);
     }
     k += window_keys;
     if (u->have[READ_AFTER]) {
         between(u->read[READ_END], u->read[READ_AFTER], &w);
         int n = state_values(&w, ms, v);
         for (int i = 0; i < n; i++)
-            append_key_value(t, RARRAY_AREF(keys, k + i), v[i], ms);
+            append_key_value(t, keys, pack, k + i, v[i], ms);
     }
 }
 
@@ -533,6 +677,8 @@ void
 rperf_log_unit_after_fork_child(void)
 {
     log_pid = 0;
+    /* A thread of the parent may have held the list at the fork. */
+    __atomic_clear(&reads_pool.busy, __ATOMIC_RELAXED);
 }
 
 static long

@@ -168,6 +168,57 @@ class TestLogCUnit < Test::Unit::TestCase
     end
   end
 
+  # A line reads the log's constant keys from one packed copy
+  # (log_unit.c); keys it may not keep (Strings that can change) are read
+  # from their Strings each time. Both ways give the same bytes, and a
+  # changed key shows in the next line.
+  def test_packed_and_unpacked_keys_give_the_same_line
+    Rperf.profile do
+      FORMATS.each do |format, units|
+        keys = Rperf::ContentionLog::C_UNIT_KEYS[format][units]
+        ends = Rperf::ContentionLog::C_LINE_ENDS[format]
+        reads = Rperf.__send__(:_c_unit_begin, { route: "packed" }.freeze, nil)
+        refute_nil reads
+        burn_work(0.0005)
+        assert Rperf.__send__(:_c_unit_end, reads)
+        line = ->(k) { Rperf.__send__(:_c_unit_line, reads, +"p", 200, ends, k, units == :ms) }
+        packed = line.call(keys)
+        assert_equal packed, line.call(keys), "#{format} #{units}: the packed keys again"
+        open_keys = keys.map(&:dup)
+        assert_equal packed, line.call(open_keys), "#{format} #{units}: keys read from their Strings"
+        assert_equal packed, line.call(open_keys.freeze), "#{format} #{units}: a frozen Array of open Strings"
+        open_keys[0].replace("changed=")
+        changed = line.call(open_keys)
+        assert changed.include?("changed="), "#{format} #{units}: #{changed}"
+        assert_equal packed.sub(keys[0], "changed="), changed
+      end
+    end
+  end
+
+  # Units' reads live in blocks a collection gives back for later units
+  # (log_unit.c): a later unit starts from nothing the earlier one read.
+  def test_reads_of_collected_units_do_not_reach_later_units
+    Rperf.profile do
+      labels = { route: "recycled" }.freeze
+      prior = nil
+      300.times do
+        reads = Rperf.__send__(:_c_unit_begin, labels, prior)
+        Rperf.__send__(:_c_unit_end, reads)
+        Rperf.__send__(:_c_unit_after, reads)
+        prior = reads
+      end
+      refute_nil Rperf.__send__(:_c_unit_read, prior, 3), "a unit with a prior has its read"
+      prior = nil
+      GC.start
+      fresh = Array.new(300) { Rperf.__send__(:_c_unit_begin, labels, nil).tap { |r| Rperf.__send__(:_c_unit_end, r) } }
+      fresh.each do |reads|
+        assert_nil Rperf.__send__(:_c_unit_read, reads, 3), "no prior read"
+        assert_nil Rperf.__send__(:_c_unit_read, reads, 2), "no after-reply read"
+        refute_nil Rperf.__send__(:_c_unit_read, reads, 1)
+      end
+    end
+  end
+
   # The status is written in C for any Fixnum (negative ones and the
   # largest too) and by Ruby for a Bignum: the line is the Ruby path's.
   def test_c_lines_write_any_integer_status_as_ruby_does
