@@ -366,7 +366,8 @@ key_pack_find(VALUE keys)
 }
 
 /* keys checked (Strings, at most KEYS_MAX bytes in all): packed when it
- * can be. Raises nothing; a pack malloc cannot make is not made. */
+ * can be. Raises only NoMemoryError, before a pack is made; a pack malloc
+ * cannot make is not made. */
 static void
 key_pack_add(VALUE keys)
 {
@@ -376,6 +377,9 @@ key_pack_add(VALUE keys)
     for (long i = 0; i < n; i++)
         if (!OBJ_FROZEN(RARRAY_AREF(keys, i)))
             return;
+    /* Kept alive and in place before it is packed: a pack must never name
+     * an address another Array could take. */
+    rb_gc_register_mark_object(keys);
     key_pack_t *p = malloc(sizeof(*p));
     if (!p)
         return;
@@ -391,10 +395,8 @@ key_pack_add(VALUE keys)
     }
     for (int i = 0; i < KEY_PACKS; i++) {
         key_pack_t *none = NULL;
-        if (__atomic_compare_exchange_n(&key_packs[i], &none, p, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-            rb_gc_register_mark_object(keys);
+        if (__atomic_compare_exchange_n(&key_packs[i], &none, p, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
             return;
-        }
     }
     free(p);
 }
