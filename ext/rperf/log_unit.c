@@ -346,7 +346,6 @@ typedef struct text {
 enum { KEY_PACKS = 8, KEYS_COUNT_MAX = 32 };
 typedef struct key_pack {
     VALUE keys;
-    long count;
     uint16_t off[KEYS_COUNT_MAX], len[KEYS_COUNT_MAX];
     char bytes[KEYS_MAX];
 } key_pack_t;
@@ -384,7 +383,6 @@ key_pack_add(VALUE keys)
     if (!p)
         return;
     p->keys = keys;
-    p->count = n;
     size_t at = 0;
     for (long i = 0; i < n; i++) {
         VALUE key = RARRAY_AREF(keys, i);

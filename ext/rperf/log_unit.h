@@ -14,8 +14,8 @@
  * Contract (Ruby-called C: the GVL held, the calling thread's own slot)
  * - rperf_log_unit_define(mRperf, ops): defines Rperf::UnitReads (a unit's
  *   counter reads, made only by _c_unit_begin; it owns them, a fixed-size
- *   block from plain malloc; freed, it waits in a free list of at most 256
- *   blocks for the next unit) and the private methods below. ops (static, kept)
+ *   block from plain malloc; freed, it waits in a bounded free list for the
+ *   next unit) and the private methods below. ops (static, kept)
  *   are the profiler's steps, given by rperf.c.
  * - _c_unit_begin(labels, prior) -> UnitReads or nil. nil (nothing done)
  *   when no profile is active or the thread already has a label set: the
