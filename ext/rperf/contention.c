@@ -375,14 +375,6 @@ rperf_slot_view_totals_now(const rperf_slot_view_t *view, int64_t now, int64_t t
 }
 
 void
-rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now, int64_t totals[RPERF_STATE_COUNT])
-{
-    rperf_slot_view_t v;
-    rperf_slot_read(slot, &v);
-    effective_totals(&v, now, totals);
-}
-
-void
 rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns, const rperf_slot_view_t *view,
                          int64_t delta[RPERF_STATE_COUNT], uint64_t *acquisitions, uint64_t *waits)
 {
@@ -400,16 +392,18 @@ rperf_slot_report_totals(const rperf_thread_slot_t *slot, int64_t cut_ns, const 
 /* labels                                                              */
 
 /* Mutex held. A method whose cause is not resolved yet (first seen since
- * the caller's rperf_cause_table_resolve_all) goes to "unknown". */
+ * the caller's rperf_cause_table_resolve_all) goes to "unknown". The view
+ * it read goes to *view when view is not NULL. */
 static void
-flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
+flush_slot_label(rperf_thread_slot_t *slot, int64_t now, rperf_slot_view_t *view)
 {
     int64_t eff[RPERF_STATE_COUNT];
     int64_t meff[RPERF_SLOT_BLOCK_METHODS];
-    rperf_slot_view_t v;
-    rperf_slot_read(slot, &v);
-    effective_totals(&v, now, eff);
-    effective_methods(&v, now, meff);
+    rperf_slot_view_t own;
+    rperf_slot_view_t *vp = view ? view : &own;
+    rperf_slot_read_counts(slot, vp);
+    effective_totals(vp, now, eff);
+    effective_methods(vp, now, meff);
     int64_t delta[RPERF_STATE_COUNT];
     int any = 0;
     for (int i = 0; i < RPERF_STATE_COUNT; i++) {
@@ -428,11 +422,11 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
         row->totals[i] += delta[i];
         slot->label_base[i] += delta[i];
     }
-    for (int i = 0; i < v.nmethods; i++) {
+    for (int i = 0; i < vp->nmethods; i++) {
         int64_t d = meff[i] - slot->label_base_method_ns[i];
         if (d <= 0)
             continue;
-        int cause = rperf_cause_table_cause_if_resolved(v.methods[i].frame);
+        int cause = rperf_cause_table_cause_if_resolved(vp->methods[i].frame);
         row->causes[cause < 0 ? RPERF_CAUSE_UNKNOWN : cause] += d;
         slot->label_base_method_ns[i] += d;
     }
@@ -441,16 +435,28 @@ flush_slot_label(rperf_thread_slot_t *slot, int64_t now)
 int64_t
 rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
 {
-    if (slot->label_set_id == label_set_id)
-        return rperf_contention_now_clipped();
+    return rperf_contention_switch_label(slot, label_set_id, NULL);
+}
+
+int64_t
+rperf_contention_switch_label(rperf_thread_slot_t *slot, int label_set_id, rperf_slot_view_t *view)
+{
+    if (slot->label_set_id == label_set_id) {
+        int64_t now = rperf_contention_now_clipped();
+        if (view)
+            rperf_slot_read_counts(slot, view);
+        return now;
+    }
     /* Names the methods blocked time waits in (it allocates: before the
      * clock reading and outside the mutex). */
     rperf_cause_table_resolve_all();
     int64_t now = rperf_contention_now_clipped();
     rperf_ractor_slot_t *r = RPERF_LOAD(slot->ractor);
     pthread_mutex_lock(&rperf_run.label_mutex);
+    int viewed = 0;
     if (rperf_contention_recording()) {
-        flush_slot_label(slot, now);
+        flush_slot_label(slot, now, view);
+        viewed = 1;
         /* The caller holds its GVL: close its running interval under the
          * old label so the timeline and the holder history switch too. */
         int prior = slot->state;
@@ -463,6 +469,8 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
     }
     RPERF_STORE(slot->label_set_id, label_set_id);
     pthread_mutex_unlock(&rperf_run.label_mutex);
+    if (view && !viewed)
+        rperf_slot_read_counts(slot, view);
     if (rperf_contention_recording())
         rperf_contention_push_holder(r, now, RPERF_HOLDER_THREAD, slot->seq, label_set_id);
     return now;
@@ -471,7 +479,7 @@ rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id)
 static void
 flush_one(rperf_thread_slot_t *slot, void *arg)
 {
-    flush_slot_label(slot, *(int64_t *)arg);
+    flush_slot_label(slot, *(int64_t *)arg, NULL);
 }
 
 void

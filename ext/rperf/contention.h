@@ -68,9 +68,11 @@ int64_t rperf_contention_accounting_end(int64_t now);
 /* Returns the clock reading the switch took (a fresh one when the label
  * was already set): the slot's totals read at it are the label boundary's. */
 int64_t rperf_contention_set_label(rperf_thread_slot_t *slot, int label_set_id);
-/* Cumulative totals of a slot up to now (open state included). */
-void rperf_slot_totals_now(const rperf_thread_slot_t *slot, int64_t now, int64_t totals[RPERF_STATE_COUNT]);
-/* The same from a view read before (another thread's slot, one consistent read). */
+/* The same, with the slot's counts (rperf_slot_read_counts) in *view: read
+ * once, before the switch closed its running span, which changes no figure
+ * at the returned clock reading. */
+int64_t rperf_contention_switch_label(rperf_thread_slot_t *slot, int label_set_id, rperf_slot_view_t *view);
+/* Cumulative totals of a slot's view up to now (open state included). */
 void rperf_slot_view_totals_now(const rperf_slot_view_t *view, int64_t now, int64_t totals[RPERF_STATE_COUNT]);
 
 /* ---- report interval (GVL held, main Ractor) ---- */

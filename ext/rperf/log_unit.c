@@ -12,6 +12,7 @@
 #include "log_unit.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <ruby/encoding.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,10 +28,10 @@ enum { UNIT_BEGUN = 1, UNIT_ENDED, UNIT_LOST };
  * Array, REQ_* below), and the Unit's @thread and @labels, which never
  * change. */
 typedef struct unit_reads {
-    int64_t read[READS][COUNTER_COUNT];
-    unsigned char have[READS];
+    unsigned char have[READS]; /* a read is only read where it is had */
     int state;
     VALUE unit, cfg, thread, labels;
+    int64_t read[READS][COUNTER_COUNT];
 } unit_reads_t;
 
 /* The request config ContentionLog#initialize makes (@c_request), by index. */
@@ -111,8 +112,9 @@ reads_free(void *p)
         free(p);
 }
 
-/* A zeroed block: from the free list, else from malloc; NULL when malloc
- * fails. Allocates no Ruby object, so no GC runs inside it. */
+/* A block with no reads (its header zeroed; reads' bytes are only read
+ * where `have` says so): from the free list, else from malloc; NULL when
+ * malloc fails. Allocates no Ruby object, so no GC runs inside it. */
 static unit_reads_t *
 reads_block(void)
 {
@@ -126,7 +128,7 @@ reads_block(void)
     if (!u)
         u = malloc(sizeof(*u));
     if (u)
-        memset(u, 0, sizeof(*u));
+        memset(u, 0, offsetof(unit_reads_t, read));
     return u;
 }
 
@@ -193,12 +195,11 @@ take_prior(unit_reads_t *u, VALUE prior)
     u->have[READ_PRIOR] = 1;
 }
 
-/* _c_unit_begin: a begun unit's reads, or nil with nothing done. */
+/* A begun unit's reads, or nil with nothing done; the caller checked
+ * label_free() (the begin step checks it again, where it counts). */
 static VALUE
-unit_begin(VALUE self, VALUE labels, VALUE prior)
+begin_reads(VALUE self, VALUE labels, VALUE prior)
 {
-    if (!unit_ops->label_free())
-        return Qnil;
     /* A set seen before is in Rperf.fast_label_id's identity cache: read
      * here, it costs no Ruby call (the method fills it on a miss). */
     VALUE cache = rb_attr_get(self, id_fast_label_ids);
@@ -221,6 +222,13 @@ unit_begin(VALUE self, VALUE labels, VALUE prior)
     u->have[READ_BEGIN] = 1;
     u->state = UNIT_BEGUN;
     return obj;
+}
+
+/* _c_unit_begin: a begun unit's reads, or nil with nothing done. */
+static VALUE
+unit_begin(VALUE self, VALUE labels, VALUE prior)
+{
+    return unit_ops->label_free() ? begin_reads(self, labels, prior) : Qnil;
 }
 
 /* A begun unit's end read (the profiler's end step); 0 when it was not
@@ -742,7 +750,7 @@ request_begin(VALUE self, VALUE cfg, VALUE labels, VALUE hooks)
     rb_ivar_set(unit, iv_hooks, hooks);
     rb_ivar_set(unit, iv_want_before, Qtrue);
     rb_ivar_set(unit, iv_reads, Qnil);
-    VALUE obj = unit_begin(self, admitted, prior);
+    VALUE obj = begin_reads(self, admitted, prior);
     if (NIL_P(obj))
         return Qnil;
     unit_reads_t *u = RTYPEDDATA_DATA(obj);
@@ -762,10 +770,12 @@ static void
 set_last_end(VALUE cfg, VALUE thread, VALUE value)
 {
     VALUE table = cfg_at(cfg, REQ_LAST_ENDS);
-    if (rb_hash_lookup2(table, thread, Qundef) != Qundef)
-        rb_hash_aset(table, thread, value);
-    else
-        rb_funcall(cfg_at(cfg, REQ_LOG), id_set_last_end, 1, value);
+    st_index_t known = RHASH_SIZE(table);
+    rb_hash_aset(table, thread, value);
+    if (RHASH_SIZE(table) == known)
+        return; /* a known thread's entry replaced: one hash step */
+    rb_hash_delete(table, thread);
+    rb_funcall(cfg_at(cfg, REQ_LOG), id_set_last_end, 1, value);
 }
 
 /* The line's start when the log has it cached for this process (as

@@ -267,15 +267,13 @@ rb_rperf_running_p(VALUE self)
 /* ------------------------------------------------------------------ */
 /* labels, refcount, per-thread totals                                 */
 
-/* The calling thread's slot, claimed if needed (a thread that started
- * while the profile was paused has none yet), with its Ractor identified
- * when a table slot is free for it. A fresh slot is
- * running: the thread holds the GVL right now. */
+/* The calling thread's slot (`slot`: what rperf_slot_find found for it),
+ * claimed if needed (a thread that started while the profile was paused
+ * has none yet), with its Ractor identified when a table slot is free for
+ * it. A fresh slot is running: the thread holds the GVL right now. */
 static rperf_thread_slot_t *
-claim_current(void)
+claim_found(VALUE thread, rperf_thread_slot_t *slot)
 {
-    VALUE thread = rb_thread_current();
-    rperf_thread_slot_t *slot = rperf_slot_find(thread);
     if (!slot) {
         slot = rperf_slot_claim(thread, rperf_contention_now_clipped());
         if (!slot)
@@ -290,6 +288,13 @@ claim_current(void)
             RPERF_STORE(slot->ractor, r);
     }
     return slot;
+}
+
+static rperf_thread_slot_t *
+claim_current(void)
+{
+    VALUE thread = rb_thread_current();
+    return claim_found(thread, rperf_slot_find(thread));
 }
 
 /* The calling thread's slot for a label switch to `vid` (its id in *id),
@@ -403,23 +408,39 @@ counter_fields(void)
 /* The slot's counters at `now` into out (the running thread's own slot:
  * the view and the totals agree, only its own events write them). */
 static void
+counters_of_view(const rperf_slot_view_t *vp, int64_t now, int64_t out[COUNTER_COUNT])
+{
+    rperf_slot_view_totals_now(vp, now, &out[COUNTER_TOTALS]);
+    out[COUNTER_CLOCK] = now;
+    int known = vp->runnable_ns >= rperf_contention_clip_ns() && vp->runnable_ns > 0;
+    out[COUNTER_RUNNABLE] = known ? vp->runnable_ns : 0;
+    for (int i = 0; i < RPERF_STATE_COUNT; i++)
+        out[COUNTER_RUNNABLE_TOTALS + i] = known ? vp->runnable_totals[i] : 0;
+    int64_t methods[RPERF_SLOT_BLOCK_METHODS];
+    rperf_slot_methods_now(vp, now, methods);
+    for (int c = 0; c < RPERF_CAUSE_COUNT; c++)
+        out[COUNTER_CAUSES + c] = 0;
+    for (int i = 0; i < vp->nmethods; i++)
+        out[COUNTER_CAUSES + (i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(vp->methods[i].frame))] +=
+            methods[i];
+}
+
+static void
 counters_into(rperf_thread_slot_t *slot, int64_t now, int64_t out[COUNTER_COUNT])
 {
     rperf_slot_view_t view;
-    rperf_slot_read(slot, &view);
-    rperf_slot_totals_now(slot, now, &out[COUNTER_TOTALS]);
-    out[COUNTER_CLOCK] = now;
-    int known = view.runnable_ns >= rperf_contention_clip_ns() && view.runnable_ns > 0;
-    out[COUNTER_RUNNABLE] = known ? view.runnable_ns : 0;
-    for (int i = 0; i < RPERF_STATE_COUNT; i++)
-        out[COUNTER_RUNNABLE_TOTALS + i] = known ? view.runnable_totals[i] : 0;
-    int64_t methods[RPERF_SLOT_BLOCK_METHODS];
-    rperf_slot_methods_now(&view, now, methods);
-    for (int c = 0; c < RPERF_CAUSE_COUNT; c++)
-        out[COUNTER_CAUSES + c] = 0;
-    for (int i = 0; i < view.nmethods; i++)
-        out[COUNTER_CAUSES + (i == 0 ? RPERF_CAUSE_UNKNOWN : rperf_cause_table_cause(view.methods[i].frame))] +=
-            methods[i];
+    rperf_slot_read_counts(slot, &view);
+    counters_of_view(&view, now, out);
+}
+
+/* The label switch and the counters at its clock reading, from one read of
+ * the slot (rperf_contention_switch_label). */
+static void
+switch_into(rperf_thread_slot_t *slot, int label_set_id, int64_t out[COUNTER_COUNT])
+{
+    rperf_slot_view_t view;
+    int64_t now = rperf_contention_switch_label(slot, label_set_id, &view);
+    counters_of_view(&view, now, out);
 }
 
 /* Writes counters into ary (Integers; nothing allocated but ary's room the
@@ -465,7 +486,7 @@ rb_rperf_switch_label(VALUE self, VALUE vid, VALUE ary)
     if (!slot)
         return Qnil;
     int64_t c[COUNTER_COUNT];
-    counters_into(slot, rperf_contention_set_label(slot, id), c);
+    switch_into(slot, id, c);
     return store_counters(ary, c);
 }
 
@@ -483,18 +504,22 @@ unit_label_free(void)
 static int
 unit_begin(int label_id, int64_t out[COUNTER_COUNT])
 {
-    if (label_id < 0 || !unit_label_free())
+    if (label_id < 0 || !rperf_contention_active())
         return 0;
-    rperf_thread_slot_t *slot;
+    VALUE thread = rb_thread_current();
+    rperf_thread_slot_t *slot = rperf_slot_find(thread);
+    if (slot && RPERF_LOAD(slot->label_set_id) != 0)
+        return 0;
     /* In Rperf.profile's order: resumed first, so a slot claimed now is
-     * claimed as the recording profile claims it. */
+     * claimed as the recording profile claims it (a resume keeps a slot
+     * found before). */
     profile_inc();
-    slot = claim_current();
+    slot = claim_found(thread, slot);
     if (!slot) {
         profile_dec();
         return 0;
     }
-    counters_into(slot, rperf_contention_set_label(slot, label_id), out);
+    switch_into(slot, label_id, out);
     return 1;
 }
 
@@ -506,7 +531,7 @@ unit_end(int64_t out[COUNTER_COUNT])
     rperf_thread_slot_t *slot = claim_current();
     if (!slot)
         return 0;
-    counters_into(slot, rperf_contention_set_label(slot, 0), out);
+    switch_into(slot, 0, out);
     /* An unbalanced Rperf.profile elsewhere is not this unit's to report. */
     if (prof.refcount > 0)
         profile_dec();

@@ -196,7 +196,7 @@ rperf_slots_foreach(void (*fn)(rperf_thread_slot_t *, void *), void *arg)
 /* One copy of the accounting fields; nonzero when no writer was busy
  * before (v1 even) or during it. */
 static inline int
-read_copy(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, uint32_t v1)
+read_copy(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, uint32_t v1, int releases)
 {
     out->state = RPERF_LOAD(slot->state);
     out->exited = RPERF_LOAD(slot->exited);
@@ -217,7 +217,7 @@ read_copy(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, uint32_t v1)
     int nm = RPERF_LOAD(slot->nmethods);
     int nr = RPERF_LOAD(slot->nreleases);
     out->nmethods = nm < 1 ? 1 : (nm > RPERF_SLOT_BLOCK_METHODS ? RPERF_SLOT_BLOCK_METHODS : nm);
-    out->nreleases = nr < 0 ? 0 : (nr > RPERF_SLOT_RELEASES ? RPERF_SLOT_RELEASES : nr);
+    out->nreleases = !releases || nr < 0 ? 0 : (nr > RPERF_SLOT_RELEASES ? RPERF_SLOT_RELEASES : nr);
     for (int i = 0; i < out->nmethods; i++) {
         out->methods[i].frame = RPERF_LOAD(slot->methods[i].frame);
         out->methods[i].count = RPERF_LOAD(slot->methods[i].count);
@@ -251,7 +251,19 @@ rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
         uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
         if (v1 & 1)
             continue;
-        if (read_copy(slot, out, v1))
+        if (read_copy(slot, out, v1, 1))
+            return;
+    }
+}
+
+void
+rperf_slot_read_counts(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
+{
+    for (;;) {
+        uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
+        if (v1 & 1)
+            continue;
+        if (read_copy(slot, out, v1, 0))
             return;
     }
 }
@@ -261,9 +273,9 @@ rperf_slot_read_within(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, 
 {
     for (long i = 0; i < tries; i++) {
         uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
-        if (!(v1 & 1) && read_copy(slot, out, v1))
+        if (!(v1 & 1) && read_copy(slot, out, v1, 1))
             return 1;
     }
-    read_copy(slot, out, 1); /* as it is: its writer never finished */
+    read_copy(slot, out, 1, 1); /* as it is: its writer never finished */
     return 0;
 }

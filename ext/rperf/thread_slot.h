@@ -217,6 +217,9 @@ rperf_slot_write_end(rperf_thread_slot_t *slot)
 
 /* Consistent copy of the accounting fields (retries while a writer is busy). */
 void rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out);
+/* The same without the releases (nreleases 0): what a thread's counters and
+ * label flushes read, several times a logged request. */
+void rperf_slot_read_counts(const rperf_thread_slot_t *slot, rperf_slot_view_t *out);
 /* The same, retrying at most `tries` times; then the fields as they are
  * (a version left odd by writers that raced never becomes even). Returns
  * nonzero when the copy is consistent. For readers that must not wait. */
