@@ -244,28 +244,27 @@ read_copy(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, uint32_t v1, 
     return !(v1 & 1) && __atomic_load_n(&slot->version, __ATOMIC_RELAXED) == v1;
 }
 
-void
-rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
+/* Retries until one copy is consistent (a writer is a hook: it finishes). */
+static inline void
+read_consistent(const rperf_thread_slot_t *slot, rperf_slot_view_t *out, int releases)
 {
     for (;;) {
         uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
-        if (v1 & 1)
-            continue;
-        if (read_copy(slot, out, v1, 1))
+        if (!(v1 & 1) && read_copy(slot, out, v1, releases))
             return;
     }
 }
 
 void
+rperf_slot_read(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
+{
+    read_consistent(slot, out, 1);
+}
+
+void
 rperf_slot_read_counts(const rperf_thread_slot_t *slot, rperf_slot_view_t *out)
 {
-    for (;;) {
-        uint32_t v1 = __atomic_load_n(&slot->version, __ATOMIC_ACQUIRE);
-        if (v1 & 1)
-            continue;
-        if (read_copy(slot, out, v1, 0))
-            return;
-    }
+    read_consistent(slot, out, 0);
 }
 
 int
