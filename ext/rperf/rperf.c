@@ -492,23 +492,31 @@ rb_rperf_switch_label(VALUE self, VALUE vid, VALUE ary)
 
 /* What a log unit needs of the profiler (log_unit.h): the same steps as
  * Rperf.profile around Rperf.label_with_counters, without their Ruby. */
+/* 1 when a profile is active and `thread` has no label set; its slot, if
+ * it has one yet, into *slot. */
+static int
+label_free_for(VALUE thread, rperf_thread_slot_t **slot)
+{
+    *slot = NULL;
+    if (!rperf_contention_active())
+        return 0;
+    *slot = rperf_slot_find(thread);
+    return !*slot || RPERF_LOAD((*slot)->label_set_id) == 0;
+}
+
 static int
 unit_label_free(void)
 {
-    if (!rperf_contention_active())
-        return 0;
-    rperf_thread_slot_t *slot = rperf_slot_find(rb_thread_current());
-    return !slot || RPERF_LOAD(slot->label_set_id) == 0;
+    rperf_thread_slot_t *slot;
+    return label_free_for(rb_thread_current(), &slot);
 }
 
 static int
 unit_begin(int label_id, int64_t out[COUNTER_COUNT])
 {
-    if (label_id < 0 || !rperf_contention_active())
-        return 0;
     VALUE thread = rb_thread_current();
-    rperf_thread_slot_t *slot = rperf_slot_find(thread);
-    if (slot && RPERF_LOAD(slot->label_set_id) != 0)
+    rperf_thread_slot_t *slot;
+    if (label_id < 0 || !label_free_for(thread, &slot))
         return 0;
     /* In Rperf.profile's order: resumed first, so a slot claimed now is
      * claimed as the recording profile claims it (a resume keeps a slot
